@@ -1,0 +1,137 @@
+"""Configure, build and install one component for one arch with cross CMake, skipped when current."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import cmake_toolchain, qemu, stamps, target_python
+from .archs import Arch, info
+from .config import Component
+from .context import Context
+from .errors import ConfigError, StepFailed
+from .log import Progress
+from .report import Row, Verdict
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    component: Component
+    arch: Arch
+    source: Path
+    build_dir: Path
+    install_dir: Path
+    toolchain_file: Path
+    toolchain_text: str
+    configure: tuple[str, ...]
+    build: tuple[str, ...]
+    install: tuple[str, ...]
+    stamp_inputs: dict[str, object]
+
+    @property
+    def stamp_key(self) -> str:
+        return stamps.key(self.stamp_inputs)
+
+    @property
+    def folder(self) -> Path:
+        return self.build_dir.parent
+
+
+def template_values(ctx: Context, arch: Arch) -> dict[str, str]:
+    root = ctx.sysroot(arch).path
+    values = {"sysroot": str(root), "triplet": info(arch).triplet, "arch": arch.value,
+              "cmake_processor": info(arch).cmake_processor}
+    python = target_python.locate(root, arch)
+    values.update(python_include=str(python.include), ext_suffix=python.ext_suffix, python_version=python.version)
+    return values
+
+
+def expand(component: Component, arch: Arch, values: dict[str, str]) -> tuple[str, ...]:
+    expanded = []
+    for arg in component.cmake_args_for(arch):
+        try:
+            expanded.append(arg.format(**values))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(f"versions.toml: components.{component.name}.cmake_args: '{arg}' uses an unknown "
+                              f"placeholder {exc}; known: {', '.join('{' + k + '}' for k in sorted(values))}") \
+                from None
+    return tuple(expanded)
+
+
+def source_dir(ctx: Context, component: Component) -> tuple[Path, str]:
+    """The component's source folder and a digest identifying its content."""
+    override = ctx.sources.get(component.name)
+    if override is not None:
+        return override, "local:" + stamps.tree_digest(override)
+    spec = component.sources[0]
+    if spec.kind == "tree" and spec.path is not None:
+        return spec.path, "tree:" + stamps.tree_digest(spec.path)
+    raise ConfigError(f"versions.toml: components.{component.name}.source: kind '{spec.kind}' needs the fetcher",
+                      fix=f"pass --source {component.name}=PATH")
+
+
+def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
+    compiler = ctx.compiler(component.name, arch)
+    root = ctx.sysroot(arch)
+    tools = ctx.tools()
+    source, source_id = source_dir(ctx, component)
+    folder = ctx.component_dir(arch, component.name)
+    build_dir, install_dir = folder / "build", folder / "install"
+    profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
+    emulator = qemu.command(qemu.qemu_binary(ctx.runner, arch), root.path, profile)
+    toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake"
+    toolchain_text = cmake_toolchain.render(compiler, root.path, emulator)
+    args = expand(component, arch, template_values(ctx, arch))
+    deps = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
+    configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(build_dir), "-G", "Ninja",
+                 f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
+                 f"-DCMAKE_INSTALL_PREFIX={install_dir}", "-DCMAKE_BUILD_TYPE=Release"]
+    if deps:
+        joined = ";".join(str(d) for d in deps)
+        configure += [f"-DCMAKE_PREFIX_PATH={joined}", f"-DCMAKE_FIND_ROOT_PATH={joined}"]
+    configure += args
+    inputs: dict[str, object] = {
+        "component": component.name, "arch": arch.value, "source": source_id, "compiler": compiler.identity,
+        "sysroot": root.key, "cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja,
+        "toolchain_file": toolchain_text, "configure": configure,
+        "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key") for dep in component.depends},
+    }
+    return BuildPlan(component, arch, source, build_dir, install_dir, toolchain_file, toolchain_text,
+                     tuple(configure), (str(tools.cmake), "--build", str(build_dir), "--parallel"),
+                     (str(tools.cmake), "--install", str(build_dir)), inputs)
+
+
+def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
+    name, arch = build.component.name, build.arch.value
+    if not force and stamps.is_current(build.folder, build.stamp_key) and build.install_dir.is_dir():
+        return Row(name, arch, "build", Verdict.PASS, "up to date (skipped)")
+    if ctx.runner.dry_run:
+        for argv in (build.configure, build.build, build.install):
+            ctx.runner.run(argv)
+        return Row(name, arch, "build", Verdict.SKIP, "dry run")
+    stamps.clear(build.folder)
+    shutil.rmtree(build.install_dir, ignore_errors=True)
+    cmake_toolchain.write(build.toolchain_file, build.toolchain_text)
+    progress = Progress(ctx.log, f"build {name} ({arch})")
+
+    def on_line(line: str) -> None:
+        if line.startswith("[") and "/" in line.split("]")[0]:
+            progress.advance(0, line.split("]")[0] + "]")
+
+    step = "configure"
+    try:
+        ctx.runner.run(build.configure, timeout=1800)
+        step = "compile"
+        ctx.runner.run(build.build, timeout=7200, on_line=on_line)
+        step = "install"
+        ctx.runner.run(build.install, timeout=600)
+    except StepFailed as exc:
+        progress.close()
+        ctx.log.error(exc.message)
+        if exc.detail:
+            ctx.log.info(exc.detail)
+        return Row(name, arch, "build", Verdict.FAIL, f"{step} failed; see the output tail above")
+    progress.close()
+    stamps.write(build.folder, build.stamp_key, build.stamp_inputs)
+    return Row(name, arch, "build", Verdict.PASS, "built")

@@ -1,0 +1,61 @@
+"""What every step receives: the configuration, the runner, and what this run already probed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import buildtools, sysroot, toolchains
+from .archs import Arch
+from .config import Config
+from .errors import MissingPrerequisite
+from .log import Log
+from .paths import build_root
+from .runner import Runner
+
+
+@dataclass
+class Context:
+    config: Config
+    runner: Runner
+    sources: dict[str, Path] = field(default_factory=dict)
+    _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
+    _sysroots: dict[Arch, sysroot.Sysroot] = field(default_factory=dict)
+    _tools: buildtools.BuildTools | None = None
+
+    @property
+    def log(self) -> Log:
+        return self.runner.log
+
+    @property
+    def build_root(self) -> Path:
+        return build_root(self.config.root)
+
+    def component_dir(self, arch: Arch, component: str) -> Path:
+        return self.build_root / arch.value / component
+
+    def compiler(self, component: str, arch: Arch) -> toolchains.Compiler:
+        chain = self.config.toolchain_for(component, arch)
+        cached = self._compilers.get((chain.name, arch))
+        if cached is None:
+            cached = toolchains.detect(self.runner, chain, arch)
+            self._compilers[(chain.name, arch)] = cached
+        return cached
+
+    def sysroot(self, arch: Arch) -> sysroot.Sysroot:
+        found = self._sysroots.get(arch) or sysroot.find(self.config.sysroot, arch)
+        if found is None:
+            raise MissingPrerequisite(f"no {arch} sysroot for the current versions.toml",
+                                      fix=f"invoke sysroot --arch {arch}")
+        self._sysroots[arch] = found
+        return found
+
+    def ensure_sysroot(self, arch: Arch) -> sysroot.Sysroot:
+        found = sysroot.ensure(self.runner, self.config.sysroot, arch)
+        self._sysroots[arch] = found
+        return found
+
+    def tools(self) -> buildtools.BuildTools:
+        if self._tools is None:
+            self._tools = buildtools.ensure(self.runner, self.config.tools)
+        return self._tools

@@ -1,0 +1,100 @@
+"""Console output: steps, commands, warnings; GitHub Actions folds when running there."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TextIO
+
+# Variables whose change is worth showing for cross steps.
+INTERESTING_ENV = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "SYSROOT", "QEMU_LD_PREFIX", "LIBRARY_PATH",
+                   "LD_LIBRARY_PATH", "CPATH", "PKG_CONFIG_PATH", "PKG_CONFIG_SYSROOT_DIR", "PKG_CONFIG_LIBDIR",
+                   "PYTHONPATH", "RUSTFLAGS")
+
+
+class Log:
+    def __init__(self, stream: TextIO | None = None, *, verbose: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.verbose = verbose
+        self.github = os.environ.get("GITHUB_ACTIONS") == "true"
+        self._lock = threading.Lock()
+
+    @property
+    def interactive(self) -> bool:
+        return self.stream.isatty() and os.environ.get("CI") != "true"
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def info(self, text: str) -> None:
+        self._write(text)
+
+    def step(self, text: str) -> None:
+        self._write(f"==> {text}")
+
+    def warn(self, text: str) -> None:
+        self._write(f"::warning::{text}" if self.github else f"warning: {text}")
+
+    def notice(self, text: str) -> None:
+        self._write(f"::notice::{text}" if self.github else f"notice: {text}")
+
+    def error(self, text: str) -> None:
+        self._write(f"::error::{text}" if self.github else f"crosslane: error: {text}")
+
+    def command(self, quoted: str, env_diff: Mapping[str, str | None]) -> None:
+        for key, value in env_diff.items():
+            self._write(f"    env {key}={value}" if value is not None else f"    env -u {key}")
+        self._write(f"    $ {quoted}")
+
+    def debug(self, text: str) -> None:
+        if self.verbose:
+            self._write(f"    {text}")
+
+    @contextmanager
+    def group(self, title: str) -> Iterator[None]:
+        if self.github:
+            self._write(f"::group::{title}")
+        else:
+            self.step(title)
+        try:
+            yield
+        finally:
+            if self.github:
+                self._write("::endgroup::")
+
+
+class Progress:
+    """A live counter on a terminal, plain periodic lines otherwise."""
+
+    def __init__(self, log: Log, label: str, total: int | None = None, *, every: float = 10.0) -> None:
+        self.log = log
+        self.label = label
+        self.total = total
+        self.done = 0
+        self.every = every
+        self._last = time.monotonic()
+        self._start = self._last
+
+    def advance(self, amount: int = 1, detail: str = "") -> None:
+        self.done += amount
+        now = time.monotonic()
+        counter = f"{self.done}/{self.total}" if self.total else str(self.done)
+        if self.log.interactive:
+            with self.log._lock:
+                self.log.stream.write(f"\r    {self.label}: {counter} {detail[:60]:<60}")
+                self.log.stream.flush()
+        elif now - self._last >= self.every or (self.total and self.done == self.total):
+            self._last = now
+            self.log.info(f"    {self.label}: {counter} ({now - self._start:.0f}s) {detail}".rstrip())
+
+    def close(self) -> None:
+        if self.log.interactive:
+            with self.log._lock:
+                self.log.stream.write("\n")
+                self.log.stream.flush()

@@ -1,0 +1,98 @@
+"""The steps the commands chain: setup → sysroot → build → smoke, each returning report rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import build, buildtools, hostsetup
+from .archs import CONTROL_ARCH, Arch
+from .config import Profile
+from .context import Context
+from .errors import UsageError
+from .report import Row, Verdict
+from .smokes import SMOKES
+
+
+def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
+    config = ctx.config
+    names = tuple(requested) or config.arches[arch].components
+    for name in names:
+        if name not in config.components:
+            raise UsageError(f"unknown component '{name}' (known: {', '.join(config.components)})")
+        if arch not in config.components[name].arches:
+            raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
+    return config.build_order(names)
+
+
+def profiles_for(ctx: Context, arch: Arch, requested: str | None = None) -> tuple[Profile, ...]:
+    profiles = ctx.config.arches[arch].profiles
+    if requested is None:
+        return profiles
+    for profile in profiles:
+        if profile.name == requested:
+            return (profile,)
+    raise UsageError(f"unknown CPU profile '{requested}' for {arch} (known: {', '.join(p.name for p in profiles)})")
+
+
+def with_control(arch: Arch) -> tuple[Arch, ...]:
+    """An arch's job also needs the amd64 control that its outputs are compared with."""
+    return (arch,) if arch is CONTROL_ARCH else (arch, CONTROL_ARCH)
+
+
+def setup(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
+    with ctx.log.group(f"setup: host packages and build tools for {', '.join(arches)}"):
+        installed = hostsetup.install(ctx.runner, hostsetup.packages_needed(ctx.config, arches))
+        tools = buildtools.ensure(ctx.runner, ctx.config.tools)
+    what = f"installed {' '.join(installed)}" if installed else "all host packages present"
+    return [Row("host", ",".join(arches), "setup", Verdict.PASS,
+                f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}")]
+
+
+def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
+    rows = []
+    for arch in arches:
+        with ctx.log.group(f"sysroot: {arch} ({ctx.config.sysroot.suite})"):
+            found = ctx.ensure_sysroot(arch)
+        count = len(found.manifest()["packages"]) if not ctx.runner.dry_run else 0  # type: ignore[arg-type]
+        rows.append(Row("sysroot", arch.value, "sysroot", Verdict.PASS, f"{count} packages at {found.path}"))
+    return rows
+
+
+def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
+    rows: list[Row] = []
+    for name in components_for(ctx, arch, names):
+        with ctx.log.group(f"build: {name} for {arch}"):
+            plan = build.plan(ctx, ctx.config.components[name], arch)
+            row = build.execute(ctx, plan, force=force)
+            ctx.log.info(f"    {row.verdict.value}: {row.reason}")
+        rows.append(row)
+        if row.verdict is Verdict.FAIL:
+            break
+    return rows
+
+
+def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None) -> list[Row]:
+    rows: list[Row] = []
+    chosen = profiles_for(ctx, arch, profile)
+    for name in components_for(ctx, arch, names):
+        spec = ctx.config.components[name].smoke
+        if spec is None:
+            if name in names or not names:
+                rows.append(Row(name, arch.value, "smoke", Verdict.SKIP, "no smoke declared in versions.toml"))
+            continue
+        with ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"):
+            rows += SMOKES[spec.kind](ctx, arch, name, chosen)
+    return rows
+
+
+def run_arch(ctx: Context, arch: Arch) -> list[Row]:
+    """`nox -s build-<arch>`: setup → sysroots → build (with the control) → smoke."""
+    arches = with_control(arch)
+    rows = setup(ctx, arches) + sysroots(ctx, arches)
+    names = ctx.config.arches[arch].components
+    for each in arches:
+        wanted = names if each is arch else tuple(n for n in names if each in ctx.config.components[n].arches)
+        rows += build_components(ctx, each, wanted)
+    if any(r.verdict is Verdict.FAIL for r in rows):
+        return rows
+    return rows + smoke_components(ctx, arch, names)

@@ -1,0 +1,25 @@
+"""qemu-user command lines: always an explicit -cpu and the sysroot as -L."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .archs import Arch, info
+from .config import Profile
+from .runner import Runner
+
+
+def qemu_binary(runner: Runner, arch: Arch) -> str:
+    return runner.which(info(arch).qemu_binary, fix=f"invoke setup --arch {arch} (installs qemu-user-static)")
+
+
+def command(qemu: str, sysroot: Path, profile: Profile, extra_env: dict[str, str] | None = None) -> list[str]:
+    argv = [qemu, "-L", str(sysroot), "-cpu", profile.cpu]
+    for key, value in (extra_env or {}).items():
+        argv += ["-E", f"{key}={value}"]
+    return argv
+
+
+def version(runner: Runner, qemu: str) -> str:
+    first = runner.run([qemu, "--version"], probe=True, quiet=True).output.splitlines()[0]
+    return first.split("version", 1)[1].split()[0] if "version" in first else first

@@ -1,0 +1,125 @@
+"""The one subprocess runner: argv only, logged, timed out, failures that carry their evidence."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plumbum import local
+from plumbum.commands.processes import CommandNotFound
+
+from .errors import MissingPrerequisite, StepFailed
+from .log import INTERESTING_ENV, Log
+
+TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int
+    output: str
+    seconds: float
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def tail(self, lines: int = TAIL_LINES) -> str:
+        return "\n".join(self.output.splitlines()[-lines:])
+
+
+@dataclass
+class Runner:
+    log: Log
+    dry_run: bool = False
+    commands: list[tuple[str, ...]] = field(default_factory=list)
+
+    def which(self, name: str, fix: str) -> str:
+        try:
+            return str(local.which(name))
+        except CommandNotFound:
+            raise MissingPrerequisite(f"{name} not found", fix=fix) from None
+
+    def run(
+        self,
+        argv: Sequence[str | Path],
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        unset: Sequence[str] = (),
+        timeout: float | None = None,
+        check: bool = True,
+        probe: bool = False,
+        on_line: Callable[[str], None] | None = None,
+        quiet: bool = False,
+    ) -> Result:
+        """Run *argv*. ``probe`` commands only read, so they run even in dry-run mode."""
+        args = tuple(str(a) for a in argv)
+        env = dict(env or {})
+        diff: dict[str, str | None] = {k: v for k, v in env.items()
+                                       if os.environ.get(k) != v and (k in INTERESTING_ENV or not quiet)}
+        removed = tuple(k for k in unset if k in os.environ)
+        diff.update({k: None for k in removed})
+        quoted = shlex.join(args)
+        self.commands.append(args)
+        if not quiet:
+            self.log.command(quoted + (f"  (in {cwd})" if cwd else ""), diff)
+        if self.dry_run and not probe:
+            return Result(args, 0, "", 0.0)
+        full_env = {k: v for k, v in os.environ.items() if k not in removed}
+        full_env.update(env)
+        return self._execute(args, cwd, full_env, timeout, check, on_line, quoted)
+
+    def _execute(self, args: tuple[str, ...], cwd: Path | None, env: dict[str, str], timeout: float | None,
+                 check: bool, on_line: Callable[[str], None] | None, quoted: str) -> Result:
+        try:
+            command = local[args[0]]
+        except CommandNotFound:
+            raise MissingPrerequisite(f"{args[0]} not found", fix="invoke setup installs the host tools") from None
+        start = time.monotonic()
+        tail: deque[str] = deque(maxlen=2000)
+        removed = [key for key in os.environ if key not in env]
+        if removed:
+            # plumbum merges its own copy of the environment into env=, so a removal has to be
+            # spelled the way a shell user would: env -u NAME.
+            command = local["env"][[f"--unset={key}" for key in removed]][args[0]]
+        process = command[list(args[1:])].popen(
+            cwd=str(cwd) if cwd else None, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            timed_out.set()
+            process.kill()
+
+        timer = threading.Timer(timeout, kill) if timeout else None
+        if timer:
+            timer.start()
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                tail.append(line.rstrip("\n"))
+                if on_line:
+                    on_line(line.rstrip("\n"))
+            returncode = process.wait()
+        finally:
+            if timer:
+                timer.cancel()
+        result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, timed_out.is_set())
+        if check and not result.ok:
+            raise StepFailed(failure_message(quoted, result), detail=result.tail(15).strip() or None)
+        return result
+
+
+def failure_message(quoted: str, result: Result) -> str:
+    what = f"timed out after {result.seconds:.0f}s" if result.timed_out else f"exited {result.returncode}"
+    return f"command {what}: {quoted}"

@@ -1,0 +1,17 @@
+"""Smokes by kind: each takes (ctx, arch, component, profiles) and returns report rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..archs import Arch
+from ..config import Profile
+from ..context import Context
+from ..report import Row
+from . import canary
+
+Smoke = Callable[[Context, Arch, str, Sequence[Profile]], list[Row]]
+
+SMOKES: dict[str, Smoke] = {
+    "canary": canary.run,
+}

@@ -1,0 +1,38 @@
+"""Running programs inside a target: qemu-user with the sysroot and an explicit CPU profile."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from .. import qemu
+from ..archs import Arch
+from ..config import Profile
+from ..context import Context
+from ..runner import Result
+
+T = TypeVar("T")
+
+
+def run(ctx: Context, arch: Arch, profile: Profile, argv: Sequence[str | Path], *, timeout: float,
+        env: dict[str, str] | None = None) -> Result:
+    binary = qemu.qemu_binary(ctx.runner, arch)
+    command = qemu.command(binary, ctx.sysroot(arch).path, profile, env)
+    return ctx.runner.run([*command, *map(str, argv)], timeout=timeout, check=False, quiet=True)
+
+
+def python(ctx: Context, arch: Arch) -> Path:
+    from ..target_python import locate
+
+    return locate(ctx.sysroot(arch).path, arch).interpreter
+
+
+def per_profile(profiles: Sequence[Profile], work: Callable[[Profile], T], *, parallel: bool = True) -> list[T]:
+    """Run *work* for every profile, in parallel (one per core) unless told otherwise."""
+    if not parallel or len(profiles) < 2:
+        return [work(p) for p in profiles]
+    with ThreadPoolExecutor(max_workers=min(len(profiles), os.cpu_count() or 2)) as pool:
+        return list(pool.map(work, profiles))

@@ -1,0 +1,60 @@
+"""Invoke tasks: parse arguments, call crosslane. `invoke --list` shows them."""
+
+from __future__ import annotations
+
+from invoke import Context, task
+
+from crosslane import commands, pipeline
+from crosslane.archs import KNOWN_ARCHS
+
+ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
+COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JSON to this file",
+               "config": "path to versions.toml (default: found upward from here)"}
+
+
+@task(help={"arch": ARCH_HELP + " (repeatable; default all)", "dry_run": "print what would be installed", **COMMON_HELP},
+      iterable=["arch"])
+def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = False, json: str = "",
+          config: str = "") -> None:
+    """Install the host packages and pinned build tools the arches need (apt, non-interactive)."""
+    commands.exit_with(commands.run(
+        lambda ctx: pipeline.setup(ctx, [commands.parse_arch(a) for a in arch] or list(ctx.config.arches)),
+        debug=debug, dry_run=dry_run, json_path=json or None, config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, "dry_run": "print the apt commands only", **COMMON_HELP})
+def sysroot(c: Context, arch: str, dry_run: bool = False, debug: bool = False, json: str = "",
+            config: str = "") -> None:
+    """Build (or reuse) the Debian sysroot of an arch from versions.toml's package list."""
+    commands.exit_with(commands.run(lambda ctx: pipeline.sysroots(ctx, [commands.parse_arch(arch)]),
+                                    debug=debug, dry_run=dry_run, json_path=json or None,
+                                    config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, "component": "component to build (repeatable; default: the arch's list)",
+            "dry_run": "print every command without running it", "force": "rebuild even when up to date",
+            "source": "NAME=PATH: build NAME from a local checkout (unverified)", **COMMON_HELP},
+      iterable=["component", "source"])
+def build(c: Context, arch: str, component: list[str], source: list[str], dry_run: bool = False,
+          force: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:
+    """Cross-build components for an arch; a second run with nothing changed skips every step."""
+    commands.exit_with(commands.run(
+        lambda ctx: pipeline.build_components(ctx, commands.parse_arch(arch), component, force=force),
+        debug=debug, dry_run=dry_run, json_path=json or None, config_path=config or None, sources=source))
+
+
+@task(help={"arch": ARCH_HELP, "component": "component to smoke (repeatable; default: the arch's list)",
+            "cpu": "one CPU profile instead of all", **COMMON_HELP}, iterable=["component"])
+def smoke(c: Context, arch: str, component: list[str], cpu: str = "", debug: bool = False, json: str = "",
+          config: str = "") -> None:
+    """Run the components' smokes under qemu-user on every CPU profile of an arch, in parallel."""
+    commands.exit_with(commands.run(
+        lambda ctx: pipeline.smoke_components(ctx, commands.parse_arch(arch), component, cpu or None),
+        debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, **COMMON_HELP})
+def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str = "") -> None:  # noqa: A001
+    """Setup, sysroots, build (with the amd64 control) and smoke for one arch: what nox build-<arch> runs."""
+    commands.exit_with(commands.run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch)),
+                                    debug=debug, json_path=json or None, config_path=config or None))
