@@ -1,0 +1,81 @@
+"""Test tiers: unit tests spawn nothing; tests marked cross/qemu/network/slow run the real tools."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crosslane import config as config_mod
+from crosslane.archs import Arch, info
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.runner import Runner
+
+REPO = Path(__file__).resolve().parent.parent
+SPAWNING_MARKERS = {"cross", "qemu", "network", "slow", "spawns"}
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = []
+    for argv in (["clang-19", "--version"], ["riscv64-linux-gnu-gcc", "--version"],
+                 ["aarch64-linux-gnu-gcc", "--version"], ["qemu-riscv64-static", "--version"]):
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.splitlines()
+            lines.append(f"{argv[0]}: {out[0] if out else '?'}")
+        except (OSError, subprocess.TimeoutExpired):
+            lines.append(f"{argv[0]}: not found")
+    return lines
+
+
+@pytest.fixture(autouse=True)
+def _no_subprocess_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit tests must not spawn: a test that needs a process says so with a marker."""
+    if SPAWNING_MARKERS & {m.name for m in request.node.iter_markers()}:
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"unit test spawned a process: {args[:1]}; mark it (e.g. @pytest.mark.spawns)")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def cfg() -> config_mod.Config:
+    return config_mod.load(REPO / "versions.toml")
+
+
+def make_context(cfg: config_mod.Config, build_dir: Path, *, dry_run: bool = False) -> Context:
+    return Context(cfg, Runner(Log(), dry_run=dry_run))
+
+
+@pytest.fixture(scope="session")
+def session_build_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("build")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CROSSLANE_BUILD_DIR", str(path))
+    yield path
+    mp.undo()
+
+
+@pytest.fixture(scope="session")
+def sysroots(cfg: config_mod.Config) -> dict[Arch, Path]:
+    """Real Debian sysroots for every arch (cached under the XDG cache; built on first use)."""
+    runner = Runner(Log())
+    ctx = Context(cfg, runner)
+    return {arch: ctx.ensure_sysroot(arch).path for arch in cfg.arches}
+
+
+def arch_ids() -> list[str]:
+    return [a.value for a in Arch]
+
+
+def machine_of(arch: Arch) -> int:
+    return info(arch).elf_machine
