@@ -31,6 +31,10 @@ class ArchInfo:
     vector_cpu_property: str | None
     # Flags that make a compiler emit the vector intrinsics (the RVV probe compiles with these).
     vector_compile_flags: tuple[str, ...]
+    # One /proc/cpuinfo processor entry describing the guest ({n} is the processor number), shown to programs
+    # run under qemu-user instead of the host's (qemu 7.2 passes the x86 host's through for this arch, and
+    # pytorch-cpuinfo in PyPI's onnxruntime >= 1.31 then dies of SIGSEGV at import). "": leave the host's.
+    guest_cpuinfo: str = ""
 
     @property
     def pointer_bits(self) -> int:
@@ -71,6 +75,9 @@ ARCHS: dict[Arch, ArchInfo] = {
         qemu_binary="qemu-aarch64-static",
         vector_cpu_property=None,
         vector_compile_flags=(),
+        guest_cpuinfo=("processor\t: {n}\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 "
+                       "atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\nCPU implementer\t: 0x41\n"
+                       "CPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n"),
     ),
     Arch.RISCV64: ArchInfo(
         arch=Arch.RISCV64,

@@ -15,8 +15,11 @@ from .tomlreader import Table
 
 SCHEMA_VERSION = 1
 DEFAULT_FILE = "versions.toml"
-SOURCE_KINDS = ("tree", "git", "archive", "debian")
+# sysroot-package: the component is a Debian package already in the target sysroot; nothing is built.
+SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
 RECIPES = ("cmake",)
+# Smoke kinds crosslane knows (smokes.SMOKES implements each).
+SMOKE_KINDS = ("canary", "ort", "genai")
 TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
 
 
@@ -221,6 +224,8 @@ def _source(table: Table, root: Path) -> SourceSpec:
             if not table.has("sha256"):
                 table.fail(None, f"archive '{url}' has no sha256; add sha256 = \"…\" (no checksum, no fetch)")
             spec = SourceSpec(kind, url=url, sha256=_sha256(table, "sha256"))
+        case "sysroot-package":
+            spec = SourceSpec(kind, package=table.string("package", required=True))
         case _:
             spec = SourceSpec(kind, package=table.string("package", required=True),
                               version=table.string("version", required=True),
@@ -252,6 +257,8 @@ def _component(name: str, table: Table, root: Path) -> Component:
     if table.has("smoke"):
         smoke_table = table.table("smoke")
         smoke = SmokeSpec(kind=smoke_table.string("kind", required=True), timeout=smoke_table.number("timeout", 120.0))
+        if smoke.kind not in SMOKE_KINDS:
+            smoke_table.fail("kind", f"unknown smoke kind '{smoke.kind}' (known: {', '.join(SMOKE_KINDS)})")
         smoke_table.finish()
     patches = []
     for patch_table in table.tables("patches"):

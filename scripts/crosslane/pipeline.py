@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import build, buildtools, hostsetup
+from . import build, buildtools, hostsetup, sysroot_package
 from .archs import CONTROL_ARCH, Arch
 from .config import Profile
 from .context import Context
@@ -62,8 +62,10 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     rows: list[Row] = []
     for name in components_for(ctx, arch, names):
         with ctx.log.group(f"build: {name} for {arch}"):
-            plan = build.plan(ctx, ctx.config.components[name], arch)
-            row = build.execute(ctx, plan, force=force)
+            row = sysroot_package.build_row(ctx, ctx.config.components[name], arch)
+            if row is None:
+                plan = build.plan(ctx, ctx.config.components[name], arch)
+                row = build.execute(ctx, plan, force=force)
             ctx.log.info(f"    {row.verdict.value}: {row.reason}")
         rows.append(row)
         if row.verdict is Verdict.FAIL:

@@ -56,8 +56,9 @@ def decide(name: str, output: str, returncode: int, *, timed_out: bool = False) 
         return Outcome(Verdict.PASS, detail, state, detail)
     if state == "OK":
         return Outcome(Verdict.FAIL, f"{name}-BIND OK but exit {returncode}", state, detail)
-    if returncode != expected_rc:
-        detail = f"{detail} (exit {returncode}, expected {expected_rc})"
-    if state == "SKIP":
+    if state == "SKIP" and returncode == expected_rc:
         return Outcome(Verdict.SKIP, detail, state, detail)
+    if returncode != expected_rc:
+        # A non-OK sentinel with the wrong exit status (a SKIP that exits 0 …) is inconsistent: FAIL.
+        detail = f"{detail} (exit {returncode}, expected {expected_rc})"
     return Outcome(Verdict.FAIL, f"{name}-BIND {state}: {detail}", state, detail)

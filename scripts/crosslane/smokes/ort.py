@@ -1,0 +1,40 @@
+"""The ONNX Runtime smoke: real graphs on the CPU provider on every CPU profile, against the amd64 control.
+
+The models are made on the host (ort_models) and handed to payloads/ort_payload.py; the "add" output must
+equal the control's exactly, the "mlp" output within a relative 1e-5 (absolute 1e-6 near zero): MLAS
+kernels may sum in another order on another ISA or vector length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .. import ort_models
+from ..archs import CONTROL_ARCH, Arch
+from ..config import Profile
+from ..context import Context
+from ..parity_outputs import EXACT, Tolerance
+from ..report import Row
+from . import payload
+
+TOLERANCES = {"add": EXACT, "mlp": Tolerance(rel=1e-5, abs=1e-6)}
+DEFAULT_TIMEOUT = 60.0
+
+
+def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+    spec = ctx.config.components[component].smoke
+    base = spec.timeout if spec else DEFAULT_TIMEOUT
+    models = ort_models.write(ctx.build_root / "models" / "ort")
+    program = payload.Payload.builtin("ort_payload", "ORT", env={"ORT_MODELS_DIR": str(models)})
+    control_cfg = ctx.config.arches[CONTROL_ARCH]
+    control_profile = control_cfg.profile(control_cfg.default_profile)
+    jobs = [(arch, p) for p in profiles]
+    if arch is not CONTROL_ARCH or control_profile not in profiles:
+        jobs.insert(0, (CONTROL_ARCH, control_profile))
+    attempts = payload.run_jobs(ctx, jobs, program, base_timeout=base)
+    control = next(a for a in attempts if a.arch is CONTROL_ARCH and a.profile == control_profile)
+    mine = [a for a in attempts if a.arch is arch]
+    rows = [payload.row(component, a, f"ort@{a.profile.name}") for a in mine]
+    if arch is not CONTROL_ARCH:
+        rows.insert(0, payload.row(component, control, f"control:ort@{control.profile.name}"))
+    return rows + payload.parity(ctx, component, mine, control, TOLERANCES)

@@ -1,0 +1,185 @@
+"""The generic payload driver: one stdlib-only program, run by the target's python3 under qemu per CPU profile.
+
+The payload reaches the target as a file (CROSSLANE_PAYLOAD_FILE) or as text (CROSSLANE_PAYLOAD) through
+payloads/bootstrap.py, which turns a missing or empty payload into `<NAME>-BIND ABSENT` (exit 4). The
+verdict comes from the sentinel (sentinel.decide), never from the exit status alone.
+
+Timeouts are per profile and emulation-aware: versions.toml's smoke.timeout is the budget for the payload
+on a guest of the host's own ISA; everything runs under qemu TCG, so
+    timeout = base × FOREIGN_ISA (guest ISA ≠ host ISA) × (1 + VLEN/256 when the profile enables vectors)
+qemu translates every vector instruction element by element, so a wider VLEN costs time roughly in
+proportion. The environment is handed to qemu's own process (qemu-user passes it to the guest); qemu's
+-E splits values at commas, which would cut a payload text apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import guest_root, parity_outputs, qemu, sentinel
+from ..archs import Arch, info
+from ..config import Profile
+from ..context import Context
+from ..payloads import path as payload_path
+from ..report import Row, Verdict
+from ..runner import Result
+from . import target
+
+FOREIGN_ISA = 2.0
+VLEN_UNIT = 256
+# Host variables that must not leak into the target's interpreter or dynamic loader.
+HOST_ONLY_ENV = ("PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONSAFEPATH",
+                 "LD_LIBRARY_PATH", "LD_PRELOAD")
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What to run: exactly one of *file* and *text*; *name* is the sentinel's (`<NAME>-BIND`)."""
+
+    name: str
+    file: Path | None = None
+    text: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    pythonpath: tuple[Path, ...] = ()
+
+    @classmethod
+    def builtin(cls, module: str, name: str, *, args: tuple[str, ...] = (), env: Mapping[str, str] | None = None,
+                pythonpath: tuple[Path, ...] = ()) -> Payload:
+        """One of crosslane's own payloads (payloads/<module>.py)."""
+        return cls(name, file=payload_path(module), args=args, env=dict(env or {}), pythonpath=pythonpath)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    arch: Arch
+    profile: Profile
+    outcome: sentinel.Outcome
+    result: Result
+    timeout: float
+
+    @property
+    def reason(self) -> str:
+        """The outcome's reason, with the profile and emulator named when qemu died or hung."""
+        where = f"on profile {self.profile.name} ({self.profile.cpu})"
+        if self.result.timed_out:
+            return f"timed out after {self.timeout:.0f}s {where}"
+        if sentinel.crash_reason(self.result.returncode):
+            return f"{info(self.arch).qemu_binary} {self.outcome.reason} {where}"
+        if self.outcome.verdict is Verdict.PASS:
+            return summary(self.outcome.detail)
+        return self.outcome.reason
+
+
+def summary(detail: str, limit: int = 160) -> str:
+    """A passing sentinel's detail for the report: a JSON detail's scalars and output names, not its values."""
+    start = detail.find("{")
+    try:
+        data = json.loads(detail[start:]) if start >= 0 else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return detail if len(detail) <= limit else detail[: limit - 1] + "…"
+    parts = [f"{key}={value}" for key, value in sorted(data.items()) if isinstance(value, (str, int, float, bool))]
+    if isinstance(data.get("outputs"), dict):
+        parts.append(f"outputs: {', '.join(sorted(data['outputs']))}")
+    return (detail[:start].strip() + " " + "; ".join(parts)).strip()
+
+
+def host_isa() -> str:
+    return platform.machine()
+
+
+def timeout_for(base: float, arch: Arch, profile: Profile, *, host: str | None = None) -> float:
+    factor = 1.0 if info(arch).cmake_processor == (host or host_isa()) else FOREIGN_ISA
+    vlen = profile.vlen(arch)
+    if vlen:
+        factor *= 1 + vlen / VLEN_UNIT
+    return base * factor
+
+
+def environment(payload: Payload) -> dict[str, str]:
+    env = {"CROSSLANE_PAYLOAD_HELPERS": str(payload_path("bindkit").parent), **payload.env}
+    if payload.file is not None:
+        env["CROSSLANE_PAYLOAD_FILE"] = str(payload.file)
+    elif payload.text is not None:
+        env["CROSSLANE_PAYLOAD"] = payload.text
+    if payload.pythonpath:
+        env["PYTHONPATH"] = ":".join(str(p) for p in payload.pythonpath)
+    return env
+
+
+def command(ctx: Context, arch: Arch, profile: Profile, payload: Payload) -> list[str]:
+    root = guest_root.ensure(ctx.build_root, ctx.sysroot(arch))
+    argv = qemu.command(qemu.qemu_binary(ctx.runner, arch), root, profile)
+    bootstrap = payload_path("bootstrap").read_text(encoding="utf-8")
+    return [*argv, str(target.python(ctx, arch)), "-s", "-B", "-u", "-c", bootstrap, payload.name, *payload.args]
+
+
+def run(ctx: Context, arch: Arch, profile: Profile, payload: Payload, *, base_timeout: float) -> Attempt:
+    timeout = timeout_for(base_timeout, arch, profile)
+    env = environment(payload)
+    unset = [key for key in HOST_ONLY_ENV if key not in env]
+    ctx.log.debug(f"payload {payload.name} on {arch}@{profile.name}: timeout {timeout:.0f}s")
+    result = ctx.runner.run(command(ctx, arch, profile, payload), env=env, unset=unset, timeout=timeout,
+                            check=False, quiet=True)
+    outcome = sentinel.decide(payload.name, result.output, result.returncode, timed_out=result.timed_out)
+    return Attempt(arch, profile, outcome, result, timeout)
+
+
+def run_profiles(ctx: Context, arch: Arch, profiles: Sequence[Profile], payload: Payload, *, base_timeout: float,
+                 parallel: bool = True) -> list[Attempt]:
+    return target.per_profile(profiles, lambda p: run(ctx, arch, p, payload, base_timeout=base_timeout),
+                              parallel=parallel)
+
+
+def row(component: str, attempt: Attempt, step: str | None = None) -> Row:
+    step = step or f"run@{attempt.profile.name}"
+    return Row(component, attempt.arch.value, step, attempt.outcome.verdict,
+               attempt.reason + f" [{attempt.result.seconds:.1f}s]")
+
+
+def run_jobs(ctx: Context, jobs: Sequence[tuple[Arch, Profile]], payload: Payload, *, base_timeout: float,
+             parallel: bool = True) -> list[Attempt]:
+    """Runs on several (arch, profile) pairs, e.g. the amd64 control beside an arch's profiles, one per core."""
+    if not parallel or len(jobs) < 2:
+        return [run(ctx, arch, profile, payload, base_timeout=base_timeout) for arch, profile in jobs]
+    with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 2)) as pool:
+        return list(pool.map(lambda job: run(ctx, job[0], job[1], payload, base_timeout=base_timeout), jobs))
+
+
+def sample(attempt: Attempt) -> parity_outputs.Sample | None:
+    """The outputs a passing attempt reported, None when it failed or reported none."""
+    if attempt.outcome.verdict is not Verdict.PASS:
+        return None
+    outputs = parity_outputs.outputs_from_detail(attempt.outcome.detail)
+    return parity_outputs.Sample(attempt.arch.value, attempt.profile.name, outputs) if outputs is not None else None
+
+
+def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: Attempt,
+           tolerances: Mapping[str, parity_outputs.Tolerance]) -> list[Row]:
+    """Compare every passing attempt's outputs with the control's; log the table; one row per run."""
+    reference = sample(control)
+    rows = []
+    if reference is None:
+        why = control.reason if control.outcome.verdict is not Verdict.PASS else "its sentinel carried no outputs"
+        return [Row(component, a.arch.value, f"parity@{a.profile.name}", Verdict.FAIL,
+                    f"no {control.arch}@{control.profile.name} control to compare with: {why}") for a in attempts]
+    samples = []
+    for attempt in attempts:
+        found = sample(attempt)
+        if found is not None:
+            samples.append(found)
+        elif attempt.outcome.verdict is Verdict.PASS:
+            rows.append(Row(component, attempt.arch.value, f"parity@{attempt.profile.name}", Verdict.FAIL,
+                            "the sentinel carried no outputs"))
+    comparisons = parity_outputs.compare(samples, reference, tolerances)
+    if comparisons:
+        ctx.log.info(parity_outputs.table(comparisons, reference))
+    return rows + parity_outputs.rows(component, comparisons)
