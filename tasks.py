@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from invoke import Context, task
 
-from crosslane import commands, pipeline
+from crosslane import commands, pipeline, target_site
 from crosslane.archs import KNOWN_ARCHS
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
@@ -44,12 +44,15 @@ def build(c: Context, arch: str, component: list[str], source: list[str], dry_ru
 
 
 @task(help={"arch": ARCH_HELP, "component": "component to smoke (repeatable; default: the arch's list)",
-            "cpu": "one CPU profile instead of all", **COMMON_HELP}, iterable=["component"])
-def smoke(c: Context, arch: str, component: list[str], cpu: str = "", debug: bool = False, json: str = "",
-          config: str = "") -> None:
+            "cpu": "one CPU profile instead of all",
+            "wheel": "smoke this wheel (installed for the target with its dependencies)", **COMMON_HELP},
+      iterable=["component", "wheel"])
+def smoke(c: Context, arch: str, component: list[str], wheel: list[str], cpu: str = "", debug: bool = False,
+          json: str = "", config: str = "") -> None:
     """Run the components' smokes under qemu-user on every CPU profile of an arch, in parallel."""
     commands.exit_with(commands.run(
-        lambda ctx: pipeline.smoke_components(ctx, commands.parse_arch(arch), component, cpu or None),
+        lambda ctx: pipeline.smoke_components(target_site.given(ctx, wheel), commands.parse_arch(arch), component,
+                                              cpu or None),
         debug=debug, json_path=json or None, config_path=config or None))
 
 

@@ -19,6 +19,8 @@ class Context:
     config: Config
     runner: Runner
     sources: dict[str, Path] = field(default_factory=dict)
+    # Prebuilt wheels given on the command line (--wheel), by component: the smoke tests these.
+    wheels: dict[str, Path] = field(default_factory=dict)
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
     _sysroots: dict[Arch, sysroot.Sysroot] = field(default_factory=dict)
     _tools: buildtools.BuildTools | None = None

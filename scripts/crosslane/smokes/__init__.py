@@ -8,11 +8,12 @@ from ..archs import Arch
 from ..config import Profile
 from ..context import Context
 from ..report import Row
-from . import canary, ort
+from . import canary, genai, ort
 
 Smoke = Callable[[Context, Arch, str, Sequence[Profile]], list[Row]]
 
 SMOKES: dict[str, Smoke] = {
     "canary": canary.run,
     "ort": ort.run,
+    "genai": genai.run,
 }

@@ -1,0 +1,50 @@
+"""The onnxruntime-genai smoke: a given wheel (or, later, the genai lane's) installed for the target, then
+payloads/genai_payload.py on every CPU profile.
+
+The payload's tier 1 compares with the pin (the component's source tag or version in versions.toml),
+tier 2 with the arch table's ELF machine; tier 4 is armed when GENAI_MODEL_DIR is set on the host.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from .. import target_site
+from ..archs import Arch, info
+from ..config import Component, Profile
+from ..context import Context
+from ..report import Row, Verdict
+from . import payload
+
+DEFAULT_TIMEOUT = 120.0
+
+
+def pin(component: Component) -> str:
+    """The version the component is pinned to: the source's version, else its tag without a leading v."""
+    source = component.sources[0]
+    if source.version:
+        return source.version
+    return (source.tag or "").removeprefix("v")
+
+
+def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+    spec = ctx.config.components[component].smoke
+    base = spec.timeout if spec else DEFAULT_TIMEOUT
+    wheel = ctx.wheels.get(component)
+    if wheel is None:
+        return [Row(component, arch.value, "install", Verdict.FAIL,
+                    f"no {component} wheel to smoke: pass --wheel PATH")]
+    install = target_site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / "target-site")
+    problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
+        [f"{req} has no wheel for {arch}" for req in install.missing]
+    rows = [Row(component, arch.value, "install", Verdict.FAIL if problems else Verdict.PASS,
+                "; ".join(problems) + (" — " if problems else "") + install.describe())]
+    env = {"GENAI_PIN": pin(ctx.config.components[component]),
+           "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine)}
+    model_dir = os.environ.get("GENAI_MODEL_DIR")
+    if model_dir:
+        env["GENAI_MODEL_DIR"] = model_dir
+    program = payload.Payload.builtin("genai_payload", "GENAI", env=env, pythonpath=(install.site,))
+    attempts = payload.run_profiles(ctx, arch, profiles, program, base_timeout=base)
+    return rows + [payload.row(component, a, f"genai@{a.profile.name}") for a in attempts]
