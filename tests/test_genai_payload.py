@@ -1,0 +1,231 @@
+"""Each tier's decision logic of payloads/genai_payload.py on the host's CPython, with small stand-ins."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from crosslane.payloads import genai_payload as gp
+
+
+def no_metadata(name: str) -> str:
+    raise importlib.metadata.PackageNotFoundError(name)
+
+
+# Tier 1
+@pytest.mark.parametrize(("module", "pin", "kind", "words"), [
+    (SimpleNamespace(__version__="0.18.0"), "0.18.0", "PROVEN", "== pin"),
+    (SimpleNamespace(__version__="0.17.1"), "0.18.0", "DEFECT", "!= pin 0.18.0"),
+    (SimpleNamespace(__version__="0.18.0"), "", "UNPROVEN", "NOT ASSERTED"),
+    (SimpleNamespace(), "0.18.0", "PROVEN", "(importlib.metadata) == pin"),
+], ids=["equal", "differs", "empty-pin", "metadata-fallback"])
+def test_tier_version(module: object, pin: str, kind: str, words: str) -> None:
+    line = gp.tier_version(module, pin, lambda name: "0.18.0")
+    assert line.kind == kind and words in line.text
+
+
+def test_tier_version_without_any_version() -> None:
+    assert gp.tier_version(SimpleNamespace(), "0.18.0", no_metadata).kind == "DEFECT"
+
+
+# Tier 2
+def elf_header(machine: int, order: str = "little") -> bytes:
+    data = 1 if order == "little" else 2
+    return b"\x7fELF" + bytes([2, data, 1]) + bytes(9) + (3).to_bytes(2, order) + machine.to_bytes(2, order)
+
+
+@pytest.mark.parametrize(("content", "expected", "kind", "words"), [
+    (elf_header(183), 183, "PROVEN", "e_machine 183"),
+    (elf_header(62), 183, "DEFECT", "e_machine 62 of"),
+    (elf_header(243, "big"), 243, "PROVEN", "e_machine 243"),
+    (b"#!/bin/sh\n" + bytes(20), 183, "DEFECT", "not an ELF file"),
+    (b"\x7fELF", 183, "DEFECT", "not an ELF file"),
+    (elf_header(183), None, "UNPROVEN", "no expected value"),
+], ids=["aarch64", "x86-64-on-arm64", "big-endian", "script", "truncated", "no-expectation"])
+def test_tier_elf(tmp_path: Path, content: bytes, expected: int | None, kind: str, words: str) -> None:
+    path = tmp_path / "ext.so"
+    path.write_bytes(content)
+    line = gp.tier_elf(str(path), expected)
+    assert line.kind == kind and words in line.text
+
+
+def test_tier_elf_oserror_is_a_defect_line(tmp_path: Path) -> None:
+    line = gp.tier_elf(str(tmp_path / "gone.so"), 183)
+    assert line.kind == "DEFECT" and "cannot read" in line.text
+
+
+def test_tier_elf_nothing_loaded() -> None:
+    assert gp.tier_elf(None, 183).kind == "DEFECT"
+
+
+def test_loaded_extension_picks_the_loaded_extension_file() -> None:
+    modules = {"onnxruntime_genai": SimpleNamespace(__file__="/s/onnxruntime_genai/__init__.py"),
+               "onnxruntime_genai.onnxruntime_genai": SimpleNamespace(
+                   __file__="/s/onnxruntime_genai/onnxruntime_genai.cpython-313-aarch64-linux-gnu.so"),
+               "other": SimpleNamespace(__file__="/s/other.cpython-313-aarch64-linux-gnu.so")}
+    found = gp.loaded_extension(modules, suffixes=(".cpython-313-aarch64-linux-gnu.so", ".so"))
+    assert found == "/s/onnxruntime_genai/onnxruntime_genai.cpython-313-aarch64-linux-gnu.so"
+    assert gp.loaded_extension({"onnxruntime_genai": SimpleNamespace(__file__="/s/x/__init__.py")}) is None
+
+
+# Tier 3
+class LibraryError(RuntimeError):
+    pass
+
+
+class GoodTensor:
+    def __init__(self, array: Any) -> None:
+        self.array = np.array(array, copy=True)
+
+    def as_numpy(self) -> Any:
+        return self.array
+
+    def shape(self) -> list[int]:
+        return list(self.array.shape)
+
+
+class LossyTensor(GoodTensor):
+    def as_numpy(self) -> Any:
+        return self.array.astype(np.float16).astype(np.float32)
+
+
+def config_raising(exc: Exception) -> Any:
+    def config(path: str) -> None:
+        raise exc
+    return config
+
+
+def stand_in(**overrides: object) -> SimpleNamespace:
+    api: dict[str, object] = {name: object for name in gp.API}
+    api.update(Tensor=GoodTensor, Config=config_raising(LibraryError("Error opening /x/genai_config.json")),
+               is_cuda_available=lambda: False, is_qnn_available=lambda: True)
+    api.update(overrides)
+    return SimpleNamespace(**api)
+
+
+def kinds(lines: list[gp.Line]) -> list[str]:
+    return [line.kind for line in lines]
+
+
+def test_tier_native_all_proven() -> None:
+    lines = gp.tier_native(stand_in(), np, "/tmp/not-a-model")
+    assert kinds(lines) == ["PROVEN"] * 4
+    assert "is_cuda_available=False is_qnn_available=True" in lines[1].text
+    assert "rejected by the library: LibraryError" in lines[3].text
+
+
+@pytest.mark.parametrize(("overrides", "words"), [
+    ({"Config": config_raising(TypeError("incompatible constructor arguments"))}, "refused by the binding itself"),
+    ({"Config": config_raising(AttributeError("no attribute"))}, "refused by the binding itself"),
+    ({"Config": lambda path: None}, "holds no model"),
+    ({"Tensor": LossyTensor}, "changed the buffer"),
+    ({"Tensor": config_raising(RuntimeError("native crash"))}, "round-trip raised RuntimeError"),
+    ({"is_cuda_available": lambda: 1}, "returned 1, not a bool"),
+    ({"is_cuda_available": config_raising(RuntimeError("dlopen"))}, "is_cuda_available() raised"),
+], ids=["config-typeerror", "config-attributeerror", "config-accepts", "tensor-lossy", "tensor-raises",
+        "predicate-not-bool", "predicate-raises"])
+def test_tier_native_defects(overrides: dict[str, object], words: str) -> None:
+    lines = gp.tier_native(stand_in(**overrides), np, "/tmp/not-a-model")
+    assert any(line.kind == "DEFECT" and words in line.text for line in lines), lines
+
+
+def test_tier_native_missing_api_stops_early() -> None:
+    og = stand_in()
+    del og.Tokenizer
+    lines = gp.tier_native(og, np, "/tmp/x")
+    assert kinds(lines) == ["DEFECT"] and "Tokenizer" in lines[0].text
+
+
+def test_no_predicates_is_a_defect() -> None:
+    og = stand_in()
+    del og.is_cuda_available, og.is_qnn_available
+    assert kinds(gp.check_predicates(og)) == ["DEFECT"]
+
+
+# Tier 4
+@pytest.mark.parametrize(("prompt", "sequence", "kind", "words"), [
+    ([1, 2, 3], [1, 2, 3, 9, 4, 7], "PROVEN", "3 new tokens [9, 4, 7]"),
+    ([1, 2, 3], [1, 2, 3], "DEFECT", "no new tokens"),
+    ([1, 2, 3], [1, 2, 3, 5, 5, 5, 5], "DEFECT", "all 4 new tokens are token 5"),
+    ([1, 2], [1, 2, 8], "PROVEN", "1 new tokens [8]"),
+], ids=["varied", "zero-new", "one-repeated", "single-token"])
+def test_decide_generation(prompt: list[int], sequence: list[int], kind: str, words: str) -> None:
+    line = gp.decide_generation(prompt, sequence)
+    assert line.kind == kind and words in line.text
+
+
+def test_tier_generate_unarmed_says_so() -> None:
+    line, tokens = gp.tier_generate(stand_in(), None)
+    assert line.kind == "SKIP" and "not armed" in line.text and tokens == []
+
+
+def test_tier_generate_armed() -> None:
+    line, tokens = gp.tier_generate(stand_in(), "/models/m", run=lambda og, d: ([1, 2], [1, 2, 3, 4]))
+    assert line.kind == "PROVEN" and tokens == [3, 4]
+
+
+def test_tier_generate_repeated_fails() -> None:
+    line, _ = gp.tier_generate(stand_in(), "/models/m", run=lambda og, d: ([1], [1, 7, 7, 7]))
+    assert line.kind == "DEFECT" and "#594" in line.text
+
+
+def test_tier_generate_raising_is_a_defect() -> None:
+    def broken(og: object, model_dir: str) -> tuple[list[int], list[int]]:
+        raise RuntimeError("Error opening genai_config.json")
+    line, _ = gp.tier_generate(stand_in(), "/models/m", run=broken)
+    assert line.kind == "DEFECT" and "raised RuntimeError" in line.text
+
+
+def test_generate_drives_the_api_in_order() -> None:
+    calls: list[str] = []
+
+    class Generator:
+        def __init__(self, model: object, params: object) -> None:
+            self.steps = 0
+            self.tokens: list[int] = []
+
+        def append_tokens(self, tokens: list[int]) -> None:
+            self.tokens += tokens
+
+        def is_done(self) -> bool:
+            return self.steps >= 3
+
+        def generate_next_token(self) -> None:
+            self.steps += 1
+            self.tokens.append(100 + self.steps)
+
+        def get_sequence(self, index: int) -> list[int]:
+            return self.tokens
+
+    class Params:
+        def __init__(self, model: object) -> None:
+            pass
+
+        def set_search_options(self, **options: object) -> None:
+            calls.append(f"max_length={options['max_length']}")
+
+    og = SimpleNamespace(Model=lambda d: "model", Tokenizer=lambda m: SimpleNamespace(encode=lambda p: [5, 6]),
+                         GeneratorParams=Params, Generator=Generator)
+    prompt, sequence = gp.generate(og, "/m", max_new=3)
+    assert (prompt, sequence, calls) == ([5, 6], [5, 6, 101, 102, 103], ["max_length=5"])
+
+
+# Verdict and the whole program
+def test_verdict() -> None:
+    assert gp.verdict([gp.Line("PROVEN", "a"), gp.Line("SKIP", "b")]) == ("OK", "")
+    assert gp.verdict([gp.Line("PROVEN", "a"), gp.Line("DEFECT", "b"), gp.Line("DEFECT", "c")]) == ("FAIL", "b; c")
+
+
+def test_main_when_not_installed_is_skip(capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        importlib.metadata.version("onnxruntime-genai")
+        pytest.skip("onnxruntime-genai is installed on this host")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    assert gp.main({}) == 3
+    assert capsys.readouterr().out.splitlines()[-1].startswith("GENAI-BIND SKIP: distribution onnxruntime-genai")

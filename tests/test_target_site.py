@@ -1,0 +1,90 @@
+"""Installing a wheel for a target without pip on the target: tags, requirements, unpacking, --wheel mapping."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from crosslane import target_site
+from crosslane.archs import Arch
+from crosslane.config import Config
+from crosslane.errors import UsageError
+from conftest import make_context
+
+GENAI_METADATA = ("Metadata-Version: 2.4\nName: onnxruntime-genai\nVersion: 0.18.0\nRequires-Dist: numpy>=1.21.6\n"
+                  "Requires-Dist: onnxruntime>=1.31.0\nRequires-Dist: pywin32; sys_platform == 'win32'\n"
+                  "Requires-Dist: pytest; extra == 'test'\n"
+                  "Requires-Dist: old-thing; python_version < '3.10'\n")
+
+
+def make_wheel(folder: Path, name: str, metadata: str, files: dict[str, str]) -> Path:
+    wheel = folder / name
+    dist = "-".join(name.split("-")[:2])
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr(f"{dist}.dist-info/METADATA", metadata)
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+def test_glibc_from_the_manifest() -> None:
+    manifest = {"packages": [{"package": "libc6", "version": "2.41-12+deb13u5"}]}
+    assert target_site.glibc_version(manifest) == (2, 41)
+    assert target_site.glibc_version({"packages": []}) is None
+
+
+@pytest.mark.parametrize(("arch", "first", "count"), [
+    (Arch.ARM64, "manylinux_2_41_aarch64", 25 + 2), (Arch.RISCV64, "manylinux_2_41_riscv64", 27),
+    (Arch.AMD64, "manylinux_2_41_x86_64", 27)], ids=["arm64", "riscv64", "amd64"])
+def test_platform_tags(arch: Arch, first: str, count: int) -> None:
+    tags = target_site.platform_tags(arch, (2, 41))
+    assert tags[0] == first and len(tags) == count
+    assert tags[-2].startswith("manylinux2014_") and tags[-1].startswith("linux_")
+    assert "manylinux_2_17_" + first.split("_", 3)[3] in tags
+
+
+def test_platform_tags_without_glibc() -> None:
+    assert target_site.platform_tags(Arch.RISCV64, None) == ["linux_riscv64"]
+
+
+def test_requirements_apply_markers_for_the_target(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "onnxruntime_genai-0.18.0-cp313-cp313-manylinux_2_28_aarch64.whl", GENAI_METADATA, {})
+    assert target_site.requirements(wheel, Arch.ARM64, "3.13") == ["numpy>=1.21.6", "onnxruntime>=1.31.0"]
+
+
+def test_not_a_wheel(tmp_path: Path) -> None:
+    bad = tmp_path / "x-1.0-py3-none-any.whl"
+    bad.write_text("not a zip")
+    with pytest.raises(UsageError, match="cannot read it"):
+        target_site.requirements(bad, Arch.ARM64, "3.13")
+    with pytest.raises(UsageError, match="not a wheel file name"):
+        target_site.wheel_identity(tmp_path / "thing.zip")
+
+
+def test_wheel_identity() -> None:
+    name, version, platforms = target_site.wheel_identity(
+        Path("onnxruntime_genai-0.18.0-cp313-cp313-manylinux_2_28_aarch64.whl"))
+    assert (name, version, platforms) == ("onnxruntime-genai", "0.18.0", {"manylinux_2_28_aarch64"})
+
+
+def test_unpack_moves_data_schemes_to_the_top(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "pkg-1.0-py3-none-any.whl", "Name: pkg\nVersion: 1.0\n",
+                       {"pkg/__init__.py": "A = 1\n", "pkg-1.0.data/platlib/pkg_native.so": "elf",
+                        "pkg-1.0.data/purelib/pkg/extra.py": "B = 2\n", "pkg-1.0.data/scripts/tool": "#!"})
+    site = tmp_path / "site"
+    target_site.unpack(wheel, site)
+    assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) == [
+        "pkg-1.0.dist-info/METADATA", "pkg/__init__.py", "pkg/extra.py", "pkg_native.so"]
+
+
+def test_given_maps_a_wheel_to_its_component(cfg: Config, tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "onnxruntime_genai-0.18.0-cp313-cp313-manylinux_2_28_aarch64.whl", GENAI_METADATA, {})
+    ctx = target_site.given(make_context(cfg, tmp_path), [str(wheel)])
+    assert ctx.wheels == {"onnxruntime-genai": wheel}
+    stray = make_wheel(tmp_path, "requests-2.0-py3-none-any.whl", "Name: requests\n", {})
+    with pytest.raises(UsageError, match="no component"):
+        target_site.given(make_context(cfg, tmp_path), [str(stray)])
+    with pytest.raises(UsageError, match="no such file"):
+        target_site.given(make_context(cfg, tmp_path), [str(tmp_path / "missing.whl")])
