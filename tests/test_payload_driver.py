@@ -1,0 +1,108 @@
+"""The payload driver's pure parts: emulation-aware timeouts, the environment handed to qemu, report text;
+the guest root with its /proc/cpuinfo; the ORT models; sysroot-provided components."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crosslane import guest_root, ort_models, sysroot_package
+from crosslane import config as config_mod
+from crosslane.archs import Arch
+from crosslane.config import Profile
+from crosslane.errors import ConfigError
+from crosslane.smokes import payload
+from crosslane.sysroot import Sysroot
+
+RVV512 = Profile("rvv512", "rv64,v=true,vlen=512,elen=64")
+
+
+@pytest.mark.parametrize(("arch", "profile", "host", "expected"), [
+    (Arch.AMD64, Profile("max", "max"), "x86_64", 60.0),
+    (Arch.ARM64, Profile("max", "max"), "x86_64", 60.0 * payload.FOREIGN_ISA),
+    (Arch.RISCV64, Profile("novector", "rv64,v=false"), "x86_64", 60.0 * payload.FOREIGN_ISA),
+    (Arch.RISCV64, RVV512, "x86_64", 60.0 * payload.FOREIGN_ISA * 3),
+    (Arch.RISCV64, RVV512, "riscv64", 60.0 * 3),
+], ids=["control", "arm64", "rv-novector", "rv-rvv512", "rv-native-rvv512"])
+def test_timeout_for(arch: Arch, profile: Profile, host: str, expected: float) -> None:
+    assert payload.timeout_for(60.0, arch, profile, host=host) == pytest.approx(expected)
+
+
+def test_environment_by_file_and_by_text(tmp_path: Path) -> None:
+    by_file = payload.environment(payload.Payload("X", file=tmp_path / "p.py", pythonpath=(tmp_path / "a", tmp_path)))
+    assert by_file["CROSSLANE_PAYLOAD_FILE"] == str(tmp_path / "p.py")
+    assert by_file["PYTHONPATH"] == f"{tmp_path / 'a'}:{tmp_path}"
+    assert Path(by_file["CROSSLANE_PAYLOAD_HELPERS"], "bindkit.py").is_file()
+    by_text = payload.environment(payload.Payload("X", text="print(1), print(2)", env={"K": "v,w"}))
+    assert by_text["CROSSLANE_PAYLOAD"] == "print(1), print(2)" and by_text["K"] == "v,w"
+    assert "PYTHONPATH" not in by_text and "CROSSLANE_PAYLOAD_FILE" not in by_text
+
+
+def test_summary_hides_output_values() -> None:
+    detail = json.dumps({"onnxruntime": "1.21", "outputs": {"add": [1.0] * 100, "mlp": [2.0]}})
+    assert payload.summary(detail) == "onnxruntime=1.21; outputs: add, mlp"
+    assert payload.summary("plain words") == "plain words"
+    assert payload.summary("x" * 400).endswith("…")
+
+
+def fake_sysroot(tmp_path: Path, arch: Arch) -> Sysroot:
+    root = tmp_path / f"sysroot-{arch}"
+    for name in ("usr/bin", "etc"):
+        (root / name).mkdir(parents=True)
+    (root / "lib").symlink_to("usr/lib")
+    return Sysroot(arch, root, "k")
+
+
+def test_guest_root_for_arm64_adds_a_guest_cpuinfo(tmp_path: Path) -> None:
+    sysroot = fake_sysroot(tmp_path, Arch.ARM64)
+    root = guest_root.ensure(tmp_path / "build", sysroot)
+    assert root != sysroot.path
+    cpuinfo = (root / "proc" / "cpuinfo").read_text()
+    assert cpuinfo.startswith("processor\t: 0\n") and "CPU implementer\t: 0x41" in cpuinfo
+    assert (root / "usr").resolve() == (sysroot.path / "usr").resolve()
+    assert (root / "lib").is_symlink()
+    assert guest_root.ensure(tmp_path / "build", sysroot) == root
+
+
+def test_guest_root_elsewhere_is_the_sysroot(tmp_path: Path) -> None:
+    sysroot = fake_sysroot(tmp_path, Arch.RISCV64)
+    assert guest_root.ensure(tmp_path / "build", sysroot) == sysroot.path
+
+
+def test_ort_models(tmp_path: Path) -> None:
+    import onnx
+
+    folder = ort_models.write(tmp_path / "models")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert [g["name"] for g in manifest["graphs"]] == ["add", "mlp"]
+    for graph in manifest["graphs"]:
+        model = onnx.load(str(folder / graph["file"]))
+        onnx.checker.check_model(model)
+        assert model.ir_version == ort_models.IR_VERSION
+        assert model.opset_import[0].version == ort_models.OPSET
+    mlp = onnx.load(str(folder / "mlp.onnx"))
+    assert [n.op_type for n in mlp.graph.node] == ["MatMul", "Add", "Relu", "MatMul", "Add"]
+    assert ort_models.values(4, 0.37) == ort_models.values(4, 0.37)
+
+
+def test_sysroot_package_version() -> None:
+    manifest = {"packages": [{"package": "python3-onnxruntime", "version": "1.21.0+dfsg-1"}]}
+    assert sysroot_package.package_version(manifest, "python3-onnxruntime") == "1.21.0+dfsg-1"
+    assert sysroot_package.package_version(manifest, "python3-numpy") is None
+    assert sysroot_package.package_version({}, "x") is None
+
+
+def test_config_has_the_ort_and_genai_components(cfg: config_mod.Config) -> None:
+    ort = cfg.components["onnxruntime"]
+    assert (ort.sources[0].kind, ort.sources[0].package) == ("sysroot-package", "python3-onnxruntime")
+    assert ort.smoke is not None and ort.smoke.kind == "ort"
+    genai = cfg.components["onnxruntime-genai"]
+    assert genai.smoke is not None and genai.smoke.kind == "genai"
+
+
+def test_unknown_smoke_kind_is_rejected(repo: Path) -> None:
+    text = (repo / "versions.toml").read_text().replace('kind = "ort"', 'kind = "orrt"')
+    with pytest.raises(ConfigError, match="unknown smoke kind 'orrt'"):
+        config_mod.parse(text, repo / "versions.toml")

@@ -1,0 +1,130 @@
+"""The payload driver for real: the target's python3 under qemu-user, deciding from the sentinel."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import make_context
+
+from crosslane import config as config_mod
+from crosslane import pipeline, target_site
+from crosslane.archs import Arch
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.report import Verdict
+from crosslane.runner import Runner
+from crosslane.smokes import payload
+
+pytestmark = pytest.mark.qemu
+
+IMPORTS_FAKEDIST = """
+import sys
+import bindkit
+result = bindkit.require("T", "crosslane-fakedist", "crosslane_fakedist")
+sys.exit(result if isinstance(result, int) else bindkit.finish("T", "OK", "imported"))
+"""
+
+
+@pytest.fixture(scope="module")
+def ctx(cfg: config_mod.Config, sysroots: dict[Arch, Path], session_build_dir: Path) -> Context:
+    return make_context(cfg, session_build_dir)
+
+
+@pytest.fixture
+def fakedist(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    info = site / "crosslane_fakedist-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: crosslane-fakedist\nVersion: 1.0\n")
+    (site / "crosslane_fakedist").mkdir()
+    (site / "crosslane_fakedist" / "__init__.py").write_text("raise ImportError('wrong ELF class: ELFCLASS32')\n")
+    return site
+
+
+def attempt(ctx: Context, program: payload.Payload) -> payload.Attempt:
+    arch_cfg = ctx.config.arches[Arch.AMD64]
+    return payload.run(ctx, Arch.AMD64, arch_cfg.profile(arch_cfg.default_profile), program, base_timeout=60)
+
+
+@pytest.mark.parametrize(("text", "verdict", "words"), [
+    ("print('T-BIND OK: fine')", Verdict.PASS, "fine"),
+    ("x = 1", Verdict.FAIL, "no T-BIND sentinel: the program did not run (exit 0)"),
+    ("print('T-BIND FAIL: broken')", Verdict.FAIL, "T-BIND FAIL: broken (exit 0, expected 1)"),
+    ("", Verdict.FAIL, "T-BIND ABSENT: the payload (environment) is empty"),
+    ("import sys\nprint('T-BIND SKIP: absent')\nsys.exit(3)", Verdict.SKIP, "absent"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", Verdict.FAIL,
+     "qemu-x86_64-static crashed with SIGSEGV on profile max"),
+], ids=["ok", "prints-nothing", "exit0-with-fail", "empty", "skip", "crash"])
+def test_text_payloads(ctx: Context, text: str, verdict: Verdict, words: str) -> None:
+    result = attempt(ctx, payload.Payload("T", text=text))
+    assert result.outcome.verdict is verdict, result.result.output
+    assert words in result.reason
+
+
+def test_payload_file_that_never_arrived(ctx: Context, tmp_path: Path) -> None:
+    result = attempt(ctx, payload.Payload("T", file=tmp_path / "missing.py"))
+    assert result.outcome.verdict is Verdict.FAIL
+    assert result.result.returncode == 4 and "never arrived" in result.reason
+
+
+def test_import_raises_with_the_distribution_installed_is_fail(ctx: Context, fakedist: Path) -> None:
+    result = attempt(ctx, payload.Payload("T", text=IMPORTS_FAKEDIST, pythonpath=(fakedist,)))
+    assert result.outcome.verdict is Verdict.FAIL
+    assert result.result.returncode == 1
+    assert "crosslane-fakedist 1.0 is installed but import crosslane_fakedist raised ImportError" in result.reason
+
+
+def test_distribution_not_installed_is_skip(ctx: Context, tmp_path: Path) -> None:
+    result = attempt(ctx, payload.Payload("T", text=IMPORTS_FAKEDIST, pythonpath=(tmp_path,)))
+    assert result.outcome.verdict is Verdict.SKIP
+    assert "not installed" in result.reason
+
+
+@pytest.mark.parametrize("arch", [Arch.RISCV64, Arch.ARM64], ids=["riscv64", "arm64"])
+def test_ort_smoke_matches_the_amd64_control(ctx: Context, arch: Arch) -> None:
+    rows = pipeline.smoke_components(ctx, arch, ["onnxruntime"])
+    profiles = [p.name for p in ctx.config.arches[arch].profiles]
+    assert {r.step for r in rows if r.arch == arch.value} == {f"{kind}@{p}" for p in profiles
+                                                              for kind in ("ort", "parity")}
+    assert all(r.verdict is Verdict.PASS for r in rows), [r for r in rows if r.verdict is not Verdict.PASS]
+    assert all("add: 6 values identical" in r.reason for r in rows if r.step.startswith("parity@"))
+
+
+@pytest.fixture(scope="module")
+def genai_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("wheels")
+    runner = Runner(Log())
+    runner.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.13",
+                "--platform", "manylinux_2_28_aarch64", "--dest", str(dest), "onnxruntime-genai==0.18.0"], timeout=600)
+    (wheel,) = dest.glob("onnxruntime_genai-0.18.0-cp313-cp313-*aarch64.whl")
+    return wheel
+
+
+def run_genai(ctx: Context, arch: Arch, wheel: Path, tmp_path: Path) -> payload.Attempt:
+    install = target_site.install(ctx, arch, wheel, tmp_path / "target")
+    arch_cfg = ctx.config.arches[arch]
+    program = payload.Payload.builtin("genai_payload", "GENAI", pythonpath=(install.site,),
+                                      env={"GENAI_PIN": "0.18.0", "GENAI_EXPECTED_MACHINE": str(
+                                          {Arch.ARM64: 183, Arch.RISCV64: 243}[arch])})
+    return payload.run(ctx, arch, arch_cfg.profile(arch_cfg.default_profile), program, base_timeout=120)
+
+
+@pytest.mark.network
+def test_genai_pypi_wheel_on_arm64_is_ok(ctx: Context, genai_wheel: Path, tmp_path: Path) -> None:
+    result = run_genai(ctx, Arch.ARM64, genai_wheel, tmp_path)
+    assert result.outcome.verdict is Verdict.PASS, result.result.tail()
+    lines = result.result.output.splitlines()
+    assert any(line.startswith("PROVEN tier 2 ELF: e_machine 183 of the loaded") for line in lines)
+    assert any(line.startswith("PROVEN tier 1 version 0.18.0") for line in lines)
+    assert any("rejected by the library: RuntimeError" in line for line in lines)
+    assert any(line.startswith("SKIP tier 4 generate(): not armed") for line in lines)
+
+
+@pytest.mark.network
+def test_the_aarch64_wheel_on_riscv64_fails_never_skips(ctx: Context, genai_wheel: Path, tmp_path: Path) -> None:
+    result = run_genai(ctx, Arch.RISCV64, genai_wheel, tmp_path)
+    assert result.outcome.verdict is Verdict.FAIL
+    assert result.outcome.state == "FAIL" and result.result.returncode == 1
+    assert "onnxruntime-genai 0.18.0 is installed but import onnxruntime_genai raised" in result.reason
