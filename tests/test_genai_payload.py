@@ -101,7 +101,7 @@ def config_raising(exc: Exception) -> Any:
 
 
 def stand_in(**overrides: object) -> SimpleNamespace:
-    api: dict[str, object] = {name: object for name in gp.API}
+    api: dict[str, object] = dict.fromkeys(gp.API, object)
     api.update(Tensor=GoodTensor, Config=config_raising(LibraryError("Error opening /x/genai_config.json")),
                is_cuda_available=lambda: False, is_qnn_available=lambda: True)
     api.update(overrides)

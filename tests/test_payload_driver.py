@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import guest_root, ort_models, sysroot_package
 from crosslane import config as config_mod
+from crosslane import guest_root, ort_models, sysroot_package
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.errors import ConfigError

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_context
 
+from conftest import make_context
 from crosslane import config as config_mod
 from crosslane import pipeline, target_site
 from crosslane.archs import Arch

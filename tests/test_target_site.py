@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_context
 from crosslane import target_site
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.errors import UsageError
-from conftest import make_context
 
 GENAI_METADATA = ("Metadata-Version: 2.4\nName: onnxruntime-genai\nVersion: 0.18.0\nRequires-Dist: numpy>=1.21.6\n"
                   "Requires-Dist: onnxruntime>=1.31.0\nRequires-Dist: pywin32; sys_platform == 'win32'\n"
