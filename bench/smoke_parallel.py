@@ -1,0 +1,81 @@
+"""Benchmark: the four riscv64 CPU profiles of one smoke (the ORT payload, or the canary payload with
+--smoke canary) run in parallel vs one after another, in the same run; prints both times and the ratio.
+
+Usage: python bench/smoke_parallel.py [--smoke ort|canary] [--arch riscv64]
+The goal is a ratio <= 0.6 on 2 cores. Nothing is asserted: this prints measurements only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from crosslane import config as config_mod
+from crosslane import ort_models
+from crosslane.archs import Arch
+from crosslane.context import Context
+from crosslane.errors import CrosslaneError
+from crosslane.log import Log
+from crosslane.report import Verdict
+from crosslane.runner import Runner
+from crosslane.smokes import payload
+
+
+def program(ctx: Context, arch: Arch, smoke: str) -> payload.Payload:
+    if smoke == "ort":
+        models = ort_models.write(ctx.build_root / "models" / "ort")
+        return payload.Payload.builtin("ort_payload", "ORT", env={"ORT_MODELS_DIR": str(models)})
+    install = ctx.component_dir(arch, "canary") / "install" / "python"
+    return payload.Payload.builtin("canary_payload", "CANARY", pythonpath=(install,))
+
+
+def measure(ctx: Context, arch: Arch, smoke: str, parallel: bool) -> tuple[float, list[payload.Attempt]]:
+    start = time.monotonic()
+    attempts = payload.run_profiles(ctx, arch, ctx.config.arches[arch].profiles, program(ctx, arch, smoke),
+                                    base_timeout=120, parallel=parallel)
+    return time.monotonic() - start, attempts
+
+
+def calibration(ctx: Context, jobs: int = 4) -> float:
+    """The same serial-vs-parallel ratio for a plain host CPU burn: how much parallelism the machine gives now."""
+    burn = [sys.executable, "-c", "sum(i * i for i in range(4_000_000))"]
+    start = time.monotonic()
+    for _ in range(jobs):
+        ctx.runner.run(burn, quiet=True)
+    serial = time.monotonic() - start
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(lambda _: ctx.runner.run(burn, quiet=True), range(jobs)))
+    return (time.monotonic() - start) / serial
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", choices=("ort", "canary"), default="ort")
+    parser.add_argument("--arch", default=Arch.RISCV64.value)
+    args = parser.parse_args(argv)
+    log = Log()
+    try:
+        ctx = Context(config_mod.load(), Runner(log))
+        arch = Arch(args.arch)
+        serial, serial_attempts = measure(ctx, arch, args.smoke, parallel=False)
+        parallel, parallel_attempts = measure(ctx, arch, args.smoke, parallel=True)
+        baseline = calibration(ctx)
+    except CrosslaneError as exc:
+        log.error(exc.one_line())
+        return exc.exit_code
+    for attempt in serial_attempts + parallel_attempts:
+        if attempt.outcome.verdict is not Verdict.PASS:
+            log.warn(f"{attempt.profile.name}: {attempt.reason} (timings still printed)")
+    names = ", ".join(p.name for p in ctx.config.arches[arch].profiles)
+    print(f"smoke-parallel {args.smoke} on {arch} ({names}): serial {serial:.1f}s, parallel {parallel:.1f}s, "
+          f"ratio {parallel / serial:.2f} (goal <= 0.60); a plain CPU burn's ratio on this machine now: {baseline:.2f} "
+          f"({os.cpu_count()} cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
