@@ -106,3 +106,26 @@ def test_unknown_smoke_kind_is_rejected(repo: Path) -> None:
     text = (repo / "versions.toml").read_text().replace('kind = "ort"', 'kind = "orrt"')
     with pytest.raises(ConfigError, match="unknown smoke kind 'orrt'"):
         config_mod.parse(text, repo / "versions.toml")
+
+
+@pytest.mark.parametrize(("packages", "verdict", "words"), [
+    ([{"package": "python3-onnxruntime", "version": "1.21.0+dfsg-1"}], "PASS",
+     "provided by the sysroot (Debian python3-onnxruntime 1.21.0+dfsg-1)"),
+    ([], "FAIL", "python3-onnxruntime is not in the riscv64 sysroot; add it to sysroot.packages"),
+], ids=["present", "absent"])
+def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   packages: list[dict[str, str]], verdict: str, words: str) -> None:
+    from crosslane.context import Context
+    from crosslane.log import Log
+    from crosslane.runner import Runner
+
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    root = tmp_path / "sysroot"
+    root.mkdir()
+    (root / "crosslane-manifest.json").write_text(json.dumps({"packages": packages}))
+    ctx = Context(cfg, Runner(Log()), _sysroots={Arch.RISCV64: Sysroot(Arch.RISCV64, root, "k")})
+    row = sysroot_package.build_row(ctx, cfg.components["onnxruntime"], Arch.RISCV64)
+    assert row is not None and row.verdict.value == verdict and words in row.reason
+    record = tmp_path / "build" / "riscv64" / "onnxruntime" / "install" / sysroot_package.PROVIDED
+    assert record.is_file() is (verdict == "PASS")
+    assert sysroot_package.build_row(ctx, cfg.components["canary"], Arch.RISCV64) is None

@@ -123,8 +123,15 @@ def test_genai_pypi_wheel_on_arm64_is_ok(ctx: Context, genai_wheel: Path, tmp_pa
 
 
 @pytest.mark.network
-def test_the_aarch64_wheel_on_riscv64_fails_never_skips(ctx: Context, genai_wheel: Path, tmp_path: Path) -> None:
-    result = run_genai(ctx, Arch.RISCV64, genai_wheel, tmp_path)
-    assert result.outcome.verdict is Verdict.FAIL
-    assert result.outcome.state == "FAIL" and result.result.returncode == 1
-    assert "onnxruntime-genai 0.18.0 is installed but import onnxruntime_genai raised" in result.reason
+def test_the_aarch64_wheel_on_riscv64_fails_never_skips(ctx: Context, genai_wheel: Path) -> None:
+    """What `invoke smoke --arch riscv64 --component onnxruntime-genai --wheel PATH` runs."""
+    rows = pipeline.smoke_components(target_site.given(ctx, [str(genai_wheel)]), Arch.RISCV64,
+                                     ["onnxruntime-genai"])
+    ctx.wheels.clear()
+    steps = {r.step: r for r in rows}
+    assert steps["install"].verdict is Verdict.FAIL and "is not built for riscv64" in steps["install"].reason
+    for profile in ctx.config.arches[Arch.RISCV64].profiles:
+        row = steps[f"genai@{profile.name}"]
+        assert row.verdict is Verdict.FAIL, row
+        assert "GENAI-BIND FAIL: onnxruntime-genai 0.18.0 is installed but import onnxruntime_genai raised" \
+            in row.reason

@@ -1,11 +1,13 @@
 """Components that the target sysroot already ships as a Debian package (source kind "sysroot-package").
 
-Nothing is built: the build step proves the package is in the sysroot and names its version, read from
-the sysroot's manifest, so the smoke tests exactly what Debian ships.
+Nothing is built: the build step proves the package is in the sysroot, names its version (read from the
+sysroot's manifest) and records both in build/<arch>/<component>/install/crosslane-provided.json, so the
+smoke tests exactly what Debian ships.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from .archs import Arch
@@ -14,6 +16,8 @@ from .context import Context
 from .report import Row, Verdict
 
 KIND = "sysroot-package"
+# Written into the component's install folder, so later steps see it installed and know what it is.
+PROVIDED = "crosslane-provided.json"
 
 
 def package_version(manifest: Mapping[str, object], package: str) -> str | None:
@@ -40,5 +44,9 @@ def build_row(ctx: Context, component: Component, arch: Arch) -> Row | None:
         return Row(component.name, arch.value, "build", Verdict.FAIL,
                    f"{spec.package} is not in the {arch} sysroot; add it to sysroot.packages in versions.toml "
                    f"and run invoke sysroot --arch {arch}")
+    install = ctx.component_dir(arch, component.name) / "install"
+    install.mkdir(parents=True, exist_ok=True)
+    record = {"package": spec.package, "version": version, "sysroot": str(ctx.sysroot(arch).path)}
+    (install / PROVIDED).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return Row(component.name, arch.value, "build", Verdict.PASS,
                f"provided by the sysroot (Debian {spec.package} {version})")

@@ -1,7 +1,7 @@
 """The onnxruntime-genai smoke: a given wheel (or, later, the genai lane's) installed for the target, then
 payloads/genai_payload.py on every CPU profile.
 
-The payload's tier 1 compares with the pin (the component's source tag or version in versions.toml),
+The payload's tier 1 compares with the pin (a given wheel's own version; versions.toml's for the lane's build),
 tier 2 with the arch table's ELF machine; tier 4 is armed when GENAI_MODEL_DIR is set on the host.
 """
 
@@ -21,7 +21,7 @@ DEFAULT_TIMEOUT = 120.0
 
 
 def pin(component: Component) -> str:
-    """The version the component is pinned to: the source's version, else its tag without a leading v."""
+    """The version versions.toml pins the component to: the source's version, else its tag without a leading v."""
     source = component.sources[0]
     if source.version:
         return source.version
@@ -40,7 +40,14 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
         [f"{req} has no wheel for {arch}" for req in install.missing]
     rows = [Row(component, arch.value, "install", Verdict.FAIL if problems else Verdict.PASS,
                 "; ".join(problems) + (" — " if problems else "") + install.describe())]
-    env = {"GENAI_PIN": pin(ctx.config.components[component]),
+    # A given wheel is pinned by its own file name (tier 1 then proves the module that loads is that wheel,
+    # not a shadowing copy); versions.toml's pin is for the lane's own build and is noted when it differs.
+    _, wheel_version, _ = target_site.wheel_identity(wheel)
+    pinned = pin(ctx.config.components[component])
+    if pinned and pinned != wheel_version:
+        rows[0] = Row(rows[0].component, rows[0].arch, rows[0].step, rows[0].verdict,
+                      f"{rows[0].reason} (wheel {wheel_version}; versions.toml pins {pinned} for the lane's build)")
+    env = {"GENAI_PIN": wheel_version,
            "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine)}
     model_dir = os.environ.get("GENAI_MODEL_DIR")
     if model_dir:

@@ -33,6 +33,8 @@ from . import target
 
 FOREIGN_ISA = 2.0
 VLEN_UNIT = 256
+PROTOCOL_PREFIXES = ("PROVEN ", "UNPROVEN ", "DEFECT ", "SKIP ")
+TAIL_ON_FAILURE = 12
 # Host variables that must not leak into the target's interpreter or dynamic loader.
 HOST_ONLY_ENV = ("PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONSAFEPATH",
                  "LD_LIBRARY_PATH", "LD_PRELOAD")
@@ -130,7 +132,20 @@ def run(ctx: Context, arch: Arch, profile: Profile, payload: Payload, *, base_ti
     result = ctx.runner.run(command(ctx, arch, profile, payload), env=env, unset=unset, timeout=timeout,
                             check=False, quiet=True)
     outcome = sentinel.decide(payload.name, result.output, result.returncode, timed_out=result.timed_out)
-    return Attempt(arch, profile, outcome, result, timeout)
+    attempt = Attempt(arch, profile, outcome, result, timeout)
+    evidence = protocol_lines(result.output)
+    for line in evidence:
+        ctx.log.debug(f"{arch}@{profile.name}: {line}")
+    if outcome.verdict is Verdict.FAIL and not ctx.log.verbose:
+        # A failure carries its evidence: the payload's own protocol lines, else the output's tail.
+        shown = evidence or result.tail(TAIL_ON_FAILURE).splitlines()
+        ctx.log.info("\n".join(f"    {arch}@{profile.name}: {line}" for line in shown[-TAIL_ON_FAILURE:]))
+    return attempt
+
+
+def protocol_lines(output: str) -> list[str]:
+    """The PROVEN / UNPROVEN / DEFECT / SKIP lines and sentinels a payload printed, in order."""
+    return [line for line in output.splitlines() if line.startswith(PROTOCOL_PREFIXES) or sentinel.SENTINEL.match(line)]
 
 
 def run_profiles(ctx: Context, arch: Arch, profiles: Sequence[Profile], payload: Payload, *, base_timeout: float,
