@@ -1,8 +1,8 @@
 """Benchmark: the four riscv64 CPU profiles of one smoke (the ORT payload, or the canary payload with
 --smoke canary) run in parallel vs one after another, in the same run; prints both times and the ratio.
 
-Usage: python bench/smoke_parallel.py [--smoke ort|canary] [--arch riscv64]
-The goal is a ratio <= 0.6 on 2 cores. Nothing is asserted: this prints measurements only.
+Usage: python bench/bench_smoke_parallel.py [--smoke ort|canary] [--arch riscv64]; bench/run.py calls
+run_bench(). The goal is a ratio <= 0.6 on 2 cores. Nothing is asserted: this prints measurements only.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from crosslane import config as config_mod
 from crosslane import ort_models
@@ -22,6 +23,25 @@ from crosslane.log import Log
 from crosslane.report import Verdict
 from crosslane.runner import Runner
 from crosslane.smokes import payload
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measured ratio, printed as one line (the shape bench/run.py prints)."""
+
+    name: str
+    subject: float
+    baseline: float
+    unit: str
+    goal: str
+
+    @property
+    def ratio(self) -> float:
+        return self.subject / self.baseline if self.baseline else float("inf")
+
+    def line(self) -> str:
+        return (f"{self.name}: {self.subject:.3f}{self.unit} vs {self.baseline:.3f}{self.unit} "
+                f"ratio {self.ratio:.3f}  (goal: {self.goal})")
 
 
 def program(ctx: Context, arch: Arch, smoke: str) -> payload.Payload:
@@ -39,8 +59,8 @@ def measure(ctx: Context, arch: Arch, smoke: str, parallel: bool) -> tuple[float
     return time.monotonic() - start, attempts
 
 
-def calibration(ctx: Context, jobs: int = 4) -> float:
-    """The same serial-vs-parallel ratio for a plain host CPU burn: how much parallelism the machine gives now."""
+def calibration(ctx: Context, jobs: int = 4) -> tuple[float, float]:
+    """(parallel, serial) seconds of a plain host CPU burn: how much parallelism the machine gives now."""
     burn = [sys.executable, "-c", "sum(i * i for i in range(4_000_000))"]
     start = time.monotonic()
     for _ in range(jobs):
@@ -49,7 +69,23 @@ def calibration(ctx: Context, jobs: int = 4) -> float:
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         list(pool.map(lambda _: ctx.runner.run(burn, quiet=True), range(jobs)))
-    return (time.monotonic() - start) / serial
+    return time.monotonic() - start, serial
+
+
+def run_bench(smoke: str = "ort", arch_name: str = Arch.RISCV64.value) -> list[Measure]:
+    """Serial and parallel runs of the arch's CPU profiles, and a host CPU burn measured the same way."""
+    ctx = Context(config_mod.load(), Runner(Log()))
+    arch = Arch(arch_name)
+    serial, serial_attempts = measure(ctx, arch, smoke, parallel=False)
+    parallel, parallel_attempts = measure(ctx, arch, smoke, parallel=True)
+    burn_parallel, burn_serial = calibration(ctx)
+    for attempt in serial_attempts + parallel_attempts:
+        if attempt.outcome.verdict is not Verdict.PASS:
+            ctx.log.warn(f"{attempt.profile.name}: {attempt.reason} (timings still printed)")
+    names = ", ".join(p.name for p in ctx.config.arches[arch].profiles)
+    return [Measure(f"{smoke} smoke on {arch} ({names}), parallel vs serial", parallel, serial, "s", "ratio <= 0.6"),
+            Measure(f"plain CPU burn x4 on this machine now ({os.cpu_count()} cores), parallel vs serial",
+                    burn_parallel, burn_serial, "s", "1/cores when the machine is idle")]
 
 
 def main(argv: list[str]) -> int:
@@ -57,23 +93,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--smoke", choices=("ort", "canary"), default="ort")
     parser.add_argument("--arch", default=Arch.RISCV64.value)
     args = parser.parse_args(argv)
-    log = Log()
     try:
-        ctx = Context(config_mod.load(), Runner(log))
-        arch = Arch(args.arch)
-        serial, serial_attempts = measure(ctx, arch, args.smoke, parallel=False)
-        parallel, parallel_attempts = measure(ctx, arch, args.smoke, parallel=True)
-        baseline = calibration(ctx)
+        measures = run_bench(args.smoke, args.arch)
     except CrosslaneError as exc:
-        log.error(exc.one_line())
+        Log().error(exc.one_line())
         return exc.exit_code
-    for attempt in serial_attempts + parallel_attempts:
-        if attempt.outcome.verdict is not Verdict.PASS:
-            log.warn(f"{attempt.profile.name}: {attempt.reason} (timings still printed)")
-    names = ", ".join(p.name for p in ctx.config.arches[arch].profiles)
-    print(f"smoke-parallel {args.smoke} on {arch} ({names}): serial {serial:.1f}s, parallel {parallel:.1f}s, "
-          f"ratio {parallel / serial:.2f} (goal <= 0.60); a plain CPU burn's ratio on this machine now: {baseline:.2f} "
-          f"({os.cpu_count()} cores)")
+    for found in measures:
+        print(found.line(), flush=True)
     return 0
 
 
