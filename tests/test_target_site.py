@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from crosslane import target_site
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.errors import UsageError
+from crosslane.sysroot import MANIFEST, Sysroot
 
 GENAI_METADATA = ("Metadata-Version: 2.4\nName: onnxruntime-genai\nVersion: 0.18.0\nRequires-Dist: numpy>=1.21.6\n"
                   "Requires-Dist: onnxruntime>=1.31.0\nRequires-Dist: pywin32; sys_platform == 'win32'\n"
@@ -29,10 +31,14 @@ def make_wheel(folder: Path, name: str, metadata: str, files: dict[str, str]) ->
     return wheel
 
 
-def test_glibc_from_the_manifest() -> None:
-    manifest = {"packages": [{"package": "libc6", "version": "2.41-12+deb13u5"}]}
-    assert target_site.glibc_version(manifest) == (2, 41)
-    assert target_site.glibc_version({"packages": []}) is None
+def test_glibc_from_the_manifest(tmp_path: Path) -> None:
+    manifest = tmp_path / MANIFEST
+    manifest.write_text(json.dumps({"packages": [{"package": "libc6", "version": "2.41-12+deb13u5"}]}))
+    assert target_site.glibc_version(Sysroot(Arch.ARM64, tmp_path, "k")) == (2, 41)
+    manifest.write_text(json.dumps({"packages": []}))
+    assert target_site.glibc_version(Sysroot(Arch.ARM64, tmp_path, "k")) is None
+    manifest.unlink()
+    assert target_site.glibc_version(Sysroot(Arch.ARM64, tmp_path, "k")) is None
 
 
 @pytest.mark.parametrize(("arch", "first", "count"), [

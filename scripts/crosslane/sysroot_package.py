@@ -14,6 +14,7 @@ from .archs import Arch
 from .config import Component
 from .context import Context
 from .report import Row, Verdict
+from .sysroot import MANIFEST, Sysroot
 
 KIND = "sysroot-package"
 # Written into the component's install folder, so later steps see it installed and know what it is.
@@ -32,6 +33,15 @@ def package_version(manifest: Mapping[str, object], package: str) -> str | None:
     return None
 
 
+def installed_version(root: Sysroot, package: str) -> str | None:
+    """The version of *package* in the sysroot's manifest (None when absent or the manifest is unreadable)."""
+    try:
+        manifest = json.loads((root.path / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return package_version(manifest, package) if isinstance(manifest, dict) else None
+
+
 def build_row(ctx: Context, component: Component, arch: Arch) -> Row | None:
     """The build row of a sysroot-provided component; None for components that are really built."""
     spec = component.sources[0]
@@ -39,7 +49,7 @@ def build_row(ctx: Context, component: Component, arch: Arch) -> Row | None:
         return None
     if ctx.runner.dry_run:
         return Row(component.name, arch.value, "build", Verdict.SKIP, f"dry run (provided by {spec.package})")
-    version = package_version(ctx.sysroot(arch).manifest(), spec.package)
+    version = installed_version(ctx.sysroot(arch), spec.package)
     if version is None:
         return Row(component.name, arch.value, "build", Verdict.FAIL,
                    f"{spec.package} is not in the {arch} sysroot; add it to sysroot.packages in versions.toml "

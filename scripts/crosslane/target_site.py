@@ -28,6 +28,7 @@ from . import sysroot_package, target_python
 from .archs import Arch, info
 from .context import Context
 from .errors import UsageError
+from .sysroot import Sysroot
 
 OLDEST_MANYLINUX_GLIBC = 17
 PIP_TIMEOUT = 900.0
@@ -47,8 +48,8 @@ class SiteInstall:
         return text
 
 
-def glibc_version(manifest: dict[str, object]) -> tuple[int, int] | None:
-    version = sysroot_package.package_version(manifest, "libc6")
+def glibc_version(root: Sysroot) -> tuple[int, int] | None:
+    version = sysroot_package.installed_version(root, "libc6")
     match = re.match(r"(\d+)\.(\d+)", version or "")
     return (int(match.group(1)), int(match.group(2))) if match else None
 
@@ -134,7 +135,7 @@ def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
     """Fill *folder*/site with *wheel* and what it requires for *arch*; *folder* is rebuilt every time."""
     root = ctx.sysroot(arch)
     python_version = target_python.locate(root.path, arch).version
-    tags = platform_tags(arch, glibc_version(root.manifest()))
+    tags = platform_tags(arch, glibc_version(root))
     _, _, wheel_platforms = wheel_identity(wheel)
     fits = bool(wheel_platforms & {*tags, "any"})
     if not fits:
