@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_context
 from crosslane import config as config_mod
 from crosslane import pipeline, target_site
 from crosslane.archs import Arch
@@ -29,7 +28,7 @@ sys.exit(result if isinstance(result, int) else bindkit.finish("T", "OK", "impor
 
 @pytest.fixture(scope="module")
 def ctx(cfg: config_mod.Config, sysroots: dict[Arch, Path], session_build_dir: Path) -> Context:
-    return make_context(cfg, session_build_dir)
+    return Context(cfg, Runner(Log()))
 
 
 @pytest.fixture

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_context
 from crosslane import target_site
 from crosslane.archs import Arch
 from crosslane.config import Config
+from crosslane.context import Context
 from crosslane.errors import UsageError
+from crosslane.log import Log
+from crosslane.runner import Runner
 from crosslane.sysroot import MANIFEST, Sysroot
 
 GENAI_METADATA = ("Metadata-Version: 2.4\nName: onnxruntime-genai\nVersion: 0.18.0\nRequires-Dist: numpy>=1.21.6\n"
@@ -87,10 +89,10 @@ def test_unpack_moves_data_schemes_to_the_top(tmp_path: Path) -> None:
 
 def test_given_maps_a_wheel_to_its_component(cfg: Config, tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path, "onnxruntime_genai-0.18.0-cp313-cp313-manylinux_2_28_aarch64.whl", GENAI_METADATA, {})
-    ctx = target_site.given(make_context(cfg, tmp_path), [str(wheel)])
+    ctx = target_site.given(Context(cfg, Runner(Log())), [str(wheel)])
     assert ctx.wheels == {"onnxruntime-genai": wheel}
     stray = make_wheel(tmp_path, "requests-2.0-py3-none-any.whl", "Name: requests\n", {})
     with pytest.raises(UsageError, match="no component"):
-        target_site.given(make_context(cfg, tmp_path), [str(stray)])
+        target_site.given(Context(cfg, Runner(Log())), [str(stray)])
     with pytest.raises(UsageError, match="no such file"):
-        target_site.given(make_context(cfg, tmp_path), [str(tmp_path / "missing.whl")])
+        target_site.given(Context(cfg, Runner(Log())), [str(tmp_path / "missing.whl")])

@@ -61,11 +61,15 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
 def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
     rows: list[Row] = []
     for name in components_for(ctx, arch, names):
+        provided = sysroot_package.build_row(ctx, ctx.config.components[name], arch)
+        if provided is not None:
+            rows.append(provided)
+            if provided.verdict is Verdict.FAIL:
+                break
+            continue
         with ctx.log.group(f"build: {name} for {arch}"):
-            row = sysroot_package.build_row(ctx, ctx.config.components[name], arch)
-            if row is None:
-                plan = build.plan(ctx, ctx.config.components[name], arch)
-                row = build.execute(ctx, plan, force=force)
+            plan = build.plan(ctx, ctx.config.components[name], arch)
+            row = build.execute(ctx, plan, force=force)
             ctx.log.info(f"    {row.verdict.value}: {row.reason}")
         rows.append(row)
         if row.verdict is Verdict.FAIL:
