@@ -102,6 +102,17 @@ def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
                      (str(tools.cmake), "--install", str(build_dir)), inputs)
 
 
+def configured_source(build_dir: Path) -> Path | None:
+    try:
+        text = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
+            return Path(line.partition("=")[2])
+    return None
+
+
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     name, arch = build.component.name, build.arch.value
     if not force and stamps.is_current(build.folder, build.stamp_key) and build.install_dir.is_dir():
@@ -112,6 +123,8 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         return Row(name, arch, "build", Verdict.SKIP, "dry run")
     stamps.clear(build.folder)
     shutil.rmtree(build.install_dir, ignore_errors=True)
+    if configured_source(build.build_dir) not in (None, build.source / build.component.source_subdir):
+        shutil.rmtree(build.build_dir)  # CMake refuses a build tree made from another source folder
     cmake_toolchain.write(build.toolchain_file, build.toolchain_text)
     progress = Progress(ctx.log, f"build {name} ({arch})")
 
