@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from invoke import Context, task
+from invoke.context import Context
+from invoke.tasks import task
 
 from crosslane import commands, pipeline
 from crosslane.archs import KNOWN_ARCHS
@@ -12,8 +13,8 @@ COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JS
                "config": "path to versions.toml (default: found upward from here)"}
 
 
-@task(help={"arch": ARCH_HELP + " (repeatable; default all)", "dry_run": "print what would be installed", **COMMON_HELP},
-      iterable=["arch"])
+@task(help={"arch": ARCH_HELP + " (repeatable; default all)", "dry_run": "print what would be installed",
+            **COMMON_HELP}, iterable=["arch"])
 def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = False, json: str = "",
           config: str = "") -> None:
     """Install the host packages and pinned build tools the arches need (apt, non-interactive)."""

@@ -52,7 +52,7 @@ def test_env_diff_and_unset(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_dry_run_records_without_running(tmp_path: Path) -> None:
-    r, stream = runner(dry_run=True)
+    r, _ = runner(dry_run=True)
     marker = tmp_path / "touched"
     r.run(["touch", str(marker)])
     assert not marker.exists()

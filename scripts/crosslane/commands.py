@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import config as config_mod
-from . import pipeline, report
+from . import report
 from .archs import KNOWN_ARCHS, Arch
 from .context import Context
 from .errors import CrosslaneError, UsageError, VerdictFailed

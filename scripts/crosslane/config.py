@@ -346,12 +346,12 @@ def _check_cycles(file: str, components: Mapping[str, Component]) -> None:
         if state.get(name) == 2:
             return
         if state.get(name) == 1:
-            cycle = trail[trail.index(name):] + [name]
+            cycle = [*trail[trail.index(name):], name]
             raise ConfigError(f"{file}: components.{cycle[0]}.depends: dependency cycle "
                               f"{' -> '.join(cycle)}; remove one of these dependencies")
         state[name] = 1
         for dep in components[name].depends:
-            visit(dep, trail + [name])
+            visit(dep, [*trail, name])
         state[name] = 2
 
     for name in components:

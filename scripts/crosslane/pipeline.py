@@ -53,7 +53,7 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
     for arch in arches:
         with ctx.log.group(f"sysroot: {arch} ({ctx.config.sysroot.suite})"):
             found = ctx.ensure_sysroot(arch)
-        count = len(found.manifest()["packages"]) if not ctx.runner.dry_run else 0  # type: ignore[arg-type]
+        count = len(found.packages()) if not ctx.runner.dry_run else 0
         rows.append(Row("sysroot", arch.value, "sysroot", Verdict.PASS, f"{count} packages at {found.path}"))
     return rows
 

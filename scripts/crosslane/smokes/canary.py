@@ -77,7 +77,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     if not (install / CLI).is_file():
         return [Row(component, arch.value, "smoke", Verdict.FAIL,
                     f"{install / CLI} missing: invoke build --arch {arch} --component {component}")]
-    control_bits, control_note = control_checksum(ctx, component, timeout)
+    control_bits, _ = control_checksum(ctx, component, timeout)
     interpreter = target.python(ctx, arch)
 
     def one(profile: Profile) -> list[Row]:
@@ -105,8 +105,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                             "; ".join(problems) or f"python{target.python(ctx, arch).name[6:]} {_describe(reported)}"))
         return rows
 
-    rows = [row for group in target.per_profile(profiles, one) for row in group]
-    return rows
+    return [row for group in target.per_profile(profiles, one) for row in group]
 
 
 def _describe(result: dict[str, object] | None) -> str:
