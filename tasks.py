@@ -59,3 +59,9 @@ def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str 
     """Setup, sysroots, build (with the amd64 control) and smoke for one arch: what nox build-<arch> runs."""
     commands.exit_with(commands.run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch)),
                                     debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"config": COMMON_HELP["config"]})
+def matrix(c: Context, config: str = "") -> None:
+    """Print the GitHub Actions matrix derived from versions.toml (matrix=<json>, for $GITHUB_OUTPUT)."""
+    commands.exit_with(commands.print_matrix(config_path=config or None))

@@ -155,5 +155,5 @@ def test_bad_keyring(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path))
     spec = replace(cfg.sysroot, keyring=str(tmp_path / "none.gpg"))
-    with pytest.raises(MissingPrerequisite, match="archive keyring .* not found"):
+    with pytest.raises(MissingPrerequisite, match=r"archive keyring .* not found"):
         sysroot.ensure(Runner(Log(io.StringIO())), spec, Arch.ARM64)

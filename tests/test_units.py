@@ -160,3 +160,19 @@ def test_report_table_and_json(tmp_path: Path) -> None:
     report.write_json(rows, tmp_path / "r.json")
     assert json.loads((tmp_path / "r.json").read_text())[1]["verdict"] == "FAIL"
     assert report.failed(rows) == rows[1:]
+
+
+def test_ci_matrix_is_derived_from_versions_toml(cfg: object, repo: Path) -> None:
+    from crosslane import ci_matrix
+    from crosslane.config import Config
+
+    assert isinstance(cfg, Config)
+    data = ci_matrix.matrix(cfg)
+    assert [row["arch"] for row in data["include"]] == [a.value for a in cfg.arches]
+    riscv = next(row for row in data["include"] if row["arch"] == "riscv64")
+    assert riscv["profiles"] == "novector rvv128 rvv256 rvv512"
+    assert ci_matrix.github_output(cfg).startswith('matrix={"include":[')
+    workflow = (repo / ".github/workflows/ci.yml").read_text()
+    assert "invoke matrix >> \"$GITHUB_OUTPUT\"" in workflow
+    assert "fromJSON(needs.plan.outputs.matrix)" in workflow
+    assert "riscv64" not in workflow, "the workflow must not list arches by hand"
