@@ -10,15 +10,14 @@ from pathlib import Path
 
 from common import ROOT, Measure, invoke, median_of, run, timed
 
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from crosslane import config  # noqa: E402
+from crosslane import config
+from crosslane.archs import Arch
 
 
 def run_bench() -> list[Measure]:
     cfg = config.load(ROOT / "versions.toml")
     spec = cfg.sysroot
-    packages = ",".join(spec.packages_for(config.Arch.RISCV64))
+    packages = ",".join(spec.packages_for(Arch.RISCV64))
     invoke("sysroot", "--arch", "riscv64")
     cached = median_of(3, lambda: invoke("sysroot", "--arch", "riscv64"))
     results = [Measure("sysroot cached call vs a python3 -c pass startup", cached,
