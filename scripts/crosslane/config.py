@@ -258,7 +258,7 @@ def _component(name: str, table: Table, root: Path) -> Component:
         rel = patch_table.string("path", required=True)
         path = _repo_path(patch_table, "path", f"patches/{rel}", root)
         when = patch_table.table("when")
-        arches = _arch_list(when, "arch") if when.has("arch") else KNOWN_ARCHS_T
+        arches = _arch_list(when, "arch") if when.has("arch") else tuple(Arch)
         when.finish()
         patches.append(PatchSpec(path=path, sha256=_sha256(patch_table, "sha256"), arches=arches))
         patch_table.finish()
@@ -278,8 +278,6 @@ def _component(name: str, table: Table, root: Path) -> Component:
     table.finish()
     return component
 
-
-KNOWN_ARCHS_T = tuple(Arch)
 
 
 def _arch_config(arch: Arch, table: Table) -> ArchConfig:
