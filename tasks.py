@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from invoke import Context, task
 
-from crosslane import commands, pipeline
+from crosslane import commands, pipeline, srctree
 from crosslane.archs import KNOWN_ARCHS
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
@@ -58,3 +60,15 @@ def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str 
     """Setup, sysroots, build (with the amd64 control) and smoke for one arch: what nox build-<arch> runs."""
     commands.exit_with(commands.run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch)),
                                     debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"component": "component whose patch series to check or apply", "arch": ARCH_HELP,
+            "source_dir": "patch this tree in place (default: the build's working copy of the pinned source)",
+            "check": "change nothing; exit 1 unless every patch for the arch is APPLIED", **COMMON_HELP})
+def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bool = False, debug: bool = False,
+          json: str = "", config: str = "") -> None:
+    """Plan, then apply a component's patch series for an arch: one row per patch (exit 4 on a conflict)."""
+    commands.exit_with(commands.run(
+        lambda ctx: srctree.patch_command(ctx, component, commands.parse_arch(arch),
+                                          Path(source_dir) if source_dir else None, check=check),
+        debug=debug, json_path=json or None, config_path=config or None))
