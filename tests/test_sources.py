@@ -133,6 +133,8 @@ def test_dry_run_fetches_nothing(tmp_path: Path) -> None:
     pytest.param([(member("pkg/../../evil"), b"x")], "contains '..'", id="dot-dot"),
     pytest.param([(member("pkg/link", tarfile.SYMTYPE, "../../outside"), None)], "points outside", id="symlink-out"),
     pytest.param([(member("pkg/link", tarfile.SYMTYPE, "/etc/passwd"), None)], "points outside", id="symlink-abs"),
+    pytest.param([(member("pkg/link", tarfile.SYMTYPE, "../pkg-sibling"), None)], "points outside",
+                 id="symlink-out-of-stripped-top"),
     pytest.param([(member("pkg/hard", tarfile.LNKTYPE, "../outside"), None)], "hard link", id="hardlink-out"),
     pytest.param([(member("pkg/dev", tarfile.CHRTYPE), None)], "device or fifo", id="device"),
 ])

@@ -85,9 +85,12 @@ def extract(archive: Path, dest: Path) -> Path:
         with tarfile.open(archive, "r:*") as tar:
             members = tar.getmembers()
             for member in members:
-                _check_member(archive, member)
+                _check_name(archive, member)
             top = _strip_prefix(members)
+            # Links are judged where they land: after the top folder is stripped.
             rebased = [m for m in (_rebase(m, top) for m in members) if m is not None]
+            for member in rebased:
+                _check_member(archive, member)
             staging = dest.with_name(f".extract-{dest.name}-{os.getpid()}")
             shutil.rmtree(staging, ignore_errors=True)
             staging.mkdir(parents=True)
