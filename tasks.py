@@ -64,7 +64,8 @@ def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str 
 
 @task(help={"component": "component whose patch series to check or apply", "arch": ARCH_HELP,
             "source_dir": "patch this tree in place (default: the build's working copy of the pinned source)",
-            "check": "change nothing; exit 1 unless every patch for the arch is APPLIED", **COMMON_HELP})
+            "check": "change nothing; exit 1 unless every patch for the arch is APPLIED", **COMMON_HELP},
+      auto_shortflags=False)  # an automatic -h for --check would shadow --help
 def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bool = False, debug: bool = False,
           json: str = "", config: str = "") -> None:
     """Plan, then apply a component's patch series for an arch: one row per patch (exit 4 on a conflict)."""
