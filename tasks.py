@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from invoke.context import Context
 from invoke.tasks import task
 
-from crosslane import commands, pipeline
+from crosslane import commands, pipeline, srctree
 from crosslane.archs import KNOWN_ARCHS
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
@@ -65,3 +67,16 @@ def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str 
 def matrix(c: Context, config: str = "") -> None:
     """Print the GitHub Actions matrix derived from versions.toml (matrix=<json>, for $GITHUB_OUTPUT)."""
     commands.exit_with(commands.print_matrix(config_path=config or None))
+
+
+@task(help={"component": "component whose patch series to check or apply", "arch": ARCH_HELP,
+            "source_dir": "patch this tree in place (default: the build's working copy of the pinned source)",
+            "check": "change nothing; exit 1 unless every patch for the arch is APPLIED", **COMMON_HELP},
+      auto_shortflags=False)  # an automatic -h for --check would shadow --help
+def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bool = False, debug: bool = False,
+          json: str = "", config: str = "") -> None:
+    """Plan, then apply a component's patch series for an arch: one row per patch (exit 4 on a conflict)."""
+    commands.exit_with(commands.run(
+        lambda ctx: srctree.patch_command(ctx, component, commands.parse_arch(arch),
+                                          Path(source_dir) if source_dir else None, check=check),
+        debug=debug, json_path=json or None, config_path=config or None))

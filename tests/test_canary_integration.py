@@ -14,7 +14,7 @@ from crosslane.archs import Arch, info
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.report import Verdict
+from crosslane.report import Row, Verdict
 from crosslane.runner import Runner
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]
@@ -24,11 +24,15 @@ def context(cfg: Config, *, dry_run: bool = False, sources: dict[str, Path] | No
     return Context(cfg, Runner(Log(io.StringIO()), dry_run=dry_run), sources=dict(sources or {}))
 
 
+def build_rows(rows: list[Row]) -> list[Row]:
+    return [r for r in rows if r.step == "build"]
+
+
 @pytest.fixture(scope="module")
 def built(cfg: Config, sysroots: dict[Arch, Path], session_build_dir: Path) -> Path:
     ctx = context(cfg)
     for arch in Arch:
-        rows = pipeline.build_components(ctx, arch, ["canary"])
+        rows = build_rows(pipeline.build_components(ctx, arch, ["canary"]))
         assert [r.verdict for r in rows] == [Verdict.PASS], rows
     return session_build_dir
 
@@ -71,7 +75,7 @@ def test_scalar_only_build_fails_on_vector_profiles(built: Path, cfg: Config, tm
     gcc_cfg = replace(cfg, components=MappingProxyType({"canary": canary}))
     ctx = context(gcc_cfg)
     for arch in (Arch.AMD64, Arch.RISCV64):
-        assert pipeline.build_components(ctx, arch, ["canary"])[0].verdict is Verdict.PASS
+        assert build_rows(pipeline.build_components(ctx, arch, ["canary"]))[0].verdict is Verdict.PASS
     rows = {r.step: r for r in pipeline.smoke_components(ctx, Arch.RISCV64, ["canary"], "rvv256")}
     assert rows["cli@rvv256"].verdict is Verdict.FAIL
     assert "silent scalar fallback" in rows["cli@rvv256"].reason
@@ -91,7 +95,7 @@ def test_missing_control_fails(built: Path, cfg: Config, tmp_path: Path, monkeyp
 
 def test_second_build_skips_every_step(built: Path, cfg: Config) -> None:
     ctx = context(cfg)
-    rows = pipeline.build_components(ctx, Arch.RISCV64, ["canary"])
+    rows = build_rows(pipeline.build_components(ctx, Arch.RISCV64, ["canary"]))
     assert [(r.verdict, r.reason) for r in rows] == [(Verdict.PASS, "up to date (skipped)")]
     assert not any("cmake" in c[0] for c in ctx.runner.commands)
 
@@ -100,13 +104,15 @@ def test_source_change_rebuilds_and_dry_run_prints(built: Path, cfg: Config, tmp
     tree = tmp_path / "canary"
     shutil.copytree(cfg.components["canary"].sources[0].path or "", tree)
     dry = context(cfg, dry_run=True, sources={"canary": tree})
-    rows = pipeline.build_components(dry, Arch.ARM64, ["canary"])
+    rows = build_rows(pipeline.build_components(dry, Arch.ARM64, ["canary"]))
     assert rows[0].verdict is Verdict.SKIP
     printed = [c for c in dry.runner.commands if c[0].endswith("cmake")]
     assert [c[1] for c in printed] == ["-S", "--build", "--install"]
     real = context(cfg, sources={"canary": tree})
     (tree / "src" / "cli.c").write_text((tree / "src" / "cli.c").read_text() + "\n/* changed */\n")
     rows = pipeline.build_components(real, Arch.ARM64, ["canary"])
+    assert ("source", Verdict.PASS, f"local, unverified: {tree}") in [(r.step, r.verdict, r.reason) for r in rows]
+    rows = build_rows(rows)
     assert (rows[0].verdict, rows[0].reason) == (Verdict.PASS, "built")
 
 

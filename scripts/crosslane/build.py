@@ -6,7 +6,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cmake_toolchain, qemu, stamps, target_python
+from . import cmake_toolchain, qemu, srctree, stamps, target_python
 from .archs import Arch, info
 from .config import Component
 from .context import Context
@@ -28,6 +28,7 @@ class BuildPlan:
     build: tuple[str, ...]
     install: tuple[str, ...]
     stamp_inputs: dict[str, object]
+    rows: tuple[Row, ...] = ()  # what preparing the source reported: which source served, each patch's state
 
     @property
     def stamp_key(self) -> str:
@@ -60,22 +61,17 @@ def expand(component: Component, arch: Arch, values: dict[str, str]) -> tuple[st
 
 
 def source_dir(ctx: Context, component: Component) -> tuple[Path, str]:
-    """The component's source folder and a digest identifying its content."""
-    override = ctx.sources.get(component.name)
-    if override is not None:
-        return override, "local:" + stamps.tree_digest(override)
-    spec = component.sources[0]
-    if spec.kind == "tree" and spec.path is not None:
-        return spec.path, "tree:" + stamps.tree_digest(spec.path)
-    raise ConfigError(f"versions.toml: components.{component.name}.source: kind '{spec.kind}' needs the fetcher",
-                      fix=f"pass --source {component.name}=PATH")
+    """The component's pristine source folder (fetched and verified, or --source) and its pin."""
+    fetched = srctree.fetch(ctx, component)
+    return fetched.path, fetched.identity
 
 
 def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
     tools = ctx.tools()
-    source, source_id = source_dir(ctx, component)
+    prepared = srctree.prepare(ctx, component, arch)
+    source, source_id = prepared.path, prepared.source_id
     folder = ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
     profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
@@ -97,9 +93,11 @@ def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
         "toolchain_file": toolchain_text, "configure": configure,
         "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key") for dep in component.depends},
     }
+    if prepared.patch_inputs:
+        inputs["patches"] = list(prepared.patch_inputs)
     return BuildPlan(component, arch, source, build_dir, install_dir, toolchain_file, toolchain_text,
                      tuple(configure), (str(tools.cmake), "--build", str(build_dir), "--parallel"),
-                     (str(tools.cmake), "--install", str(build_dir)), inputs)
+                     (str(tools.cmake), "--install", str(build_dir)), inputs, prepared.rows)
 
 
 def configured_source(build_dir: Path) -> Path | None:

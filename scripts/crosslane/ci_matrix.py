@@ -8,7 +8,7 @@ from .config import Config
 
 
 def matrix(config: Config) -> dict[str, list[dict[str, object]]]:
-    include = []
+    include: list[dict[str, object]] = []
     for arch, arch_cfg in config.arches.items():
         include.append({
             "arch": arch.value,

@@ -94,6 +94,7 @@ class SourceSpec:
     sha256: str | None = None
     package: str | None = None
     version: str | None = None
+    suite: str | None = None
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,7 @@ def _source(table: Table, root: Path) -> SourceSpec:
             if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
                 table.fail("commit", f"'{commit}' is not a full 40-hex commit; pin the full hash")
             spec = SourceSpec(kind, url=table.string("url", required=True),
-                              tag=table.string("tag", required=True), commit=commit)
+                              tag=table.optional_string("tag"), commit=commit)
         case "archive":
             url = table.string("url", required=True)
             if not table.has("sha256"):
@@ -224,7 +225,7 @@ def _source(table: Table, root: Path) -> SourceSpec:
         case _:
             spec = SourceSpec(kind, package=table.string("package", required=True),
                               version=table.string("version", required=True),
-                              url=table.optional_string("mirror"))
+                              url=table.optional_string("mirror"), suite=table.optional_string("suite"))
     table.finish()
     return spec
 

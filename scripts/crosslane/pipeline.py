@@ -63,6 +63,7 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     for name in components_for(ctx, arch, names):
         with ctx.log.group(f"build: {name} for {arch}"):
             plan = build.plan(ctx, ctx.config.components[name], arch)
+            rows += plan.rows
             row = build.execute(ctx, plan, force=force)
             ctx.log.info(f"    {row.verdict.value}: {row.reason}")
         rows.append(row)

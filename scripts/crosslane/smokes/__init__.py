@@ -8,10 +8,11 @@ from ..archs import Arch
 from ..config import Profile
 from ..context import Context
 from ..report import Row
-from . import canary
+from . import canary, cpuinfo
 
 Smoke = Callable[[Context, Arch, str, Sequence[Profile]], list[Row]]
 
 SMOKES: dict[str, Smoke] = {
     "canary": canary.run,
+    "cpuinfo-isa": cpuinfo.run,
 }
