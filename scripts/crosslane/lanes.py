@@ -97,17 +97,24 @@ def install_dir(ctx: Context, component: str, arch: Arch) -> Path:
 
 
 def read_marker(install: Path) -> dict[str, str] | None:
-    """The marker's content; None without one. An unreadable marker reads as a setting that says so."""
+    """The marker's content; None without one. A marker that is not a JSON object with a "setting" is
+    returned as {"error": why}: a defect to report, never a reason to skip."""
     path = install / MARKER
     if not path.is_file():
         return None
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {"setting": f"an unreadable {path}", "reason": ""}
-    if not isinstance(data, dict):
-        return {"setting": f"a malformed {path}", "reason": ""}
+    except (OSError, ValueError) as exc:
+        return {"error": f"{path} is unreadable ({exc})"}
+    if not isinstance(data, dict) or not isinstance(data.get("setting"), str):
+        return {"error": f"{path} is not a lane marker (no \"setting\")"}
     return {str(k): str(v) for k, v in data.items()}
+
+
+def marked_off(install: Path) -> str | None:
+    """The setting that switched this tree's lane off, from a valid marker; None otherwise."""
+    marker = read_marker(install)
+    return None if marker is None or "error" in marker else marker["setting"]
 
 
 def write_placeholder(folder: Path, state: LaneState) -> Path:
@@ -146,8 +153,11 @@ def verify(ctx: Context, component: str, arch: Arch, *, orchestrated: bool = Fal
     """The smoke's lane step: None when the lane is on and installed (smoke it), else the row to report."""
     install = install_dir(ctx, component, arch)
     marker = read_marker(install)
+    if marker is not None and "error" in marker:
+        return Row(component, arch.value, step, Verdict.FAIL,
+                   f"{marker['error']}; invoke build --arch {arch} --component {component} rewrites it")
     if marker is not None:
-        return Row(component, arch.value, step, Verdict.SKIP, off_reason(marker.get("setting", "?")))
+        return Row(component, arch.value, step, Verdict.SKIP, off_reason(marker["setting"]))
     state = resolve(ctx.config, component, arch, orchestrated=orchestrated)
     if not state.enabled:
         return Row(component, arch.value, step, Verdict.SKIP, off_reason(state.setting))

@@ -35,12 +35,20 @@ class Finding:
 
 
 def subjects(ctx: Context, arch: Arch, components: Sequence[str], *, orchestrated: bool) -> list[Subject]:
+    """The arch subject, then one per component with its lane. When every lane is off, the arch subject
+    carries that (a lane switched off must never turn the build red through an arch-wide check)."""
     lane_states = [lanes.resolve(ctx.config, name, arch, orchestrated=orchestrated) for name in components]
-    return [Subject(arch)] + [Subject(arch, state.component, state) for state in lane_states]
+    arch_subject = Subject(arch)
+    if lane_states and not any(state.enabled for state in lane_states):
+        arch_subject = Subject(arch, None, lane_states[0])
+    return [arch_subject] + [Subject(arch, state.component, state) for state in lane_states]
 
 
 def evaluate(check: Check, probes: Probes, subject: Subject) -> Outcome:
     lane = subject.lane
+    if subject.component is None and lane is not None:
+        return Outcome(Status.SKIP, f"every {subject.arch} lane checked is off (e.g. {lane.component} by "
+                       f"{lane.setting})")
     if check.respects_lane and lane is not None and not lane.enabled:
         return Outcome(Status.SKIP, f"lane off by {lane.setting}")
     reason = check.applies(probes, subject)

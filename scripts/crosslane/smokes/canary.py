@@ -80,11 +80,10 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     if not (install / CLI).is_file():
         return [Row(component, arch.value, "smoke", Verdict.FAIL,
                     f"{install / CLI} missing: invoke build --arch {arch} --component {component}")]
-    control_off = lanes.read_marker(ctx.component_dir(CONTROL_ARCH, component) / "install")
+    control_off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, component) / "install")
     compare = control_off is None
     control_bits, control_note = control_checksum(ctx, component, timeout) if compare else (None, "")
-    versus = "= control" if control_off is None else \
-        f"(no control: {CONTROL_ARCH} lane off by {control_off.get('setting')})"
+    versus = "= control" if compare else f"(no control: {CONTROL_ARCH} lane off by {control_off})"
     interpreter = target.python(ctx, arch)
 
     def one(profile: Profile) -> list[Row]:
