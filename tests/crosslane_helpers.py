@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import stat
 from pathlib import Path
 
+from crosslane import buildtools
 from crosslane import config as config_mod
 from crosslane import sysroot as sysroot_mod
 from crosslane.archs import Arch, info
@@ -18,7 +18,7 @@ from crosslane.runner import Runner
 BASE = """\
 schema = 1
 [tools]
-cmake = "3.31.6"
+cmake = "{cmake}"
 ninja = "1.13.0"
 [sysroot]
 suite = "trixie"
@@ -54,10 +54,10 @@ arches = ["amd64", "arm64", "riscv64"]
 
 
 def write_config(root: Path, components: dict[str, str], *, lanes: str = "", riscv64_toolchain: str = "clang",
-                 default: tuple[str, ...] | None = None) -> config_mod.Config:
+                 default: tuple[str, ...] | None = None, cmake: str = "3.31.6") -> config_mod.Config:
     """A versions.toml under *root* with the given components ({name: extra TOML lines}) and lane tables."""
     names = list(default if default is not None else components)
-    text = BASE.format(components=json.dumps(names), riscv64_toolchain=riscv64_toolchain)
+    text = BASE.format(components=json.dumps(names), riscv64_toolchain=riscv64_toolchain, cmake=cmake)
     for name, extra in components.items():
         (root / "components" / name).mkdir(parents=True, exist_ok=True)
         text += COMPONENT.format(name=name, extra=extra)
@@ -93,5 +93,10 @@ def fake_sysroot(cfg: config_mod.Config, arch: Arch, python: str = "3.13") -> Pa
     return root
 
 
-def environ_without_lanes() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("CROSSLANE_LANE_")}
+def fake_buildtools(cfg: config_mod.Config, cmake_text: str, ninja_text: str) -> Path:
+    """cmake and ninja where buildtools.locate() looks (under the current CROSSLANE_CACHE)."""
+    root = buildtools.tools_dir(cfg.tools)
+    executable(root / "cmake/data/bin/cmake", cmake_text)
+    executable(root / "bin/ninja", ninja_text)
+    (root / ".complete").write_text("")
+    return root

@@ -82,7 +82,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                     f"{install / CLI} missing: invoke build --arch {arch} --component {component}")]
     control_off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, component) / "install")
     compare = control_off is None
-    control_bits, control_note = control_checksum(ctx, component, timeout) if compare else (None, "")
+    control_bits = control_checksum(ctx, component, timeout)[0] if compare else None
     versus = "= control" if compare else f"(no control: {CONTROL_ARCH} lane off by {control_off})"
     interpreter = target.python(ctx, arch)
 
