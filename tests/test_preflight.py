@@ -11,11 +11,11 @@ from plumbum import local
 
 from crosslane import commands, pipeline, preflight, rules
 from crosslane.archs import Arch
-from crosslane.checks import REGISTRY
+from crosslane.checks import REGISTRY, Check
 from crosslane.probes import Probes
 from crosslane.report import Verdict
 from crosslane.rules import Status
-from crosslane_helpers import context, executable, fake_buildtools, write_config
+from crosslane_helpers import context, executable, fake_buildtools, fake_sysroot, write_config
 
 REPO = Path(__file__).resolve().parent.parent
 ARCH_CHECKS = [c.name for c in REGISTRY if c.scope == "arch"]
@@ -90,6 +90,42 @@ def test_build_stops_on_failure_before_building(bare_path: Path, tmp_path: Path)
 def test_build_preflight_skips_the_cpu_profile_probes() -> None:
     gating = {c.name for c in REGISTRY if c.gates_build}
     assert "qemu-cpu-profiles" not in gating and {"cmake", "compiler", "sysroot", "target-python"} <= gating
+
+
+# -- the sysroot and the target Python's dev files (fake sysroots, nothing spawned) -------------------------
+
+def only(*names: str) -> list[Check]:
+    return [c for c in REGISTRY if c.name in names]
+
+
+def test_stale_sysroot(bare_path: Path, tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, {"app": ""})
+    old = fake_sysroot(cfg, Arch.RISCV64)
+    old.rename(old.with_name("riscv64-trixie-0123456789abcdef"))
+    ctx, _ = context(cfg)
+    (finding,) = preflight.run(Probes(ctx), Arch.RISCV64, [], registry=only("sysroot"))
+    assert finding.status is Status.FAIL and finding.fix == "invoke sysroot --arch riscv64"
+    assert "stale: have riscv64-trixie-0123456789abcdef" in finding.message
+
+
+@pytest.mark.parametrize(("remove", "status", "message"), [
+    (None, "PASS", "python3.13: usr/include/riscv64-linux-gnu/python3.13/pyconfig.h, libpython3.13.so.1.0"),
+    ("usr/include/riscv64-linux-gnu/python3.13/pyconfig.h", "FAIL", "a Python extension would see host headers"),
+    ("usr/lib/riscv64-linux-gnu/libpython3.13.so.1.0", "FAIL", "no libpython3.13.so in"),
+], ids=["ready", "no-pyconfig", "no-libpython"])
+def test_target_python_dev_files(bare_path: Path, tmp_path: Path, remove: str | None, status: str,
+                                 message: str) -> None:
+    cfg = write_config(tmp_path, {"app": ""})
+    root = fake_sysroot(cfg, Arch.RISCV64)
+    if remove:
+        (root / remove).unlink()
+    ctx, _ = context(cfg)
+    found = {f.check: f for f in preflight.run(Probes(ctx), Arch.RISCV64, [], registry=only("sysroot",
+                                                                                             "target-python"))}
+    assert found["sysroot"].status is Status.PASS
+    assert found["target-python"].status.value == status and message in found["target-python"].message
+    if status == "FAIL":
+        assert "invoke sysroot --arch riscv64" in found["target-python"].fix
 
 
 # -- host tool versions against the pins and minimums (fake tools printing versions) ---------------------
@@ -228,12 +264,17 @@ def riscv64_ready() -> None:
 
 @pytest.mark.cross
 @pytest.mark.qemu
-def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path) -> None:
+def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import dataclasses
 
     from crosslane import config as config_mod
     from crosslane.config import Profile
+    from crosslane.paths import cache_dir
 
+    # a fresh probe cache around the real (shared) sysroots: the probe program is compiled and run for real
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache/sysroots").symlink_to(cache_dir() / "sysroots")
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
     cfg = config_mod.load(REPO / "versions.toml")
     arch_cfg = cfg.arches[Arch.RISCV64]
     bogus = Profile("bogus", "rv64,crosslane-no-such-property=true")
@@ -242,14 +283,16 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path) -
     ctx, _ = context(dataclasses.replace(cfg, arches=arches))
     only = [c for c in REGISTRY if c.name == "qemu-cpu-profiles"]
     (finding,) = preflight.run(Probes(ctx), Arch.RISCV64, [], registry=only)
+    assert sum(1 for argv in ctx.runner.commands if "-cpu" in argv) == len(arch_cfg.profiles) + 1
     assert finding.status is Status.FAIL
     assert "bogus (rv64,crosslane-no-such-property=true)" in finding.message
     for good in arch_cfg.profiles:
         assert f"{good.name} (" not in finding.message
     # a second process asks qemu nothing: the results are cached on the binary's identity
     ctx2, _ = context(dataclasses.replace(cfg, arches=arches))
-    preflight.run(Probes(ctx2), Arch.RISCV64, [], registry=only)
-    assert not any("-cpu" in argv for argv in ctx2.runner.commands)
+    (again,) = preflight.run(Probes(ctx2), Arch.RISCV64, [], registry=only)
+    assert again == finding
+    assert not any("-cpu" in argv or "-static" in argv for argv in ctx2.runner.commands)
 
 
 @pytest.mark.cross

@@ -99,17 +99,6 @@ class Probes:
 
     # -- host programs ---------------------------------------------------------------------------------
 
-    def program(self, name: str, fix: str, version_args: tuple[str, ...] = ("--version",)) -> Tool:
-        """Find *name* on PATH and read its version from the first line of ``name --version``."""
-        if name not in self._tools:
-            try:
-                path = self.ctx.runner.which(name, fix=fix)
-            except MissingPrerequisite as exc:
-                self._tools[name] = Tool(name, None, None, exc.message, fix)
-            else:
-                self._tools[name] = self._versioned(name, path, version_args, fix)
-        return self._tools[name]
-
     def pinned(self, name: str, path: Path, fix: str) -> Tool:
         if name not in self._tools:
             self._tools[name] = self._versioned(name, str(path), ("--version",), fix)
