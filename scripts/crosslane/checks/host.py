@@ -85,8 +85,7 @@ def cpu_profiles(probes: Probes, subject: Subject) -> Outcome:
     assert root is not None
     profiles = probes.ctx.config.arches[arch].profiles
     results = {p.name: probes.cpu_profile(arch, p, root.path) for p in profiles}
-    rejected = [f"{name} ({p.cpu}): {results[name].detail}" for name, p in ((p.name, p) for p in profiles)
-                if not results[name].ok]
+    rejected = [f"{p.name} ({p.cpu}): {results[p.name].detail}" for p in profiles if not results[p.name].ok]
     version = probes.qemu(arch).version or "?"
     if rejected:
         return Outcome(Status.FAIL, f"qemu {version} rejects " + "; ".join(rejected),
