@@ -8,6 +8,7 @@ from invoke.context import Context
 from invoke.tasks import task
 
 from crosslane import commands, pipeline, srctree
+from crosslane import preflight as doctor
 from crosslane.archs import KNOWN_ARCHS
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
@@ -54,6 +55,19 @@ def smoke(c: Context, arch: str, component: list[str], cpu: str = "", debug: boo
     commands.exit_with(commands.run(
         lambda ctx: pipeline.smoke_components(ctx, commands.parse_arch(arch), component, cpu or None),
         debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, "component": "check this component (repeatable; default: the arch's list)",
+            "json": "print the findings as JSON (one record per check) instead of the table",
+            "debug": COMMON_HELP["debug"], "config": COMMON_HELP["config"]}, iterable=["component"])
+def preflight(c: Context, arch: str, component: list[str], json: bool = False, debug: bool = False,
+                config: str = "") -> None:
+    """Check every prerequisite of an arch's build and smoke at once; each problem comes with its fix."""
+    commands.exit_with(commands.run(
+        lambda ctx: doctor.command(ctx, commands.parse_arch(arch),
+                                  pipeline.components_for(ctx, commands.parse_arch(arch), component),
+                                  as_json=json),
+        debug=debug, config_path=config or None, stream_summary=False))
 
 
 @task(help={"arch": ARCH_HELP, **COMMON_HELP})

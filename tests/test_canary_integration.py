@@ -24,6 +24,9 @@ def context(cfg: Config, *, dry_run: bool = False, sources: dict[str, Path] | No
     return Context(cfg, Runner(Log(io.StringIO()), dry_run=dry_run), sources=dict(sources or {}))
 
 
+BUILD_STEPS = ("-S", "--build", "--install")
+
+
 def build_rows(rows: list[Row]) -> list[Row]:
     return [r for r in rows if r.step == "build"]
 
@@ -74,8 +77,14 @@ def test_scalar_only_build_fails_on_vector_profiles(built: Path, cfg: Config, tm
     canary = replace(cfg.components["canary"], toolchain=MappingProxyType({Arch.RISCV64: "gcc"}))
     gcc_cfg = replace(cfg, components=MappingProxyType({"canary": canary}))
     ctx = context(gcc_cfg)
-    for arch in (Arch.AMD64, Arch.RISCV64):
-        assert build_rows(pipeline.build_components(ctx, arch, ["canary"]))[0].verdict is Verdict.PASS
+    got = pipeline.build_components(ctx, Arch.AMD64, ["canary"])
+    assert [r.verdict for r in build_rows(got)] == [Verdict.PASS], got
+    refused = pipeline.build_components(ctx, Arch.RISCV64, ["canary"])
+    assert [(r.step, r.verdict) for r in refused] == [("preflight:rvv", Verdict.FAIL)]
+    # Past the preflight on purpose: the smoke must still catch what the preflight predicted.
+    from crosslane import build
+
+    assert build.execute(ctx, build.plan(ctx, canary, Arch.RISCV64)).verdict is Verdict.PASS
     rows = {r.step: r for r in pipeline.smoke_components(ctx, Arch.RISCV64, ["canary"], "rvv256")}
     assert rows["cli@rvv256"].verdict is Verdict.FAIL
     assert "silent scalar fallback" in rows["cli@rvv256"].reason
@@ -97,7 +106,7 @@ def test_second_build_skips_every_step(built: Path, cfg: Config) -> None:
     ctx = context(cfg)
     rows = build_rows(pipeline.build_components(ctx, Arch.RISCV64, ["canary"]))
     assert [(r.verdict, r.reason) for r in rows] == [(Verdict.PASS, "up to date (skipped)")]
-    assert not any("cmake" in c[0] for c in ctx.runner.commands)
+    assert not any(c[0].endswith("cmake") and c[1] in BUILD_STEPS for c in ctx.runner.commands)
 
 
 def test_source_change_rebuilds_and_dry_run_prints(built: Path, cfg: Config, tmp_path: Path) -> None:
@@ -106,7 +115,7 @@ def test_source_change_rebuilds_and_dry_run_prints(built: Path, cfg: Config, tmp
     dry = context(cfg, dry_run=True, sources={"canary": tree})
     rows = build_rows(pipeline.build_components(dry, Arch.ARM64, ["canary"]))
     assert rows[0].verdict is Verdict.SKIP
-    printed = [c for c in dry.runner.commands if c[0].endswith("cmake")]
+    printed = [c for c in dry.runner.commands if c[0].endswith("cmake") and c[1] in BUILD_STEPS]
     assert [c[1] for c in printed] == ["-S", "--build", "--install"]
     real = context(cfg, sources={"canary": tree})
     (tree / "src" / "cli.c").write_text((tree / "src" / "cli.c").read_text() + "\n/* changed */\n")

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cmake_toolchain, qemu, srctree, stamps, target_python
+from . import cmake_toolchain, crosswire, qemu, srctree, stamps, target_python
 from .archs import Arch, info
 from .config import Component
 from .context import Context
 from .errors import ConfigError, StepFailed
 from .log import Progress
+from .probes import Probes
 from .report import Row, Verdict
 
 
@@ -29,6 +31,9 @@ class BuildPlan:
     install: tuple[str, ...]
     stamp_inputs: dict[str, object]
     rows: tuple[Row, ...] = ()  # what preparing the source reported: which source served, each patch's state
+    # Environment changes for every step (crosswire.py): added variables, removed variables.
+    env: Mapping[str, str] = field(default_factory=dict)
+    unset: tuple[str, ...] = ()
 
     @property
     def stamp_key(self) -> str:
@@ -66,7 +71,7 @@ def source_dir(ctx: Context, component: Component) -> tuple[Path, str]:
     return fetched.path, fetched.identity
 
 
-def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
+def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None) -> BuildPlan:
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
     tools = ctx.tools()
@@ -78,7 +83,8 @@ def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
     emulator = qemu.command(qemu.qemu_binary(ctx.runner, arch), root.path, profile)
     toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake"
     toolchain_text = cmake_toolchain.render(compiler, root.path, emulator)
-    args = expand(component, arch, template_values(ctx, arch))
+    wiring = crosswire.wire(probes or Probes(ctx), component, arch, compiler, root.path)
+    args = expand(component, arch, template_values(ctx, arch) | dict(wiring.placeholders)) + wiring.cmake_args
     deps = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
     configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(build_dir), "-G", "Ninja",
                  f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
@@ -95,9 +101,12 @@ def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
     }
     if prepared.patch_inputs:
         inputs["patches"] = list(prepared.patch_inputs)
+    if wiring.env or wiring.unset:
+        inputs["env"] = {"set": dict(wiring.env), "unset": list(wiring.unset)}
     return BuildPlan(component, arch, source, build_dir, install_dir, toolchain_file, toolchain_text,
                      tuple(configure), (str(tools.cmake), "--build", str(build_dir), "--parallel"),
-                     (str(tools.cmake), "--install", str(build_dir)), inputs, prepared.rows)
+                     (str(tools.cmake), "--install", str(build_dir)), inputs, prepared.rows, wiring.env,
+                     wiring.unset)
 
 
 def configured_source(build_dir: Path) -> Path | None:
@@ -117,7 +126,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         return Row(name, arch, "build", Verdict.PASS, "up to date (skipped)")
     if ctx.runner.dry_run:
         for argv in (build.configure, build.build, build.install):
-            ctx.runner.run(argv)
+            ctx.runner.run(argv, env=build.env, unset=build.unset)
         return Row(name, arch, "build", Verdict.SKIP, "dry run")
     stamps.clear(build.folder)
     shutil.rmtree(build.install_dir, ignore_errors=True)
@@ -132,11 +141,11 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
 
     step = "configure"
     try:
-        ctx.runner.run(build.configure, timeout=1800)
+        ctx.runner.run(build.configure, timeout=1800, env=build.env, unset=build.unset)
         step = "compile"
-        ctx.runner.run(build.build, timeout=7200, on_line=on_line)
+        ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=build.env, unset=build.unset)
         step = "install"
-        ctx.runner.run(build.install, timeout=600)
+        ctx.runner.run(build.install, timeout=600, env=build.env, unset=build.unset)
     except StepFailed as exc:
         progress.close()
         ctx.log.error(exc.message)

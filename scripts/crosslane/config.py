@@ -18,6 +18,9 @@ DEFAULT_FILE = "versions.toml"
 SOURCE_KINDS = ("tree", "git", "archive", "debian")
 RECIPES = ("cmake",)
 TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
+# Per-component feature options (components.<name>.options) and the values each may take.
+OPTION_NAMES = ("xnnpack",)
+OPTION_VALUES = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,14 @@ class Component:
     toolchain: Mapping[Arch, str]
     smoke: SmokeSpec | None
     patches: tuple[PatchSpec, ...]
+    # Feature options ("auto" | "on" | "off"); preflight decides what "auto" becomes (rules.py).
+    options: Mapping[str, str] = field(default_factory=dict)
+    # Builds Rust through Corrosion: gets Rust_CARGO_TARGET and the cross linker (crosswire.py).
+    rust: bool = False
+    # Configure arguments that need the Rust target's std; dropped only on positive evidence (rules.py).
+    rust_options: tuple[str, ...] = ()
+    # Host tools the build compiles for the build machine (flatc, protoc, cargo build scripts).
+    host_tools: tuple[str, ...] = ()
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
@@ -275,9 +286,29 @@ def _component(name: str, table: Table, root: Path) -> Component:
         toolchain=MappingProxyType(toolchain),
         smoke=smoke,
         patches=tuple(patches),
+        options=_options(table),
+        rust=table.boolean("rust", False),
+        rust_options=table.strings("rust_options"),
+        host_tools=table.strings("host_tools"),
     )
     table.finish()
     return component
+
+
+def _options(table: Table) -> Mapping[str, str]:
+    sub = table.table("options")
+    result = {}
+    for key in list(sub.keys()):
+        if key not in OPTION_NAMES:
+            hint = difflib.get_close_matches(key, OPTION_NAMES, n=1)
+            extra = f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(OPTION_NAMES)})"
+            sub.fail(key, f"unknown option '{key}'{extra}")
+        value = sub.string(key)
+        if value not in OPTION_VALUES:
+            sub.fail(key, f"'{value}' is not one of {', '.join(OPTION_VALUES)}")
+        result[key] = value
+    sub.finish()
+    return MappingProxyType(result)
 
 
 

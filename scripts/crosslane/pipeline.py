@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import build, buildtools, hostsetup
+from . import build, buildtools, hostsetup, lanes, preflight
 from .archs import CONTROL_ARCH, Arch
 from .config import Profile
 from .context import Context
 from .errors import UsageError
+from .probes import Probes
 from .report import Row, Verdict
 from .smokes import SMOKES
 
@@ -58,11 +59,20 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
     return rows
 
 
-def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
-    rows: list[Row] = []
-    for name in components_for(ctx, arch, names):
+def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False,
+                     orchestrated: bool = False) -> list[Row]:
+    probes = Probes(ctx)
+    ordered = components_for(ctx, arch, names)
+    rows: list[Row] = preflight.gate(ctx, arch, ordered, probes, orchestrated=orchestrated)
+    if rows:
+        return rows
+    for name in ordered:
+        off = lanes.produce(ctx, name, arch, orchestrated=orchestrated)
+        if off is not None:
+            rows.append(off)
+            continue
         with ctx.log.group(f"build: {name} for {arch}"):
-            plan = build.plan(ctx, ctx.config.components[name], arch)
+            plan = build.plan(ctx, ctx.config.components[name], arch, probes)
             rows += plan.rows
             row = build.execute(ctx, plan, force=force)
             ctx.log.info(f"    {row.verdict.value}: {row.reason}")
@@ -72,10 +82,15 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     return rows
 
 
-def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None) -> list[Row]:
+def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None, *,
+                     orchestrated: bool = False) -> list[Row]:
     rows: list[Row] = []
     chosen = profiles_for(ctx, arch, profile)
     for name in components_for(ctx, arch, names):
+        lane_row = lanes.verify(ctx, name, arch, orchestrated=orchestrated)
+        if lane_row is not None:
+            rows.append(lane_row)
+            continue
         spec = ctx.config.components[name].smoke
         if spec is None:
             if name in names or not names:
@@ -93,7 +108,7 @@ def run_arch(ctx: Context, arch: Arch) -> list[Row]:
     names = ctx.config.arches[arch].components
     for each in arches:
         wanted = names if each is arch else tuple(n for n in names if each in ctx.config.components[n].arches)
-        rows += build_components(ctx, each, wanted)
+        rows += build_components(ctx, each, wanted, orchestrated=True)
     if any(r.verdict is Verdict.FAIL for r in rows):
         return rows
-    return rows + smoke_components(ctx, arch, names)
+    return rows + smoke_components(ctx, arch, names, orchestrated=True)
