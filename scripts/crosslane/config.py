@@ -122,6 +122,8 @@ class Component:
     toolchain: Mapping[Arch, str]
     smoke: SmokeSpec | None
     patches: tuple[PatchSpec, ...]
+    # The Python distribution it installs ("onnxruntime-genai"); None: no Python package (ARCH-PARITY).
+    distribution: str | None = None
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
@@ -274,6 +276,7 @@ def _component(name: str, table: Table, root: Path) -> Component:
         toolchain=MappingProxyType(toolchain),
         smoke=smoke,
         patches=tuple(patches),
+        distribution=table.optional_string("distribution"),
     )
     table.finish()
     return component

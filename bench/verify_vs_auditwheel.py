@@ -1,0 +1,84 @@
+"""Benchmark: crosslane's wheel gates vs `auditwheel show` on the same PyPI wheel, in one run; prints the ratio.
+
+    python bench/verify_vs_auditwheel.py [--wheel PATH] [--repeat N]
+
+Without --wheel it downloads onnxruntime-genai 0.18.0 (cp313, manylinux_2_28_aarch64; a 35 MB .so inside)
+into build/bench/. auditwheel comes from the `bench` extra (pip install -e '.[bench]'). Each side is timed
+best-of-N: `invoke verify` and `auditwheel show` as processes (same start-up costs), and the verify
+function in-process. No assertion: the numbers are printed for a human (goal: verify ≥ 5x faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from crosslane import config, sysroot
+from crosslane.archs import Arch
+from crosslane.errors import CrosslaneError, MissingPrerequisite
+from crosslane.log import Log
+from crosslane.paths import build_root
+from crosslane.runner import Runner
+from crosslane.verify import verify
+
+WHEEL = ("onnxruntime-genai==0.18.0", "manylinux_2_28_aarch64", "3.13")
+ARCH = Arch.ARM64
+
+
+def download(runner: Runner, folder: Path) -> Path:
+    requirement, platform, python = WHEEL
+    found = sorted(folder.glob("onnxruntime_genai-0.18.0-*.whl"))
+    if not found:
+        runner.run([sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--platform", platform,
+                    "--python-version", python, "--no-deps", "-d", folder, requirement], timeout=900)
+        found = sorted(folder.glob("onnxruntime_genai-0.18.0-*.whl"))
+    if not found:
+        raise MissingPrerequisite(f"pip did not produce the {requirement} wheel in {folder}")
+    return found[0]
+
+
+def best_of(repeat: int, action: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--wheel", type=Path, help="an aarch64 wheel (default: download onnxruntime-genai 0.18.0)")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    log = Log()
+    runner = Runner(log)
+    try:
+        cfg = config.load()
+        wheel = args.wheel or download(runner, build_root(cfg.root) / "bench")
+        auditwheel = runner.which("auditwheel", fix="pip install -e '.[bench]' (or: nox -s bench)")
+        invoke = runner.which("invoke", fix="pip install -e .")
+        found = sysroot.find(cfg.sysroot, ARCH)
+        sysroot_path = found.path if found else None
+        in_process = best_of(args.repeat, lambda: verify(ARCH, [wheel], sysroot_path=sysroot_path,
+                                                         python_version=found.python_version if found else None))
+        verify_cli = best_of(args.repeat, lambda: runner.run(
+            [invoke, "verify", "--arch", ARCH.value, "--path", wheel], cwd=cfg.root, quiet=True, timeout=600))
+        show = best_of(args.repeat, lambda: runner.run([auditwheel, "show", wheel], quiet=True, timeout=600))
+    except CrosslaneError as exc:
+        log.error(exc.one_line())
+        return exc.exit_code
+    size = wheel.stat().st_size / 1e6
+    print(f"wheel: {wheel.name} ({size:.1f} MB); best of {args.repeat}; "
+          f"DT_NEEDED {'against ' + str(sysroot_path) if sysroot_path else 'skipped (no arm64 sysroot)'}")
+    print(f"  auditwheel show (process)     {show:8.3f} s")
+    print(f"  invoke verify   (process)     {verify_cli:8.3f} s   ratio auditwheel/verify = {show / verify_cli:5.2f}x")
+    print(f"  crosslane.verify (in-process) {in_process:8.3f} s   ratio auditwheel/verify = {show / in_process:5.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
