@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-
 from invoke import Context, task
 
 from crosslane import commands, pipeline, tasks_gates
@@ -68,7 +66,7 @@ def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str 
 def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bool = False, json: str = "",
            config: str = "") -> None:
     """Run the artifact gates (ELF arch, wheel, EXT_SUFFIX, DT_NEEDED) on wheels, folders and ELF files."""
-    commands.exit_with(commands.run(tasks_gates.verify(arch, [*path, *shlex.split(c.remainder)], staging),
+    commands.exit_with(commands.run(tasks_gates.verify(arch, path, staging, c.remainder),
                                     debug=debug, json_path=json or None, config_path=config or None))
 
 

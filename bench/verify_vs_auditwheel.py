@@ -14,6 +14,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane import config, sysroot
@@ -49,34 +50,51 @@ def best_of(repeat: int, action: Callable[[], object]) -> float:
     return min(times)
 
 
+@dataclass(frozen=True)
+class Timings:
+    wheel: Path
+    sysroot: Path | None
+    auditwheel_show: float
+    verify_cli: float
+    verify_in_process: float
+
+
+def measure(wheel: Path | None = None, repeat: int = 3) -> Timings:
+    """Best-of-*repeat* timings of both tools on one wheel, in this one run."""
+    runner = Runner(Log())
+    cfg = config.load()
+    wheel = wheel or download(runner, build_root(cfg.root) / "bench")
+    auditwheel = runner.which("auditwheel", fix="pip install -e '.[bench]'")
+    invoke = runner.which("invoke", fix="pip install -e .")
+    found = sysroot.find(cfg.sysroot, ARCH)
+    sysroot_path = found.path if found else None
+    python_version = found.python_version if found else None
+    in_process = best_of(repeat, lambda: verify(ARCH, [wheel], sysroot_path=sysroot_path,
+                                                python_version=python_version))
+    verify_cli = best_of(repeat, lambda: runner.run([invoke, "verify", "--arch", ARCH.value, "--path", wheel],
+                                                    cwd=cfg.root, quiet=True, timeout=600))
+    show = best_of(repeat, lambda: runner.run([auditwheel, "show", wheel], quiet=True, timeout=600))
+    return Timings(wheel, sysroot_path, show, verify_cli, in_process)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--wheel", type=Path, help="an aarch64 wheel (default: download onnxruntime-genai 0.18.0)")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    log = Log()
-    runner = Runner(log)
     try:
-        cfg = config.load()
-        wheel = args.wheel or download(runner, build_root(cfg.root) / "bench")
-        auditwheel = runner.which("auditwheel", fix="pip install -e '.[bench]' (or: nox -s bench)")
-        invoke = runner.which("invoke", fix="pip install -e .")
-        found = sysroot.find(cfg.sysroot, ARCH)
-        sysroot_path = found.path if found else None
-        in_process = best_of(args.repeat, lambda: verify(ARCH, [wheel], sysroot_path=sysroot_path,
-                                                         python_version=found.python_version if found else None))
-        verify_cli = best_of(args.repeat, lambda: runner.run(
-            [invoke, "verify", "--arch", ARCH.value, "--path", wheel], cwd=cfg.root, quiet=True, timeout=600))
-        show = best_of(args.repeat, lambda: runner.run([auditwheel, "show", wheel], quiet=True, timeout=600))
+        t = measure(args.wheel, args.repeat)
     except CrosslaneError as exc:
-        log.error(exc.one_line())
+        Log().error(exc.one_line())
         return exc.exit_code
-    size = wheel.stat().st_size / 1e6
-    print(f"wheel: {wheel.name} ({size:.1f} MB); best of {args.repeat}; "
-          f"DT_NEEDED {'against ' + str(sysroot_path) if sysroot_path else 'skipped (no arm64 sysroot)'}")
-    print(f"  auditwheel show (process)     {show:8.3f} s")
-    print(f"  invoke verify   (process)     {verify_cli:8.3f} s   ratio auditwheel/verify = {show / verify_cli:5.2f}x")
-    print(f"  crosslane.verify (in-process) {in_process:8.3f} s   ratio auditwheel/verify = {show / in_process:5.2f}x")
+    size = t.wheel.stat().st_size / 1e6
+    print(f"wheel: {t.wheel.name} ({size:.1f} MB); best of {args.repeat}; "
+          f"DT_NEEDED {'against ' + str(t.sysroot) if t.sysroot else 'skipped (no arm64 sysroot)'}")
+    print(f"  auditwheel show (process)     {t.auditwheel_show:8.3f} s")
+    print(f"  invoke verify   (process)     {t.verify_cli:8.3f} s   "
+          f"ratio auditwheel/verify = {t.auditwheel_show / t.verify_cli:5.2f}x")
+    print(f"  crosslane.verify (in-process) {t.verify_in_process:8.3f} s   "
+          f"ratio auditwheel/verify = {t.auditwheel_show / t.verify_in_process:5.2f}x")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,9 +17,12 @@ from .errors import UsageError
 from .report import Row
 
 
-def verify(arch: str, paths: Sequence[str], staging: Sequence[str] = ()) -> Action:
+def verify(arch: str, paths: Sequence[str], staging: Sequence[str] = (), remainder: str = "") -> Action:
+    """*remainder*: what followed a standalone `--` on the command line (more paths, shell-quoted)."""
+    everything = [*paths, *shlex.split(remainder)]
+
     def action(ctx: Context) -> list[Row]:
-        return verify_mod.run(ctx, parse_arch(arch), [Path(p) for p in paths], [Path(s) for s in staging])
+        return verify_mod.run(ctx, parse_arch(arch), [Path(p) for p in everything], [Path(s) for s in staging])
     return action
 
 
