@@ -23,7 +23,7 @@ from crosslane.errors import CrosslaneError, MissingPrerequisite
 from crosslane.log import Log
 from crosslane.paths import build_root
 from crosslane.runner import Runner
-from crosslane.verify import verify
+from crosslane.verify import target_python_version, verify
 
 WHEEL = ("onnxruntime-genai==0.18.0", "manylinux_2_28_aarch64", "3.13")
 ARCH = Arch.ARM64
@@ -68,7 +68,7 @@ def measure(wheel: Path | None = None, repeat: int = 3) -> Timings:
     invoke = runner.which("invoke", fix="pip install -e .")
     found = sysroot.find(cfg.sysroot, ARCH)
     sysroot_path = found.path if found else None
-    python_version = found.python_version if found else None
+    python_version = target_python_version(sysroot_path, ARCH)
     in_process = best_of(repeat, lambda: verify(ARCH, [wheel], sysroot_path=sysroot_path,
                                                 python_version=python_version))
     verify_cli = best_of(repeat, lambda: runner.run([invoke, "verify", "--arch", ARCH.value, "--path", wheel],

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import elf, sysroot
+from . import elf, sysroot, target_python
 from .archs import Arch
 from .context import Context
-from .errors import UsageError
+from .errors import MissingPrerequisite, UsageError
 from .gates import check_elf_arch, check_ext_suffix, defect_row, dtneeded, row
 from .gates import wheel as wheel_gate
 from .report import Row, Verdict
@@ -90,11 +90,21 @@ def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, pyth
     return rows
 
 
+def target_python_version(sysroot_path: Path | None, arch: Arch) -> str | None:
+    """The sysroot's CPython ("3.13"); None when there is no sysroot or no Python in it (then any version)."""
+    if sysroot_path is None:
+        return None
+    try:
+        return target_python.locate(sysroot_path, arch).version
+    except MissingPrerequisite:
+        return None
+
+
 def run(ctx: Context, arch: Arch, paths: Sequence[Path], staging: Sequence[Path] = ()) -> list[Row]:
     """verify() with the arch's sysroot (when built) for DT_NEEDED and its CPython version for EXT_SUFFIX."""
     found = sysroot.find(ctx.config.sysroot, arch)
     if found is None:
         ctx.log.warn(f"no {arch} sysroot for this versions.toml: DT_NEEDED is skipped "
                      f"(invoke sysroot --arch {arch} builds it)")
-    return verify(arch, paths, sysroot_path=found.path if found else None,
-                  python_version=found.python_version if found else None, staging=staging)
+    path = found.path if found else None
+    return verify(arch, paths, sysroot_path=path, python_version=target_python_version(path, arch), staging=staging)

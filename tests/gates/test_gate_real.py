@@ -161,3 +161,9 @@ def test_other_machine_candidate_is_skipped_and_staging_resolves(cross_elfs: dic
     rows = by_step(verify(Arch.RISCV64, [libb], sysroot_path=sysroots[Arch.RISCV64], python_version=None,
                           staging=[stage]), "dt-needed")
     assert [r.verdict for r in rows] == [Verdict.PASS]
+
+
+@pytest.mark.cross
+def test_target_python_version_from_the_real_sysroot(sysroots: dict[Arch, Path]) -> None:
+    from crosslane.verify import target_python_version
+    assert target_python_version(sysroots[Arch.RISCV64], Arch.RISCV64) == "3.13"

@@ -64,3 +64,9 @@ def test_staging_prefix_dirs_come_first(tmp_path: Path) -> None:
     dirs = resolver.common_dirs()
     assert dirs[:2] == [tmp_path / "stage" / "lib", tmp_path / "stage" / "lib" / "aarch64-linux-gnu"]
     assert tmp_path / "sysroot" / "usr" / "lib" / "aarch64-linux-gnu" in dirs
+
+
+def test_target_python_version_without_python_is_none(tmp_path: Path) -> None:
+    from crosslane.verify import target_python_version
+    assert target_python_version(None, Arch.RISCV64) is None
+    assert target_python_version(tmp_path, Arch.RISCV64) is None
