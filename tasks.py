@@ -7,7 +7,7 @@ from pathlib import Path
 from invoke.context import Context
 from invoke.tasks import task
 
-from crosslane import commands, pipeline, srctree
+from crosslane import commands, pipeline, srctree, tasks_gates
 from crosslane import preflight as doctor
 from crosslane.archs import KNOWN_ARCHS
 
@@ -94,3 +94,39 @@ def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bo
         lambda ctx: srctree.patch_command(ctx, component, commands.parse_arch(arch),
                                           Path(source_dir) if source_dir else None, check=check),
         debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, "path": "a wheel, folder or ELF file (repeatable; more after --)",
+            "staging": "an install prefix DT_NEEDED may resolve against (repeatable)", **COMMON_HELP},
+      iterable=["path", "staging"])
+def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bool = False, json: str = "",
+           config: str = "") -> None:
+    """Run the artifact gates (ELF arch, wheel, EXT_SUFFIX, DT_NEEDED) on wheels, folders and ELF files."""
+    commands.exit_with(commands.run(tasks_gates.verify(arch, path, staging, c.remainder),
+                                    debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, "path": "site-packages or staging folder (repeatable)", **COMMON_HELP},
+      iterable=["path"])
+def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
+    """ARCH-PARITY: every distribution versions.toml builds for the arch is installed, or exempt with a reason."""
+    commands.exit_with(commands.run(tasks_gates.parity(arch, path), debug=debug, json_path=json or None,
+                                    config_path=config or None))
+
+
+@task(help={"check": "a --json report: fail when a passed-smoke count is below its floor",
+            "record": "also record the report as an observation (build/reports/observations)",
+            "previous": "an older versions.toml: refuse lowering floors, or raising them without two runs",
+            **COMMON_HELP})
+def floors(c: Context, check: str = "", record: bool = False, previous: str = "", debug: bool = False,
+           json: str = "", config: str = "") -> None:
+    """Per-arch floors of components whose smoke passed; floors only go up."""
+    commands.exit_with(commands.run(tasks_gates.floors(check, record, previous), debug=debug,
+                                    json_path=json or None, config_path=config or None))
+
+
+@task(help=COMMON_HELP)
+def consistency(c: Context, debug: bool = False, json: str = "", config: str = "") -> None:
+    """Lint: pins, toggles and arch lists in workflows, noxfile and README agree with versions.toml."""
+    commands.exit_with(commands.run(tasks_gates.consistency, debug=debug, json_path=json or None,
+                                    config_path=config or None))

@@ -134,6 +134,8 @@ class Component:
     rust_options: tuple[str, ...] = ()
     # Host tools the build compiles for the build machine (flatc, protoc, cargo build scripts).
     host_tools: tuple[str, ...] = ()
+    # The Python distribution it installs ("onnxruntime-genai"); None: no Python package (ARCH-PARITY).
+    distribution: str | None = None
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
@@ -290,6 +292,7 @@ def _component(name: str, table: Table, root: Path) -> Component:
         rust=table.boolean("rust", False),
         rust_options=table.strings("rust_options"),
         host_tools=table.strings("host_tools"),
+        distribution=table.optional_string("distribution"),
     )
     table.finish()
     return component
