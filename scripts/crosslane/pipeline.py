@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import build, buildtools, hostsetup, lanes, preflight
+from . import build, buildtools, hostsetup, lanes, preflight, verify
 from .archs import CONTROL_ARCH, Arch
 from .config import Profile
 from .context import Context
@@ -79,7 +79,21 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
         rows.append(row)
         if row.verdict is Verdict.FAIL:
             break
+        if row.verdict is Verdict.PASS:
+            rows += gate_install(ctx, name, arch, plan)
     return rows
+
+
+def gate_install(ctx: Context, name: str, arch: Arch, plan: build.BuildPlan) -> list[Row]:
+    """The artifact gates on what a build installed: failures each get a row, passes one summary row."""
+    staging = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[name].depends]
+    found = verify.run(ctx, arch, [plan.install_dir], staging)
+    failed = [r for r in found if r.verdict is Verdict.FAIL]
+    if failed:
+        return [Row(name, arch.value, f"gate:{r.step}", r.verdict, f"{r.component}: {r.reason}") for r in failed]
+    checked = {r.component for r in found if r.verdict is Verdict.PASS}
+    return [Row(name, arch.value, "gates", Verdict.PASS,
+                f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED")]
 
 
 def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None, *,
