@@ -55,7 +55,7 @@ def test_cpuinfo_builds_and_passes_isa_info_on_every_profile(cfg: Config, sysroo
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     ctx = Context(cfg, Runner(Log()))
     built = pipeline.build_components(ctx, arch, ["cpuinfo"])
-    assert [r.step for r in built] == ["source", "build"]
+    assert [r.step for r in built] == ["source", "build", "gates"]
     assert all(r.verdict.value == "PASS" for r in built), built
     rows = pipeline.smoke_components(ctx, arch, ["cpuinfo"])
     assert len(rows) == len(cfg.arches[arch].profiles)
