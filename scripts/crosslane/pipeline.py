@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import build, buildtools, hostsetup, lanes, preflight, verify
+from . import build, buildtools, floors, hostsetup, lanes, preflight, verify
 from .archs import CONTROL_ARCH, Arch
 from .config import Profile
 from .context import Context
@@ -125,4 +125,9 @@ def run_arch(ctx: Context, arch: Arch) -> list[Row]:
         rows += build_components(ctx, each, wanted, orchestrated=True)
     if any(r.verdict is Verdict.FAIL for r in rows):
         return rows
-    return rows + smoke_components(ctx, arch, names, orchestrated=True)
+    rows += smoke_components(ctx, arch, names, orchestrated=True)
+    if ctx.runner.dry_run:
+        return rows
+    # Every orchestrated run is an observation the floors may later be raised on.
+    floors.record(rows, floors.observations_dir(ctx.build_root))
+    return rows + floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
