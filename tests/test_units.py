@@ -142,8 +142,9 @@ def test_toolchain_file_clang_and_gcc(tmp_path: Path) -> None:
     assert "CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER" in text
     gcc = Compiler("gcc", "gcc", Arch.ARM64, ("/usr/bin/aarch64-linux-gnu-gcc",),
                    ("/usr/bin/aarch64-linux-gnu-g++",), "12.2.0", (), ())
-    text = cmake_toolchain.render(gcc, Path("/sr"), ["q"])
+    text = cmake_toolchain.render(gcc, Path("/sr"), ["q"], "/usr/bin/ccache")
     assert "COMPILER_TARGET" not in text and "aarch64-linux-gnu-gcc" in text
+    assert 'set(CMAKE_C_COMPILER_LAUNCHER "/usr/bin/ccache")' in text
     path = tmp_path / "t.cmake"
     cmake_toolchain.write(path, text)
     mtime = path.stat().st_mtime_ns

@@ -50,6 +50,13 @@ class Runner:
         except CommandNotFound:
             raise MissingPrerequisite(f"{name} not found", fix=fix) from None
 
+    def find(self, name: str) -> str | None:
+        """The path of *name* on PATH, or None: for optional tools such as ccache."""
+        try:
+            return str(local.which(name))
+        except CommandNotFound:
+            return None
+
     def run(
         self,
         argv: Sequence[str | Path],
