@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from invoke import Context, task
+from pathlib import Path
 
-from crosslane import commands, pipeline, target_site
+from invoke.context import Context
+from invoke.tasks import task
+
+from crosslane import commands, pipeline, srctree, target_site, tasks_gates
+from crosslane import preflight as doctor
 from crosslane.archs import KNOWN_ARCHS
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
@@ -12,8 +16,8 @@ COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JS
                "config": "path to versions.toml (default: found upward from here)"}
 
 
-@task(help={"arch": ARCH_HELP + " (repeatable; default all)", "dry_run": "print what would be installed", **COMMON_HELP},
-      iterable=["arch"])
+@task(help={"arch": ARCH_HELP + " (repeatable; default all)", "dry_run": "print what would be installed",
+            **COMMON_HELP}, iterable=["arch"])
 def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = False, json: str = "",
           config: str = "") -> None:
     """Install the host packages and pinned build tools the arches need (apt, non-interactive)."""
@@ -56,8 +60,76 @@ def smoke(c: Context, arch: str, component: list[str], wheel: list[str], cpu: st
         debug=debug, json_path=json or None, config_path=config or None))
 
 
+@task(help={"arch": ARCH_HELP, "component": "check this component (repeatable; default: the arch's list)",
+            "json": "print the findings as JSON (one record per check) instead of the table",
+            "debug": COMMON_HELP["debug"], "config": COMMON_HELP["config"]}, iterable=["component"])
+def preflight(c: Context, arch: str, component: list[str], json: bool = False, debug: bool = False,
+                config: str = "") -> None:
+    """Check every prerequisite of an arch's build and smoke at once; each problem comes with its fix."""
+    commands.exit_with(commands.run(
+        lambda ctx: doctor.command(ctx, commands.parse_arch(arch),
+                                  pipeline.components_for(ctx, commands.parse_arch(arch), component),
+                                  as_json=json),
+        debug=debug, config_path=config or None, stream_summary=False))
+
+
 @task(help={"arch": ARCH_HELP, **COMMON_HELP})
 def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str = "") -> None:  # noqa: A001
     """Setup, sysroots, build (with the amd64 control) and smoke for one arch: what nox build-<arch> runs."""
     commands.exit_with(commands.run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch)),
                                     debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"config": COMMON_HELP["config"]})
+def matrix(c: Context, config: str = "") -> None:
+    """Print the GitHub Actions matrix derived from versions.toml (matrix=<json>, for $GITHUB_OUTPUT)."""
+    commands.exit_with(commands.print_matrix(config_path=config or None))
+
+
+@task(help={"component": "component whose patch series to check or apply", "arch": ARCH_HELP,
+            "source_dir": "patch this tree in place (default: the build's working copy of the pinned source)",
+            "check": "change nothing; exit 1 unless every patch for the arch is APPLIED", **COMMON_HELP},
+      auto_shortflags=False)  # an automatic -h for --check would shadow --help
+def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bool = False, debug: bool = False,
+          json: str = "", config: str = "") -> None:
+    """Plan, then apply a component's patch series for an arch: one row per patch (exit 4 on a conflict)."""
+    commands.exit_with(commands.run(
+        lambda ctx: srctree.patch_command(ctx, component, commands.parse_arch(arch),
+                                          Path(source_dir) if source_dir else None, check=check),
+        debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, "path": "a wheel, folder or ELF file (repeatable; more after --)",
+            "staging": "an install prefix DT_NEEDED may resolve against (repeatable)", **COMMON_HELP},
+      iterable=["path", "staging"])
+def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bool = False, json: str = "",
+           config: str = "") -> None:
+    """Run the artifact gates (ELF arch, wheel, EXT_SUFFIX, DT_NEEDED) on wheels, folders and ELF files."""
+    commands.exit_with(commands.run(tasks_gates.verify(arch, path, staging, c.remainder),
+                                    debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, "path": "site-packages or staging folder (repeatable)", **COMMON_HELP},
+      iterable=["path"])
+def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
+    """ARCH-PARITY: every distribution versions.toml builds for the arch is installed, or exempt with a reason."""
+    commands.exit_with(commands.run(tasks_gates.parity(arch, path), debug=debug, json_path=json or None,
+                                    config_path=config or None))
+
+
+@task(help={"check": "a --json report: fail when a passed-smoke count is below its floor",
+            "record": "also record the report as an observation (build/reports/observations)",
+            "previous": "an older versions.toml: refuse lowering floors, or raising them without two runs",
+            **COMMON_HELP})
+def floors(c: Context, check: str = "", record: bool = False, previous: str = "", debug: bool = False,
+           json: str = "", config: str = "") -> None:
+    """Per-arch floors of components whose smoke passed; floors only go up."""
+    commands.exit_with(commands.run(tasks_gates.floors(check, record, previous), debug=debug,
+                                    json_path=json or None, config_path=config or None))
+
+
+@task(help=COMMON_HELP)
+def consistency(c: Context, debug: bool = False, json: str = "", config: str = "") -> None:
+    """Lint: pins, toggles and arch lists in workflows, noxfile and README agree with versions.toml."""
+    commands.exit_with(commands.run(tasks_gates.consistency, debug=debug, json_path=json or None,
+                                    config_path=config or None))

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cmake_toolchain, qemu, stamps, target_python
+from . import cmake_toolchain, crosswire, qemu, srctree, stamps, target_python
 from .archs import Arch, info
 from .config import Component
 from .context import Context
 from .errors import ConfigError, StepFailed
 from .log import Progress
+from .probes import Probes
 from .report import Row, Verdict
 
 
@@ -28,6 +30,10 @@ class BuildPlan:
     build: tuple[str, ...]
     install: tuple[str, ...]
     stamp_inputs: dict[str, object]
+    rows: tuple[Row, ...] = ()  # what preparing the source reported: which source served, each patch's state
+    # Environment changes for every step (crosswire.py): added variables, removed variables.
+    env: Mapping[str, str] = field(default_factory=dict)
+    unset: tuple[str, ...] = ()
 
     @property
     def stamp_key(self) -> str:
@@ -60,29 +66,25 @@ def expand(component: Component, arch: Arch, values: dict[str, str]) -> tuple[st
 
 
 def source_dir(ctx: Context, component: Component) -> tuple[Path, str]:
-    """The component's source folder and a digest identifying its content."""
-    override = ctx.sources.get(component.name)
-    if override is not None:
-        return override, "local:" + stamps.tree_digest(override)
-    spec = component.sources[0]
-    if spec.kind == "tree" and spec.path is not None:
-        return spec.path, "tree:" + stamps.tree_digest(spec.path)
-    raise ConfigError(f"versions.toml: components.{component.name}.source: kind '{spec.kind}' needs the fetcher",
-                      fix=f"pass --source {component.name}=PATH")
+    """The component's pristine source folder (fetched and verified, or --source) and its pin."""
+    fetched = srctree.fetch(ctx, component)
+    return fetched.path, fetched.identity
 
 
-def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
+def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None) -> BuildPlan:
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
     tools = ctx.tools()
-    source, source_id = source_dir(ctx, component)
+    prepared = srctree.prepare(ctx, component, arch)
+    source, source_id = prepared.path, prepared.source_id
     folder = ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
     profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
     emulator = qemu.command(qemu.qemu_binary(ctx.runner, arch), root.path, profile)
     toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake"
-    toolchain_text = cmake_toolchain.render(compiler, root.path, emulator)
-    args = expand(component, arch, template_values(ctx, arch))
+    toolchain_text = cmake_toolchain.render(compiler, root.path, emulator, ctx.runner.find("ccache"))
+    wiring = crosswire.wire(probes or Probes(ctx), component, arch, compiler, root.path)
+    args = expand(component, arch, template_values(ctx, arch) | dict(wiring.placeholders)) + wiring.cmake_args
     deps = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
     configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(build_dir), "-G", "Ninja",
                  f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
@@ -97,9 +99,25 @@ def plan(ctx: Context, component: Component, arch: Arch) -> BuildPlan:
         "toolchain_file": toolchain_text, "configure": configure,
         "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key") for dep in component.depends},
     }
+    if prepared.patch_inputs:
+        inputs["patches"] = list(prepared.patch_inputs)
+    if wiring.env or wiring.unset:
+        inputs["env"] = {"set": dict(wiring.env), "unset": list(wiring.unset)}
     return BuildPlan(component, arch, source, build_dir, install_dir, toolchain_file, toolchain_text,
                      tuple(configure), (str(tools.cmake), "--build", str(build_dir), "--parallel"),
-                     (str(tools.cmake), "--install", str(build_dir)), inputs)
+                     (str(tools.cmake), "--install", str(build_dir)), inputs, prepared.rows, wiring.env,
+                     wiring.unset)
+
+
+def configured_source(build_dir: Path) -> Path | None:
+    try:
+        text = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
+            return Path(line.partition("=")[2])
+    return None
 
 
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
@@ -108,10 +126,12 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         return Row(name, arch, "build", Verdict.PASS, "up to date (skipped)")
     if ctx.runner.dry_run:
         for argv in (build.configure, build.build, build.install):
-            ctx.runner.run(argv)
+            ctx.runner.run(argv, env=build.env, unset=build.unset)
         return Row(name, arch, "build", Verdict.SKIP, "dry run")
     stamps.clear(build.folder)
     shutil.rmtree(build.install_dir, ignore_errors=True)
+    if configured_source(build.build_dir) not in (None, build.source / build.component.source_subdir):
+        shutil.rmtree(build.build_dir)  # CMake refuses a build tree made from another source folder
     cmake_toolchain.write(build.toolchain_file, build.toolchain_text)
     progress = Progress(ctx.log, f"build {name} ({arch})")
 
@@ -121,11 +141,11 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
 
     step = "configure"
     try:
-        ctx.runner.run(build.configure, timeout=1800)
+        ctx.runner.run(build.configure, timeout=1800, env=build.env, unset=build.unset)
         step = "compile"
-        ctx.runner.run(build.build, timeout=7200, on_line=on_line)
+        ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=build.env, unset=build.unset)
         step = "install"
-        ctx.runner.run(build.install, timeout=600)
+        ctx.runner.run(build.install, timeout=600, env=build.env, unset=build.unset)
     except StepFailed as exc:
         progress.close()
         ctx.log.error(exc.message)

@@ -16,7 +16,7 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render(compiler: Compiler, sysroot: Path, emulator: list[str]) -> str:
+def render(compiler: Compiler, sysroot: Path, emulator: list[str], launcher: str | None = None) -> str:
     arch = info(compiler.arch)
     flags = " ".join(compiler.target_flags)
     link = " ".join(compiler.linker_flags)
@@ -37,6 +37,9 @@ def render(compiler: Compiler, sysroot: Path, emulator: list[str]) -> str:
     elif flags:
         lines.append(f"set(CMAKE_C_FLAGS_INIT {_quote(flags)})")
         lines.append(f"set(CMAKE_CXX_FLAGS_INIT {_quote(flags)})")
+    if launcher:
+        lines.append(f"set(CMAKE_C_COMPILER_LAUNCHER {_quote(launcher)})")
+        lines.append(f"set(CMAKE_CXX_COMPILER_LAUNCHER {_quote(launcher)})")
     if link:
         for kind in ("EXE", "SHARED", "MODULE"):
             lines.append(f"set(CMAKE_{kind}_LINKER_FLAGS_INIT {_quote(link)})")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import config as config_mod
-from . import pipeline, report
+from . import report
 from .archs import KNOWN_ARCHS, Arch
 from .context import Context
 from .errors import CrosslaneError, UsageError, VerdictFailed
@@ -74,3 +74,13 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
 def exit_with(code: int) -> None:
     if code:
         sys.exit(code)
+
+
+def print_matrix(*, config_path: str | None = None) -> int:
+    from .ci_matrix import github_output
+
+    def action(ctx: Context) -> list[report.Row]:
+        print(github_output(ctx.config))
+        return []
+
+    return run(action, config_path=config_path)

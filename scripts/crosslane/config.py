@@ -19,6 +19,9 @@ DEFAULT_FILE = "versions.toml"
 SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
 RECIPES = ("cmake",)
 TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
+# Per-component feature options (components.<name>.options) and the values each may take.
+OPTION_NAMES = ("xnnpack",)
+OPTION_VALUES = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class SourceSpec:
     sha256: str | None = None
     package: str | None = None
     version: str | None = None
+    suite: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,16 @@ class Component:
     toolchain: Mapping[Arch, str]
     smoke: SmokeSpec | None
     patches: tuple[PatchSpec, ...]
+    # Feature options ("auto" | "on" | "off"); preflight decides what "auto" becomes (rules.py).
+    options: Mapping[str, str] = field(default_factory=dict)
+    # Builds Rust through Corrosion: gets Rust_CARGO_TARGET and the cross linker (crosswire.py).
+    rust: bool = False
+    # Configure arguments that need the Rust target's std; dropped only on positive evidence (rules.py).
+    rust_options: tuple[str, ...] = ()
+    # Host tools the build compiles for the build machine (flatc, protoc, cargo build scripts).
+    host_tools: tuple[str, ...] = ()
+    # The Python distribution it installs ("onnxruntime-genai"); None: no Python package (ARCH-PARITY).
+    distribution: str | None = None
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
@@ -216,7 +230,7 @@ def _source(table: Table, root: Path) -> SourceSpec:
             if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
                 table.fail("commit", f"'{commit}' is not a full 40-hex commit; pin the full hash")
             spec = SourceSpec(kind, url=table.string("url", required=True),
-                              tag=table.string("tag", required=True), commit=commit)
+                              tag=table.optional_string("tag"), commit=commit)
         case "archive":
             url = table.string("url", required=True)
             if not table.has("sha256"):
@@ -227,7 +241,7 @@ def _source(table: Table, root: Path) -> SourceSpec:
         case _:
             spec = SourceSpec(kind, package=table.string("package", required=True),
                               version=table.string("version", required=True),
-                              url=table.optional_string("mirror"))
+                              url=table.optional_string("mirror"), suite=table.optional_string("suite"))
     table.finish()
     return spec
 
@@ -261,7 +275,7 @@ def _component(name: str, table: Table, root: Path) -> Component:
         rel = patch_table.string("path", required=True)
         path = _repo_path(patch_table, "path", f"patches/{rel}", root)
         when = patch_table.table("when")
-        arches = _arch_list(when, "arch") if when.has("arch") else KNOWN_ARCHS_T
+        arches = _arch_list(when, "arch") if when.has("arch") else tuple(Arch)
         when.finish()
         patches.append(PatchSpec(path=path, sha256=_sha256(patch_table, "sha256"), arches=arches))
         patch_table.finish()
@@ -277,12 +291,31 @@ def _component(name: str, table: Table, root: Path) -> Component:
         toolchain=MappingProxyType(toolchain),
         smoke=smoke,
         patches=tuple(patches),
+        options=_options(table),
+        rust=table.boolean("rust", False),
+        rust_options=table.strings("rust_options"),
+        host_tools=table.strings("host_tools"),
+        distribution=table.optional_string("distribution"),
     )
     table.finish()
     return component
 
 
-KNOWN_ARCHS_T = tuple(Arch)
+def _options(table: Table) -> Mapping[str, str]:
+    sub = table.table("options")
+    result = {}
+    for key in list(sub.keys()):
+        if key not in OPTION_NAMES:
+            hint = difflib.get_close_matches(key, OPTION_NAMES, n=1)
+            extra = f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(OPTION_NAMES)})"
+            sub.fail(key, f"unknown option '{key}'{extra}")
+        value = sub.string(key)
+        if value not in OPTION_VALUES:
+            sub.fail(key, f"'{value}' is not one of {', '.join(OPTION_VALUES)}")
+        result[key] = value
+    sub.finish()
+    return MappingProxyType(result)
+
 
 
 def _arch_config(arch: Arch, table: Table) -> ArchConfig:
@@ -349,12 +382,12 @@ def _check_cycles(file: str, components: Mapping[str, Component]) -> None:
         if state.get(name) == 2:
             return
         if state.get(name) == 1:
-            cycle = trail[trail.index(name):] + [name]
+            cycle = [*trail[trail.index(name):], name]
             raise ConfigError(f"{file}: components.{cycle[0]}.depends: dependency cycle "
                               f"{' -> '.join(cycle)}; remove one of these dependencies")
         state[name] = 1
         for dep in components[name].depends:
-            visit(dep, trail + [name])
+            visit(dep, [*trail, name])
         state[name] = 2
 
     for name in components:

@@ -12,6 +12,7 @@ from .errors import MissingPrerequisite
 from .log import Log
 from .paths import build_root
 from .runner import Runner
+from .sysroot import Sysroot
 
 
 @dataclass
@@ -22,7 +23,7 @@ class Context:
     # Prebuilt wheels given on the command line (--wheel), by component: the smoke tests these.
     wheels: dict[str, Path] = field(default_factory=dict)
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
-    _sysroots: dict[Arch, sysroot.Sysroot] = field(default_factory=dict)
+    _sysroots: dict[Arch, Sysroot] = field(default_factory=dict)
     _tools: buildtools.BuildTools | None = None
 
     @property
@@ -44,7 +45,7 @@ class Context:
             self._compilers[(chain.name, arch)] = cached
         return cached
 
-    def sysroot(self, arch: Arch) -> sysroot.Sysroot:
+    def sysroot(self, arch: Arch) -> Sysroot:
         found = self._sysroots.get(arch) or sysroot.find(self.config.sysroot, arch)
         if found is None:
             raise MissingPrerequisite(f"no {arch} sysroot for the current versions.toml",
@@ -52,7 +53,7 @@ class Context:
         self._sysroots[arch] = found
         return found
 
-    def ensure_sysroot(self, arch: Arch) -> sysroot.Sysroot:
+    def ensure_sysroot(self, arch: Arch) -> Sysroot:
         found = sysroot.ensure(self.runner, self.config.sysroot, arch)
         self._sysroots[arch] = found
         return found

@@ -16,12 +16,11 @@ APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 
 
 def packages_needed(config: Config, arches: Iterable[Arch]) -> tuple[str, ...]:
+    # Every declared toolchain for the arch, not just the default: components and tests may choose another.
     wanted: list[str] = list(config.host_packages)
     for arch in arches:
-        names = {config.arches[arch].toolchain}
-        names |= {config.toolchain_for(c, arch).name for c in config.build_order(config.arches[arch].components)}
-        for name in sorted(names):
-            wanted += config.toolchains[name].packages.get(arch, ())
+        for toolchain in config.toolchains.values():
+            wanted += toolchain.packages.get(arch, ())
     return tuple(dict.fromkeys(wanted))
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import build, buildtools, hostsetup, sysroot_package
+from . import build, buildtools, floors, hostsetup, lanes, preflight, sysroot_package, verify
 from .archs import CONTROL_ARCH, Arch
 from .config import Profile
 from .context import Context
 from .errors import UsageError
+from .probes import Probes
 from .report import Row, Verdict
 from .smokes import SMOKES
 
@@ -53,14 +54,23 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
     for arch in arches:
         with ctx.log.group(f"sysroot: {arch} ({ctx.config.sysroot.suite})"):
             found = ctx.ensure_sysroot(arch)
-        count = len(found.manifest()["packages"]) if not ctx.runner.dry_run else 0  # type: ignore[arg-type]
+        count = len(found.packages()) if not ctx.runner.dry_run else 0
         rows.append(Row("sysroot", arch.value, "sysroot", Verdict.PASS, f"{count} packages at {found.path}"))
     return rows
 
 
-def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
-    rows: list[Row] = []
-    for name in components_for(ctx, arch, names):
+def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False,
+                     orchestrated: bool = False) -> list[Row]:
+    probes = Probes(ctx)
+    ordered = components_for(ctx, arch, names)
+    rows: list[Row] = preflight.gate(ctx, arch, ordered, probes, orchestrated=orchestrated)
+    if rows:
+        return rows
+    for name in ordered:
+        off = lanes.produce(ctx, name, arch, orchestrated=orchestrated)
+        if off is not None:
+            rows.append(off)
+            continue
         provided = sysroot_package.build_row(ctx, ctx.config.components[name], arch)
         if provided is not None:
             rows.append(provided)
@@ -68,19 +78,40 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
                 break
             continue
         with ctx.log.group(f"build: {name} for {arch}"):
-            plan = build.plan(ctx, ctx.config.components[name], arch)
+            plan = build.plan(ctx, ctx.config.components[name], arch, probes)
+            rows += plan.rows
             row = build.execute(ctx, plan, force=force)
             ctx.log.info(f"    {row.verdict.value}: {row.reason}")
         rows.append(row)
         if row.verdict is Verdict.FAIL:
             break
+        if row.verdict is Verdict.PASS:
+            rows += gate_install(ctx, name, arch, plan)
     return rows
 
 
-def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None) -> list[Row]:
+def gate_install(ctx: Context, name: str, arch: Arch, plan: build.BuildPlan) -> list[Row]:
+    """The artifact gates on what a build installed: failures each get a row, passes one summary row."""
+    staging = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[name].depends]
+    found = verify.run(ctx, arch, [plan.install_dir], staging)
+    failed = [r for r in found if r.verdict is Verdict.FAIL]
+    if failed:
+        return [Row(name, arch.value, f"gate:{r.step}", r.verdict, f"{r.component}: {r.reason}") for r in failed]
+    checked = {r.component for r in found if r.verdict is Verdict.PASS}
+    return [Row(name, arch.value, "gates", Verdict.PASS,
+                f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED")]
+
+
+def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None, *,
+                     orchestrated: bool = False) -> list[Row]:
     rows: list[Row] = []
     chosen = profiles_for(ctx, arch, profile)
     for name in components_for(ctx, arch, names):
+        # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
+        lane_row = None if name in ctx.wheels else lanes.verify(ctx, name, arch, orchestrated=orchestrated)
+        if lane_row is not None:
+            rows.append(lane_row)
+            continue
         spec = ctx.config.components[name].smoke
         if spec is None:
             if name in names or not names:
@@ -98,7 +129,12 @@ def run_arch(ctx: Context, arch: Arch) -> list[Row]:
     names = ctx.config.arches[arch].components
     for each in arches:
         wanted = names if each is arch else tuple(n for n in names if each in ctx.config.components[n].arches)
-        rows += build_components(ctx, each, wanted)
+        rows += build_components(ctx, each, wanted, orchestrated=True)
     if any(r.verdict is Verdict.FAIL for r in rows):
         return rows
-    return rows + smoke_components(ctx, arch, names)
+    rows += smoke_components(ctx, arch, names, orchestrated=True)
+    if ctx.runner.dry_run:
+        return rows
+    # Every orchestrated run is an observation the floors may later be raised on.
+    floors.record(rows, floors.observations_dir(ctx.build_root))
+    return rows + floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plumbum import local
+from plumbum.commands.base import BaseCommand
 from plumbum.commands.processes import CommandNotFound
 
 from .errors import MissingPrerequisite, StepFailed
@@ -49,6 +50,13 @@ class Runner:
         except CommandNotFound:
             raise MissingPrerequisite(f"{name} not found", fix=fix) from None
 
+    def find(self, name: str) -> str | None:
+        """The path of *name* on PATH, or None: for optional tools such as ccache."""
+        try:
+            return str(local.which(name))
+        except CommandNotFound:
+            return None
+
     def run(
         self,
         argv: Sequence[str | Path],
@@ -68,7 +76,7 @@ class Runner:
         diff: dict[str, str | None] = {k: v for k, v in env.items()
                                        if os.environ.get(k) != v and (k in INTERESTING_ENV or not quiet)}
         removed = tuple(k for k in unset if k in os.environ)
-        diff.update({k: None for k in removed})
+        diff.update(dict.fromkeys(removed))
         quoted = shlex.join(args)
         self.commands.append(args)
         if not quiet:
@@ -82,7 +90,7 @@ class Runner:
     def _execute(self, args: tuple[str, ...], cwd: Path | None, env: dict[str, str], timeout: float | None,
                  check: bool, on_line: Callable[[str], None] | None, quoted: str) -> Result:
         try:
-            command = local[args[0]]
+            command: BaseCommand = local[args[0]]
         except CommandNotFound:
             raise MissingPrerequisite(f"{args[0]} not found", fix="invoke setup installs the host tools") from None
         start = time.monotonic()

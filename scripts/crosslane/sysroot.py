@@ -35,15 +35,10 @@ class Sysroot:
     path: Path
     key: str
 
-    @property
-    def python_version(self) -> str | None:
-        """The target's CPython version ("3.13"), read from its include folder."""
-        found = sorted(p.name for p in (self.path / "usr" / "include").glob("python3.*") if p.is_dir())
-        return found[-1].removeprefix("python") if found else None
-
-    def manifest(self) -> dict[str, object]:
-        data: dict[str, object] = json.loads((self.path / MANIFEST).read_text())
-        return data
+    def packages(self) -> list[dict[str, str]]:
+        """package, version and sha256 of every .deb the sysroot was made from."""
+        data: dict[str, list[dict[str, str]]] = json.loads((self.path / MANIFEST).read_text())
+        return data["packages"]
 
 
 def inputs(spec: SysrootSpec, arch: Arch) -> dict[str, object]:

@@ -23,12 +23,11 @@ def read_sysconfig_var(sysconfigdata: Path, name: str) -> str | None:
     """Read one build_time_vars entry without executing the file."""
     tree = ast.parse(sysconfigdata.read_text())
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "build_time_vars"
-                                                for t in node.targets):
-            if isinstance(node.value, ast.Dict):
-                for k, v in zip(node.value.keys, node.value.values, strict=True):
-                    if isinstance(k, ast.Constant) and k.value == name and isinstance(v, ast.Constant):
-                        return str(v.value)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                isinstance(t, ast.Name) and t.id == "build_time_vars" for t in node.targets):
+            for k, v in zip(node.value.keys, node.value.values, strict=True):
+                if isinstance(k, ast.Constant) and k.value == name and isinstance(v, ast.Constant):
+                    return str(v.value)
     return None
 
 

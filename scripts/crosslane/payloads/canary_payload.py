@@ -13,7 +13,7 @@ def main() -> int:
     print(f"PROVEN interpreter {sys.implementation.cache_tag} {sysconfig.get_platform()}")
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     try:
-        import canary
+        import canary  # type: ignore[import-not-found]
     except ImportError as exc:
         print(f"DEFECT import canary failed: {exc}")
         print(f"CANARY-BIND FAIL: import failed: {exc}")

@@ -8,12 +8,13 @@ from ..archs import Arch
 from ..config import Profile
 from ..context import Context
 from ..report import Row
-from . import canary, genai, ort
+from . import canary, cpuinfo, genai, ort
 
 Smoke = Callable[[Context, Arch, str, Sequence[Profile]], list[Row]]
 
 SMOKES: dict[str, Smoke] = {
     "canary": canary.run,
+    "cpuinfo-isa": cpuinfo.run,
     "ort": ort.run,
     "genai": genai.run,
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .. import sentinel
+from .. import lanes, sentinel
 from ..archs import CONTROL_ARCH, Arch, info
 from ..config import Profile
 from ..context import Context
@@ -33,7 +33,8 @@ def parse_json_line(output: str) -> dict[str, object] | None:
     return None
 
 
-def check(result: dict[str, object], arch: Arch, profile: Profile, control_bits: str | None) -> list[str]:
+def check(result: dict[str, object], arch: Arch, profile: Profile, control_bits: str | None, *,
+          compare: bool = True) -> list[str]:
     """Every expectation the result misses (empty: PASS)."""
     problems = []
     if result.get("arch") != arch.value:
@@ -49,7 +50,9 @@ def check(result: dict[str, object], arch: Arch, profile: Profile, control_bits:
             problems.append(f"vlenb {vlenb} x 8 != profile vlen {profile.vlen(arch)}")
     elif result.get("kernel") != "scalar":
         problems.append(f"kernel {result.get('kernel')!r} without a vector unit")
-    if control_bits is None:
+    if not compare:
+        pass  # the control's lane is off (its .lane-off marker says so): nothing to compare with, by policy
+    elif control_bits is None:
         problems.append("no amd64 control checksum to compare with")
     elif result.get("checksum_bits") != control_bits:
         problems.append(f"checksum {result.get('checksum_bits')} != amd64 control {control_bits}")
@@ -77,7 +80,10 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     if not (install / CLI).is_file():
         return [Row(component, arch.value, "smoke", Verdict.FAIL,
                     f"{install / CLI} missing: invoke build --arch {arch} --component {component}")]
-    control_bits, control_note = control_checksum(ctx, component, timeout)
+    control_off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, component) / "install")
+    compare = control_off is None
+    control_bits = control_checksum(ctx, component, timeout)[0] if compare else None
+    versus = "= control" if compare else f"(no control: {CONTROL_ARCH} lane off by {control_off})"
     interpreter = target.python(ctx, arch)
 
     def one(profile: Profile) -> list[Row]:
@@ -88,10 +94,10 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
             why = sentinel.decide("CANARY", cli.output, cli.returncode, timed_out=cli.timed_out).reason
             rows.append(Row(component, arch.value, f"cli@{profile.name}", Verdict.FAIL, f"no JSON line: {why}"))
         else:
-            problems = check(parsed, arch, profile, control_bits)
+            problems = check(parsed, arch, profile, control_bits, compare=compare)
             rows.append(Row(component, arch.value, f"cli@{profile.name}",
                             Verdict.FAIL if problems else Verdict.PASS,
-                            "; ".join(problems) or _describe(parsed)))
+                            "; ".join(problems) or _describe(parsed, versus)))
         py = target.run(ctx, arch, profile, [interpreter, "-s", payload_path("canary_payload")], timeout=timeout * 3,
                         env={"PYTHONPATH": str(install / "python")})
         outcome = sentinel.decide("CANARY", py.output, py.returncode, timed_out=py.timed_out)
@@ -100,17 +106,18 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
             rows.append(Row(component, arch.value, step, outcome.verdict, outcome.reason))
         else:
             reported = parse_json_line(outcome.detail)
-            problems = check(reported, arch, profile, control_bits) if reported else ["sentinel carried no JSON"]
+            problems = check(reported, arch, profile, control_bits, compare=compare) if reported \
+                else ["sentinel carried no JSON"]
+            described = f"python{target.python(ctx, arch).name[6:]} {_describe(reported, versus)}"
             rows.append(Row(component, arch.value, step, Verdict.FAIL if problems else Verdict.PASS,
-                            "; ".join(problems) or f"python{target.python(ctx, arch).name[6:]} {_describe(reported)}"))
+                            "; ".join(problems) or described))
         return rows
 
-    rows = [row for group in target.per_profile(profiles, one) for row in group]
-    return rows
+    return [row for group in target.per_profile(profiles, one) for row in group]
 
 
-def _describe(result: dict[str, object] | None) -> str:
+def _describe(result: dict[str, object] | None, versus: str = "= control") -> str:
     if not result:
         return ""
     vector = f"vlenb={result.get('vlenb')}" if result.get("kernel") == "rvv" else "scalar"
-    return f"kernel={result.get('kernel')} {vector} checksum={result.get('checksum_bits')} = control"
+    return f"kernel={result.get('kernel')} {vector} checksum={result.get('checksum_bits')} {versus}".rstrip()

@@ -1,0 +1,51 @@
+"""Shared by the benchmarks: timing helpers and the result line every bench prints."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    subject: float
+    baseline: float
+    unit: str
+    goal: str
+
+    @property
+    def ratio(self) -> float:
+        return self.subject / self.baseline if self.baseline else float("inf")
+
+    def line(self) -> str:
+        return (f"{self.name}: {self.subject:.3f}{self.unit} vs {self.baseline:.3f}{self.unit} "
+                f"ratio {self.ratio:.3f}  (goal: {self.goal})")
+
+
+def timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def median_of(runs: int, action: Callable[[], object]) -> float:
+    return statistics.median(timed(action) for _ in range(runs))
+
+
+def run(argv: Sequence[str | Path], env: dict[str, str] | None = None, cwd: Path = ROOT) -> None:
+    subprocess.run([str(a) for a in argv], check=True, cwd=cwd, env={**os.environ, **(env or {})},
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> None:
+    run([BIN / "invoke", *args], env=env)

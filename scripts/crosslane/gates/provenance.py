@@ -1,0 +1,118 @@
+"""ORT provenance: onnxruntime-genai must be built on the chain's ONNX Runtime, never on a downloaded one.
+
+Given the genai build folder, the chain root and the chain's ORT install:
+  1. ORT_HOME in the top-level CMakeCache.txt points inside the chain root;
+  2. no downloaded ORT anywhere in the build (`_deps/ortlib-*` folders, `onnxruntime-*` archives);
+  3. every ORT library shipped with genai (libonnxruntime*.so*, not genai's own) has the chain's bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from ..archs import Arch
+from ..report import Row, Verdict
+from . import row
+
+COMPONENT = "onnxruntime-genai"
+ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar.xz", ".tar.bz2", ".zip", ".nupkg", ".whl")
+# libonnxruntime.so, libonnxruntime.so.1.21.0, libonnxruntime_providers_shared.so; not libonnxruntime-genai.so.
+ORT_LIBRARY = re.compile(r"^libonnxruntime(_[A-Za-z0-9_]+)?\.so(\.\d+)*$")
+CACHE_LINE = re.compile(r"^ORT_HOME(?::[A-Z]+)?=(.*)$")
+
+
+def ort_home(build: Path) -> tuple[str | None, str]:
+    """(ORT_HOME value or None, why not)."""
+    cache = build / "CMakeCache.txt"
+    try:
+        text = cache.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return None, f"{cache}: cannot read ({exc.strerror or exc}); is this a configured genai build folder?"
+    for line in text.splitlines():
+        match = CACHE_LINE.match(line.strip())
+        if match and match.group(1).strip():
+            return match.group(1).strip(), ""
+    return None, f"{cache}: no ORT_HOME entry; configure genai with -DORT_HOME=<the chain's ORT install>"
+
+
+def check_ort_home(build: Path, chain_root: Path, arch: Arch) -> Row:
+    value, why = ort_home(build)
+    if value is None:
+        return row(COMPONENT, arch, "ort-home", Verdict.FAIL, why)
+    home = (build / value).resolve()  # an absolute value replaces build
+    if not home.is_relative_to(chain_root.resolve()):
+        return row(COMPONENT, arch, "ort-home", Verdict.FAIL,
+                   f"{build / 'CMakeCache.txt'}: ORT_HOME={value} is outside the chain root {chain_root}")
+    return row(COMPONENT, arch, "ort-home", Verdict.PASS, f"ORT_HOME={value}")
+
+
+def downloaded_ort(build: Path) -> list[Path]:
+    found = []
+    for folder, dirs, files in os.walk(build):
+        here = Path(folder)
+        if here.name == "_deps":
+            found += [here / d for d in dirs if d.startswith("ortlib-")]
+        found += [here / f for f in files if f.startswith("onnxruntime-") and f.endswith(ARCHIVE_SUFFIXES)]
+    return sorted(found)
+
+
+def check_no_download(build: Path, arch: Arch) -> Row:
+    found = downloaded_ort(build)
+    if found:
+        shown = ", ".join(str(p.relative_to(build)) for p in found[:3])
+        return row(COMPONENT, arch, "ort-download", Verdict.FAIL,
+                   f"downloaded ONNX Runtime in the build: {shown}; build on the chain's ORT (set ORT_HOME)")
+    return row(COMPONENT, arch, "ort-download", Verdict.PASS, "no downloaded ONNX Runtime in the build")
+
+
+def ort_libraries(folder: Path) -> dict[str, list[Path]]:
+    """ORT library files by name under *folder* (symlinks included; `_deps` left to check_no_download)."""
+    found: dict[str, list[Path]] = {}
+    for base, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "_deps"]
+        for name in files:
+            if ORT_LIBRARY.match(name):
+                found.setdefault(name, []).append(Path(base) / name)
+    return found
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:
+    ours = ort_libraries(shipped)
+    chain = ort_libraries(ort_install)
+    if not ours:
+        return row(COMPONENT, arch, "ort-bytes", Verdict.FAIL,
+                   f"{shipped}: no ONNX Runtime library shipped with genai (expected libonnxruntime.so*)")
+    problems = []
+    for name, paths in sorted(ours.items()):
+        if name not in chain:
+            problems.append(f"{name}: not in the chain's ORT install {ort_install}")
+            continue
+        want = {_sha256(p) for p in chain[name]}
+        problems += [f"{p.relative_to(shipped)}: bytes differ from the chain's {name}" for p in paths
+                     if _sha256(p) not in want]
+    if problems:
+        return row(COMPONENT, arch, "ort-bytes", Verdict.FAIL, "; ".join(problems))
+    return row(COMPONENT, arch, "ort-bytes", Verdict.PASS,
+               f"{', '.join(sorted(ours))}: same bytes as the chain's ORT")
+
+
+def check(build: Path, chain_root: Path, ort_install: Path, arch: Arch, shipped: Path | None = None) -> list[Row]:
+    """All three provenance checks. *shipped*: where genai's output lies (default: the build folder)."""
+    if not build.is_dir():
+        return [row(COMPONENT, arch, "ort-provenance", Verdict.FAIL, f"{build}: genai build folder missing")]
+    if not ort_install.is_dir():
+        return [row(COMPONENT, arch, "ort-provenance", Verdict.FAIL,
+                    f"{ort_install}: the chain's ORT install is missing; build onnxruntime first")]
+    return [check_ort_home(build, chain_root, arch), check_no_download(build, arch),
+            check_same_bytes(shipped or build, ort_install, arch)]

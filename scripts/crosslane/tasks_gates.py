@@ -1,0 +1,55 @@
+"""Argument glue for the gate tasks (verify, parity, floors, consistency): each returns a commands.Action."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import config as config_mod
+from . import consistency as consistency_mod
+from . import floors as floors_mod
+from . import parity as parity_mod
+from . import verify as verify_mod
+from .commands import Action, parse_arch
+from .context import Context
+from .errors import UsageError
+from .report import Row
+
+
+def verify(arch: str, paths: Sequence[str], staging: Sequence[str] = (), remainder: str = "") -> Action:
+    """*remainder*: what followed a standalone `--` on the command line (more paths, shell-quoted)."""
+    everything = [*paths, *shlex.split(remainder)]
+
+    def action(ctx: Context) -> list[Row]:
+        return verify_mod.run(ctx, parse_arch(arch), [Path(p) for p in everything], [Path(s) for s in staging])
+    return action
+
+
+def parity(arch: str, paths: Sequence[str]) -> Action:
+    def action(ctx: Context) -> list[Row]:
+        if not paths:
+            raise UsageError("parity: pass --path <site-packages or staging folder>")
+        folders = [Path(p) for p in paths]
+        missing = [str(p) for p in folders if not p.is_dir()]
+        if missing:
+            raise UsageError(f"parity --path {missing[0]}: not a folder")
+        present = parity_mod.installed(folders)
+        return parity_mod.check(ctx.config, parse_arch(arch), present, ", ".join(paths))
+    return action
+
+
+def floors(check: str, record: bool, previous: str) -> Action:
+    def action(ctx: Context) -> list[Row]:
+        if not check and not previous:
+            raise UsageError("floors: pass --check REPORT and/or --previous OLD_VERSIONS_TOML")
+        if record and not check:
+            raise UsageError("floors --record needs --check REPORT")
+        old = config_mod.load(Path(previous)).floors if previous else None
+        return floors_mod.run(ctx.config.floors, ctx.build_root, report=Path(check) if check else None,
+                              record_it=record, previous=old)
+    return action
+
+
+def consistency(ctx: Context) -> list[Row]:
+    return consistency_mod.lint(ctx.config, ctx.config.root)

@@ -1,0 +1,109 @@
+"""The onnxruntime-genai riscv64 patch (patches/onnxruntime-genai/001-…) on a fixture of its target file.
+
+The fixture is cmake/target_platform.cmake reduced to the Linux branch of v0.15.2, with that branch's
+text unchanged, so the real patch from patches/ applies to it as it does to the tagged tree.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from crosslane import buildtools, srctree
+from crosslane.archs import Arch, info
+from crosslane.config import Config
+from sourcekit import context, tree_hash
+
+FIXTURE = """\
+# Fixture: onnxruntime-genai v0.15.2 cmake/target_platform.cmake, its non-Linux branches reduced.
+if (MSVC)
+  message(FATAL_ERROR "MSVC is not part of this fixture")
+elseif(APPLE)
+  message(FATAL_ERROR "APPLE is not part of this fixture")
+elseif(ANDROID)
+  message(FATAL_ERROR "ANDROID is not part of this fixture")
+else()
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^arm64.*")
+    set(genai_target_platform "arm64")
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^aarch64.*")
+    set(genai_target_platform "arm64")
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|amd64)$")
+    set(genai_target_platform "x64")
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "powerpc")
+    set(genai_target_platform "powerpc")
+  else()
+    message(FATAL_ERROR "Unsupported architecture. CMAKE_SYSTEM_PROCESSOR: ${CMAKE_SYSTEM_PROCESSOR}")
+  endif()
+endif()
+"""
+
+# Evaluates the file the way onnxruntime-genai's CMakeLists reaches it on Linux, without a project().
+CHECK = """\
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SIZEOF_VOID_P 8)
+include(${GENAI_SRC}/cmake/target_platform.cmake)
+message(STATUS "genai_target_platform=${genai_target_platform}")
+"""
+
+EXPECTED = {Arch.AMD64: "x64", Arch.ARM64: "arm64", Arch.RISCV64: "riscv64"}
+
+
+@pytest.fixture
+def genai_tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "onnxruntime-genai"
+    (tree / "cmake").mkdir(parents=True)
+    (tree / "cmake/target_platform.cmake").write_text(FIXTURE)
+    return tree
+
+
+def cmake_binary(cfg: Config) -> str:
+    tools = buildtools.locate(cfg.tools)
+    found = str(tools.cmake) if tools else shutil.which("cmake")
+    if found is None:
+        pytest.skip("no cmake: run invoke setup (pinned build tools) or install cmake")
+    return found
+
+
+def evaluate(cfg: Config, tree: Path, processor: str) -> subprocess.CompletedProcess[str]:
+    script = tree.parent / "check_target_platform.cmake"
+    script.write_text(CHECK)
+    return subprocess.run([cmake_binary(cfg), f"-DGENAI_SRC={tree}", f"-DCMAKE_SYSTEM_PROCESSOR={processor}",
+                           "-P", str(script)], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.spawns
+def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) -> None:
+    ctx = context(cfg)
+    first = srctree.patch_command(ctx, "onnxruntime-genai", Arch.RISCV64, genai_tree, check=False)
+    assert [(r.verdict.value, r.reason.split(": ", 1)[1]) for r in first] == [("PASS", "APPLICABLE→applied")]
+    patched = tree_hash(genai_tree)
+    assert 'elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^riscv64.*")' in (genai_tree / "cmake/target_platform.cmake"
+                                                                       ).read_text()
+    again = srctree.patch_command(ctx, "onnxruntime-genai", Arch.RISCV64, genai_tree, check=True)
+    assert [r.reason.split(": ", 1)[1] for r in again] == ["APPLIED (already; skipped)"]
+    assert tree_hash(genai_tree) == patched
+
+
+@pytest.mark.spawns
+@pytest.mark.parametrize("arch", [Arch.AMD64, Arch.ARM64], ids=lambda a: a.value)
+def test_patch_is_not_for_other_arches(cfg: Config, genai_tree: Path, arch: Arch) -> None:
+    before = tree_hash(genai_tree)
+    rows = srctree.patch_command(context(cfg), "onnxruntime-genai", arch, genai_tree, check=False)
+    assert [r.verdict.value for r in rows] == ["SKIP"] and "NOT-FOR-ARCH" in rows[0].reason
+    assert tree_hash(genai_tree) == before
+
+
+@pytest.mark.spawns
+def test_riscv64_is_unsupported_before_and_recognised_after(cfg: Config, genai_tree: Path) -> None:
+    processor = info(Arch.RISCV64).cmake_processor
+    before = evaluate(cfg, genai_tree, processor)
+    assert before.returncode != 0
+    assert "Unsupported architecture" in before.stderr and "riscv64" in before.stderr
+    srctree.patch_command(context(cfg), "onnxruntime-genai", Arch.RISCV64, genai_tree, check=False)
+    for arch, expected in EXPECTED.items():
+        after = evaluate(cfg, genai_tree, info(arch).cmake_processor)
+        assert after.returncode == 0, after.stderr
+        assert f"genai_target_platform={expected}" in after.stdout

@@ -1,0 +1,69 @@
+"""The runner with real tiny processes."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.log import Log
+from crosslane.runner import Runner
+
+pytestmark = pytest.mark.spawns
+
+
+def runner(dry_run: bool = False) -> tuple[Runner, io.StringIO]:
+    stream = io.StringIO()
+    return Runner(Log(stream), dry_run=dry_run), stream
+
+
+def test_runs_and_logs_quoted_command() -> None:
+    r, stream = runner()
+    result = r.run([sys.executable, "-c", "print('hello world')"])
+    assert result.ok and result.output == "hello world"
+    assert "-c 'print('\"'\"'hello world'\"'\"')'" in stream.getvalue()
+
+
+def test_failure_carries_command_code_and_tail() -> None:
+    r, _ = runner()
+    with pytest.raises(StepFailed) as raised:
+        r.run([sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"])
+    assert "exited 3" in raised.value.message
+    assert raised.value.detail == "boom"
+
+
+def test_timeout() -> None:
+    r, _ = runner()
+    result = r.run([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5, check=False)
+    assert result.timed_out and not result.ok
+
+
+def test_env_diff_and_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIBRARY_PATH", "/target/lib")
+    r, stream = runner()
+    code = "import os; print(os.environ.get('LIBRARY_PATH'), os.environ.get('CC'))"
+    result = r.run([sys.executable, "-c", code], env={"CC": "riscv64-linux-gnu-gcc"}, unset=["LIBRARY_PATH"])
+    assert result.output == "None riscv64-linux-gnu-gcc"
+    log = stream.getvalue()
+    assert "env CC=riscv64-linux-gnu-gcc" in log and "env -u LIBRARY_PATH" in log
+
+
+def test_dry_run_records_without_running(tmp_path: Path) -> None:
+    r, _ = runner(dry_run=True)
+    marker = tmp_path / "touched"
+    r.run(["touch", str(marker)])
+    assert not marker.exists()
+    assert r.commands == [("touch", str(marker))]
+    assert r.run([sys.executable, "-c", "print(1)"], probe=True).output == "1"
+
+
+def test_which_missing_names_the_fix() -> None:
+    r, _ = runner()
+    with pytest.raises(MissingPrerequisite) as raised:
+        r.which("no-such-tool-xyz", fix="invoke setup --arch riscv64")
+    assert raised.value.one_line() == "no-such-tool-xyz not found; invoke setup --arch riscv64"
+    with pytest.raises(MissingPrerequisite):
+        r.run(["no-such-tool-xyz"])

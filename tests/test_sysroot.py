@@ -1,0 +1,115 @@
+"""Sysroots: alternatives and links as units; a real trixie sysroot per arch as integration."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from crosslane import sysroot, target_python
+from crosslane.archs import Arch, info
+from crosslane.config import Config
+from crosslane.errors import MissingPrerequisite
+
+POSTINST = """#!/bin/sh
+set -e
+update-alternatives --install /usr/lib/riscv64-linux-gnu/libblas.so.3 \\
+                    libblas.so.3-riscv64-linux-gnu /usr/lib/riscv64-linux-gnu/blas/libblas.so.3 10
+update-alternatives --install /usr/sbin/rmt rmt /usr/sbin/rmt-tar 50 \\
+    --slave /usr/share/man/man8/rmt.8.gz rmt.8.gz /usr/share/man/man8/rmt-tar.8.gz
+update-alternatives --install "$DPKG_ROOT/x" x /y 5
+"""
+
+
+def test_parse_alternatives() -> None:
+    assert sysroot.parse_alternatives(POSTINST) == [
+        ("/usr/lib/riscv64-linux-gnu/libblas.so.3", "libblas.so.3-riscv64-linux-gnu",
+         "/usr/lib/riscv64-linux-gnu/blas/libblas.so.3", 10),
+        ("/usr/sbin/rmt", "rmt", "/usr/sbin/rmt-tar", 50),
+        ("/usr/share/man/man8/rmt.8.gz", "rmt.8.gz", "/usr/share/man/man8/rmt-tar.8.gz", 50),
+    ]
+
+
+def test_apply_alternatives_highest_priority_wins(tmp_path: Path) -> None:
+    libdir = tmp_path / "usr/lib/riscv64-linux-gnu"
+    for impl in ("blas", "openblas"):
+        (libdir / impl).mkdir(parents=True)
+        (libdir / impl / "libblas.so.3").write_text(impl)
+    control = tmp_path / "var/lib/crosslane-control"
+    for name, impl, prio in (("libblas3", "blas", 10), ("libopenblas0", "openblas", 100)):
+        (control / name).mkdir(parents=True)
+        (control / name / "postinst").write_text(
+            f"update-alternatives --install /usr/lib/riscv64-linux-gnu/libblas.so.3 libblas.so.3 "
+            f"/usr/lib/riscv64-linux-gnu/{impl}/libblas.so.3 {prio}\n")
+    sysroot.apply_alternatives(tmp_path)
+    link = libdir / "libblas.so.3"
+    assert os.readlink(link) == "openblas/libblas.so.3"
+    assert link.read_text() == "openblas"
+
+
+def test_relativize_links(tmp_path: Path) -> None:
+    (tmp_path / "usr/lib").mkdir(parents=True)
+    (tmp_path / "usr/lib/real.so").write_text("x")
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/abs").symlink_to("/usr/lib/real.so")
+    sysroot.relativize_links(tmp_path)
+    assert os.readlink(tmp_path / "etc/abs") == "../usr/lib/real.so"
+    assert (tmp_path / "etc/abs").read_text() == "x"
+
+
+def test_key_depends_on_inputs(cfg: Config) -> None:
+    spec = cfg.sysroot
+    assert sysroot.sysroot_key(spec, Arch.RISCV64) != sysroot.sysroot_key(spec, Arch.ARM64)
+    assert sysroot.sysroot_path(spec, Arch.RISCV64).name.startswith("riscv64-trixie-")
+
+
+def test_missing_python_headers_is_a_prerequisite_error(tmp_path: Path) -> None:
+    with pytest.raises(MissingPrerequisite, match="no target Python headers"):
+        target_python.locate(tmp_path, Arch.RISCV64)
+
+
+@pytest.mark.cross
+@pytest.mark.network
+@pytest.mark.parametrize("arch", list(Arch), ids=[a.value for a in Arch])
+def test_real_sysroot(sysroots: dict[Arch, Path], cfg: Config, arch: Arch) -> None:
+    root = sysroots[arch]
+    triplet = info(arch).triplet
+    assert (root / "lib").is_symlink() and os.readlink(root / "lib") == "usr/lib"
+    assert (root / info(arch).dynamic_loader.lstrip("/")).exists()
+    manifest = json.loads((root / sysroot.MANIFEST).read_text())
+    names = {p["package"] for p in manifest["packages"]}
+    assert set(cfg.sysroot.packages_for(arch)) <= names
+    assert all(len(p["sha256"]) == 64 for p in manifest["packages"])
+    blas = root / f"usr/lib/{triplet}/libblas.so.3"
+    assert blas.is_symlink() and blas.exists(), "the libblas.so.3 alternative was not made"
+    assert not os.readlink(blas).startswith("/")
+    absolute = [p for p in root.rglob("*") if p.is_symlink() and os.readlink(p).startswith("/")]
+    assert absolute == []
+    python = target_python.locate(root, arch)
+    assert python.version == "3.13"
+    assert python.ext_suffix == f".cpython-313-{triplet}.so"
+    assert python.pyconfig.is_file()
+
+
+@pytest.mark.cross
+@pytest.mark.network
+def test_second_call_does_nothing(sysroots: dict[Arch, Path], cfg: Config) -> None:
+    from crosslane.log import Log
+    from crosslane.runner import Runner
+
+    runner = Runner(Log())
+    again = sysroot.ensure(runner, cfg.sysroot, Arch.RISCV64)
+    assert again.path == sysroots[Arch.RISCV64]
+    assert runner.commands == []
+
+
+def test_manifest_records_versions_and_hashes(tmp_path: Path) -> None:
+    deb = tmp_path / "libfoo1_1%3a2.0-1_riscv64.deb"
+    deb.write_bytes(b"not really a deb")
+    sysroot.write_manifest(tmp_path, [deb], {"k": 1})
+    data = json.loads((tmp_path / sysroot.MANIFEST).read_text())
+    assert data["packages"] == [{"package": "libfoo1", "version": "1:2.0-1",
+                                 "sha256": hashlib.sha256(b"not really a deb").hexdigest()}]
