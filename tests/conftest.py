@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crosslane import config as config_mod
-from crosslane.archs import Arch, info
+from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.runner import Runner
@@ -52,10 +52,6 @@ def cfg() -> config_mod.Config:
     return config_mod.load(REPO / "versions.toml")
 
 
-def make_context(cfg: config_mod.Config, build_dir: Path, *, dry_run: bool = False) -> Context:
-    return Context(cfg, Runner(Log(), dry_run=dry_run))
-
-
 @pytest.fixture(scope="session")
 def session_build_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("build")
@@ -71,11 +67,3 @@ def sysroots(cfg: config_mod.Config) -> dict[Arch, Path]:
     runner = Runner(Log())
     ctx = Context(cfg, runner)
     return {arch: ctx.ensure_sysroot(arch).path for arch in cfg.arches}
-
-
-def arch_ids() -> list[str]:
-    return [a.value for a in Arch]
-
-
-def machine_of(arch: Arch) -> int:
-    return info(arch).elf_machine

@@ -13,11 +13,8 @@ def qemu_binary(runner: Runner, arch: Arch) -> str:
     return runner.which(info(arch).qemu_binary, fix=f"invoke setup --arch {arch} (installs qemu-user-static)")
 
 
-def command(qemu: str, sysroot: Path, profile: Profile, extra_env: dict[str, str] | None = None) -> list[str]:
-    argv = [qemu, "-L", str(sysroot), "-cpu", profile.cpu]
-    for key, value in (extra_env or {}).items():
-        argv += ["-E", f"{key}={value}"]
-    return argv
+def command(qemu: str, sysroot: Path, profile: Profile) -> list[str]:
+    return [qemu, "-L", str(sysroot), "-cpu", profile.cpu]
 
 
 def version(runner: Runner, qemu: str) -> str:

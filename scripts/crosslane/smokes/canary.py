@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .. import lanes, sentinel
+from .. import lanes, sentinel, target_python
 from ..archs import CONTROL_ARCH, Arch, info
 from ..config import Profile
 from ..context import Context
@@ -84,7 +84,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     compare = control_off is None
     control_bits = control_checksum(ctx, component, timeout)[0] if compare else None
     versus = "= control" if compare else f"(no control: {CONTROL_ARCH} lane off by {control_off})"
-    interpreter = target.python(ctx, arch)
+    python = target_python.locate(ctx.sysroot(arch).path, arch)
 
     def one(profile: Profile) -> list[Row]:
         rows = []
@@ -98,7 +98,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
             rows.append(Row(component, arch.value, f"cli@{profile.name}",
                             Verdict.FAIL if problems else Verdict.PASS,
                             "; ".join(problems) or _describe(parsed, versus)))
-        py = target.run(ctx, arch, profile, [interpreter, "-s", payload_path("canary_payload")], timeout=timeout * 3,
+        py = target.run(ctx, arch, profile, [python.interpreter, "-s", payload_path("canary_payload")],
+                        timeout=timeout * 3,
                         env={"PYTHONPATH": str(install / "python")})
         outcome = sentinel.decide("CANARY", py.output, py.returncode, timed_out=py.timed_out)
         step = f"python-import@{profile.name}"
@@ -108,7 +109,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
             reported = parse_json_line(outcome.detail)
             problems = check(reported, arch, profile, control_bits, compare=compare) if reported \
                 else ["sentinel carried no JSON"]
-            described = f"python{target.python(ctx, arch).name[6:]} {_describe(reported, versus)}"
+            described = f"python{python.version} {_describe(reported, versus)}"
             rows.append(Row(component, arch.value, step, Verdict.FAIL if problems else Verdict.PASS,
                             "; ".join(problems) or described))
         return rows

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import guest_root, parity_outputs, qemu, sentinel
+from .. import parity_outputs, sentinel
 from ..archs import Arch, info
 from ..config import Profile
 from ..context import Context
@@ -118,8 +118,7 @@ def environment(payload: Payload) -> dict[str, str]:
 
 
 def command(ctx: Context, arch: Arch, profile: Profile, payload: Payload) -> list[str]:
-    root = guest_root.ensure(ctx.build_root, ctx.sysroot(arch))
-    argv = qemu.command(qemu.qemu_binary(ctx.runner, arch), root, profile)
+    argv = target.qemu_prefix(ctx, arch, profile)
     bootstrap = payload_path("bootstrap").read_text(encoding="utf-8")
     return [*argv, str(target.python(ctx, arch)), "-s", "-B", "-u", "-c", bootstrap, payload.name, *payload.args]
 

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from .. import qemu
+from .. import guest_root, qemu, target_python
 from ..archs import Arch
 from ..config import Profile
 from ..context import Context
@@ -17,17 +17,21 @@ from ..runner import Result
 T = TypeVar("T")
 
 
+def qemu_prefix(ctx: Context, arch: Arch, profile: Profile) -> list[str]:
+    """qemu-user with the arch's guest root (the sysroot, plus a guest /proc/cpuinfo where needed) as -L."""
+    root = guest_root.ensure(ctx.build_root, ctx.sysroot(arch))
+    return qemu.command(qemu.qemu_binary(ctx.runner, arch), root, profile)
+
+
 def run(ctx: Context, arch: Arch, profile: Profile, argv: Sequence[str | Path], *, timeout: float,
         env: dict[str, str] | None = None) -> Result:
-    binary = qemu.qemu_binary(ctx.runner, arch)
-    command = qemu.command(binary, ctx.sysroot(arch).path, profile, env)
-    return ctx.runner.run([*command, *map(str, argv)], timeout=timeout, check=False, quiet=True)
+    # The guest inherits qemu's own environment; qemu's -E would split a value at its commas.
+    return ctx.runner.run([*qemu_prefix(ctx, arch, profile), *map(str, argv)], env=env, timeout=timeout,
+                          check=False, quiet=True)
 
 
 def python(ctx: Context, arch: Arch) -> Path:
-    from ..target_python import locate
-
-    return locate(ctx.sysroot(arch).path, arch).interpreter
+    return target_python.locate(ctx.sysroot(arch).path, arch).interpreter
 
 
 def per_profile(profiles: Sequence[Profile], work: Callable[[Profile], T], *, parallel: bool = True) -> list[T]:
