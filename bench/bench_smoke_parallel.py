@@ -12,7 +12,8 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+
+from common import Measure
 
 from crosslane import config as config_mod
 from crosslane import ort_models
@@ -23,25 +24,6 @@ from crosslane.log import Log
 from crosslane.report import Verdict
 from crosslane.runner import Runner
 from crosslane.smokes import payload
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One measured ratio, printed as one line (the shape bench/run.py prints)."""
-
-    name: str
-    subject: float
-    baseline: float
-    unit: str
-    goal: str
-
-    @property
-    def ratio(self) -> float:
-        return self.subject / self.baseline if self.baseline else float("inf")
-
-    def line(self) -> str:
-        return (f"{self.name}: {self.subject:.3f}{self.unit} vs {self.baseline:.3f}{self.unit} "
-                f"ratio {self.ratio:.3f}  (goal: {self.goal})")
 
 
 def program(ctx: Context, arch: Arch, smoke: str) -> payload.Payload:
