@@ -1,4 +1,7 @@
-"""No-op rebuild vs cold build; crosslane's cold build vs the same cmake commands typed by hand."""
+"""No-op rebuild vs cold build; crosslane's cold canary build vs the same cmake commands typed by hand.
+
+ccache is disabled for every build here, so "cold" means compiled, not served from the cache.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from pathlib import Path
 from common import Measure, invoke, median_of, run, timed
 
 ROUNDS = 3
+COLD = {"CCACHE_DISABLE": "1"}
 
 
 def hand_commands(built: Path, fresh: Path) -> list[list[str]]:
@@ -21,25 +25,29 @@ def hand_commands(built: Path, fresh: Path) -> list[list[str]]:
     return [configure, [cmake, "--build", build_dir, "--parallel"], [cmake, "--install", build_dir]]
 
 
+def canary_rounds(base: Path) -> tuple[float, float]:
+    ours_times, hand_times = [], []
+    for index in range(ROUNDS):
+        ours, hand = base / f"ours{index}", base / f"hand{index}"
+        env = {**COLD, "CROSSLANE_BUILD_DIR": str(ours)}
+        ours_times.append(timed(lambda env=env: invoke("build", "--arch", "riscv64", "--component", "canary",
+                                                       env=env)))
+        (hand / "riscv64/toolchains").mkdir(parents=True)
+        shutil.copy(ours / "riscv64/toolchains/clang.cmake", hand / "riscv64/toolchains/clang.cmake")
+        commands = hand_commands(ours, hand)
+        hand_times.append(timed(lambda commands=commands: [run(c, env=COLD) for c in commands]))
+    return sorted(ours_times)[ROUNDS // 2], sorted(hand_times)[ROUNDS // 2]
+
+
 def run_bench() -> list[Measure]:
     with tempfile.TemporaryDirectory(prefix="crosslane-bench-") as tmp:
         base = Path(tmp)
-        cold_times, hand_times = [], []
-        for index in range(ROUNDS):
-            ours = base / f"ours{index}"
-            hand = base / f"hand{index}"
-            env = {"CROSSLANE_BUILD_DIR": str(ours)}
-            cold_times.append(timed(lambda env=env: invoke("build", "--arch", "riscv64", "--component", "canary",
-                                                           env=env)))
-            (hand / "riscv64/toolchains").mkdir(parents=True)
-            shutil.copy(ours / "riscv64/toolchains/clang.cmake", hand / "riscv64/toolchains/clang.cmake")
-            commands = hand_commands(ours, hand)
-            hand_times.append(timed(lambda commands=commands: [run(c) for c in commands]))
-        env = {"CROSSLANE_BUILD_DIR": str(base / "ours0")}
-        noop = median_of(5, lambda: invoke("build", "--arch", "riscv64", "--component", "canary", env=env))
-    cold = sorted(cold_times)[len(cold_times) // 2]
-    hand = sorted(hand_times)[len(hand_times) // 2]
+        env = {**COLD, "CROSSLANE_BUILD_DIR": str(base / "default")}
+        cold = timed(lambda: invoke("build", "--arch", "riscv64", env=env))
+        noop = median_of(5, lambda: invoke("build", "--arch", "riscv64", env=env))
+        ours, hand = canary_rounds(base)
     return [
-        Measure("no-op rebuild (invoke build --arch riscv64) vs cold build", noop, cold, "s", "<= 1 s and <= 2 %"),
-        Measure("canary cold build: crosslane vs the same cmake/ninja commands by hand", cold, hand, "s", "<= 1.10x"),
+        Measure("no-op `invoke build --arch riscv64` (default components) vs its cold build", noop, cold, "s",
+                "<= 1 s and <= 2 %"),
+        Measure("canary cold build: crosslane vs the same cmake/ninja commands by hand", ours, hand, "s", "<= 1.10x"),
     ]
