@@ -157,3 +157,44 @@ def test_lanes_exemptions_floors_parse(tmp_path: Path) -> None:
 def test_bad_exemption_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match='expected "arch:distribution"'):
         config.load(write(tmp_path, GOOD + '[parity.exemptions]\n"riscv64" = "x"\n'))
+
+
+def test_smoke_kinds_match_the_registry() -> None:
+    from crosslane.smokes import SMOKES
+
+    assert set(config.SMOKE_KINDS) == set(SMOKES)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (('source = { kind = "tree", path = "src" }', 'source = { kind = "tree", path = "src" }\n'
+      'smoke = { kind = "canari" }'), "components.canary.smoke.kind: unknown smoke kind 'canari'; did you mean "
+                                       "'canary'?"),
+    (('source = { kind = "tree", path = "src" }', 'source = { kind = "tree", path = "src" }\n'
+      'smoke = { kind = "canary", timeout = 0 }'), "components.canary.smoke.timeout: 0 is not a positive number"),
+    (('vlen=128"', 'vlen=abc"'), "arches.riscv64.profiles.rvv128: vlen=abc in 'rv64,v=true,vlen=abc' is not a "
+                                 "power of two >= 64"),
+    (('vlen=128"', 'vlen=96"'), "is not a power of two >= 64"),
+], ids=["smoke-kind", "smoke-timeout", "vlen-text", "vlen-96"])
+def test_values_checked_on_load(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        config.load(write(tmp_path, GOOD.replace(*edit)))
+    assert message in raised.value.one_line()
+
+
+@pytest.mark.parametrize("edit,message", [
+    (('source = { kind = "tree", path = "src" }', 'source = { kind = "tree", path = "src" }\n'
+      'patches = [{ path = "../versions.toml", sha256 = "' + "0" * 64 + '" }]'),
+     "components.canary.patches[0].path: path '../versions.toml' escapes patches; use a path inside "),
+    (('source = { kind = "tree", path = "src" }', 'source = { kind = "tree", path = "src" }\n'
+      'mirrors = [{ kind = "tree", path = "src" }]'),
+     "components.canary.mirrors[0].kind: a mirror must be pinned content (git, archive, debian), not 'tree'"),
+], ids=["patch-outside-patches", "tree-mirror"])
+def test_component_paths_and_mirrors(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        config.load(write(tmp_path, GOOD.replace(*edit)))
+    assert message in raised.value.one_line()
+
+
+def test_negative_floor(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"floors\.riscv64: -1 is negative"):
+        config.load(write(tmp_path, GOOD + "[floors]\nriscv64 = -1\n"))

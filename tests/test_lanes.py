@@ -143,7 +143,7 @@ def test_four_toggle_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
         else:
             lane_toml += f"[lanes.app.{arch}]\nenabled = {'true' if on else 'false'}\n"
     cfg = write_config(tmp_path, {"app": 'smoke = { kind = "canary" }'}, lanes=lane_toml)
-    ctx, _ = context(cfg)
+    ctx, logged = context(cfg)
     for arch, on in wanted.items():
         install = lanes.install_dir(ctx, "app", arch)
         if on:
@@ -163,8 +163,9 @@ def test_four_toggle_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
         smoke = pipeline.smoke_components(ctx, arch, ["app"])
         assert [(r.verdict, r.reason) for r in smoke] == [
             (Verdict.SKIP, f"not installed — lane off by {marker['setting']}: policy, not drift")]
-    printed = capsys.readouterr().out
-    assert "FAIL" not in printed
+    captured = capsys.readouterr()
+    for text in (captured.out, captured.err, logged.getvalue()):
+        assert "FAIL" not in text and "error" not in text
 
 
 def test_verifier_believes_the_marker_over_the_config(tmp_path: Path) -> None:

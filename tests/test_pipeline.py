@@ -46,9 +46,11 @@ def test_usage_errors(cfg: Config) -> None:
     with pytest.raises(UsageError, match="unknown arch 'x86'"):
         commands.parse_arch("x86")
     with pytest.raises(UsageError, match="expected NAME=PATH"):
-        commands.parse_sources(["canary"])
+        commands.parse_sources(["canary"], ["canary"])
     with pytest.raises(UsageError, match="not a folder"):
-        commands.parse_sources(["canary=/nonexistent/x"])
+        commands.parse_sources(["canary=/nonexistent/x"], ["canary"])
+    with pytest.raises(UsageError, match=r"unknown component 'canry'; did you mean 'canary'\?"):
+        commands.parse_sources(["canry=/tmp"], ["canary", "cpuinfo"])
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     with pytest.raises(UsageError, match="unknown component 'nope'"):
         pipeline.components_for(ctx, Arch.RISCV64, ["nope"])
@@ -157,3 +159,22 @@ def test_bad_keyring(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     spec = replace(cfg.sysroot, keyring=str(tmp_path / "none.gpg"))
     with pytest.raises(MissingPrerequisite, match=r"archive keyring .* not found"):
         sysroot.ensure(Runner(Log(io.StringIO())), spec, Arch.ARM64)
+
+
+def test_unwritable_places_are_one_line_exit_3(repo: Path, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [Row("canary", "riscv64", "build", Verdict.PASS, "ok")]
+    code = commands.run(lambda ctx: rows, json_path="/proc/crosslane-no/x.json",
+                        config_path=str(repo / "versions.toml"))
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.strip().splitlines()[-1] == ("crosslane: error: /proc/crosslane-no: No such file or directory; "
+                                           "check the path, its permissions and free space")
+    assert "Traceback" not in err
+
+    def mkdir_fails(ctx: Context) -> list[Row]:
+        (Path("/proc/crosslane-no") / "build").mkdir(parents=True)
+        return []
+
+    assert commands.run(mkdir_fails, config_path=str(repo / "versions.toml")) == 3
+    assert "Traceback" not in capsys.readouterr().err

@@ -35,10 +35,13 @@ def test_failure_carries_command_code_and_tail() -> None:
     assert raised.value.detail == "boom"
 
 
-def test_timeout() -> None:
+def test_timeout_kills_the_whole_process_group() -> None:
     r, _ = runner()
     result = r.run([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5, check=False)
     assert result.timed_out and not result.ok
+    # A grandchild holding the output pipe must not keep the runner waiting.
+    result = r.run(["bash", "-c", "sleep 20; echo done"], timeout=0.5, check=False)
+    assert result.timed_out and result.seconds < 5
 
 
 def test_env_diff_and_unset(monkeypatch: pytest.MonkeyPatch) -> None:

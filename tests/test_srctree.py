@@ -63,3 +63,21 @@ def test_changing_a_patch_changes_the_stamp_and_remakes_the_copy(tmp_path: Path)
     assert stamps.key({"patches": first.patch_inputs}) != stamps.key({"patches": second.patch_inputs})
     assert (second.path / "f.txt").read_bytes() == b"alpha\nBeta!\ngamma\ndelta\n"
     assert [r.reason for r in second.rows] == ["demo/001.patch: APPLICABLE→applied"]
+
+
+@pytest.mark.spawns
+def test_a_copy_interrupted_mid_series_is_made_anew(tmp_path: Path) -> None:
+    """A kill between the copy and the end of the series leaves a marker saying so: the next run recopies."""
+    import json
+
+    ctx = setup_component(tmp_path)
+    component = ctx.config.components["demo"]
+    first = srctree.prepare(ctx, component, Arch.RISCV64)
+    marker = tmp_path / "build/riscv64/demo" / srctree.MARKER
+    data = json.loads(marker.read_text())
+    assert data["patched"] is True
+    (first.path / "f.txt").write_bytes(b"alpha\nhalf-written\n")
+    marker.write_text(json.dumps({**data, "patched": False}))
+    again = srctree.prepare(ctx, component, Arch.RISCV64)
+    assert [r.reason for r in again.rows] == ["demo/001.patch: APPLICABLE→applied"]
+    assert (again.path / "f.txt").read_bytes() == b"alpha\nBETA\ngamma\ndelta\n"

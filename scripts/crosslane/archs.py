@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 
 class Arch(enum.StrEnum):
@@ -41,7 +43,7 @@ class ArchInfo:
         return 64 if self.elf_class == 64 else 32
 
 
-ARCHS: dict[Arch, ArchInfo] = {
+ARCHS: Mapping[Arch, ArchInfo] = MappingProxyType({
     Arch.AMD64: ArchInfo(
         arch=Arch.AMD64,
         debian_arch="amd64",
@@ -96,7 +98,7 @@ ARCHS: dict[Arch, ArchInfo] = {
         vector_cpu_property="v",
         vector_compile_flags=("-march=rv64gcv",),
     ),
-}
+})
 
 KNOWN_ARCHS: tuple[str, ...] = tuple(a.value for a in Arch)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,18 +44,21 @@ def ensure(runner: Runner, tools: Tools) -> BuildTools:
         return found
     root = tools_dir(tools)
     staging = root.with_name(root.name + f".tmp{os.getpid()}")
-    runner.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                "--target", str(staging), "--no-warn-script-location",
-                f"cmake=={tools.cmake}", f"ninja=={tools.ninja}"], timeout=900)
-    if runner.dry_run:
-        return BuildTools(*_binaries(root), root)
-    (staging / ".complete").write_text(f"cmake=={tools.cmake}\nninja=={tools.ninja}\n")
-    root.parent.mkdir(parents=True, exist_ok=True)
     try:
-        staging.rename(root)
-    except OSError:
-        if locate(tools) is None:  # another process won the race only if its copy is whole
-            raise
+        runner.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--target", str(staging), "--no-warn-script-location",
+                    f"cmake=={tools.cmake}", f"ninja=={tools.ninja}"], timeout=900)
+        if runner.dry_run:
+            return BuildTools(*_binaries(root), root)
+        (staging / ".complete").write_text(f"cmake=={tools.cmake}\nninja=={tools.ninja}\n")
+        root.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            staging.rename(root)
+        except OSError:
+            if locate(tools) is None:  # another process won the race only if its copy is whole
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     found = locate(tools)
     if found is None:
         raise MissingPrerequisite(f"cmake/ninja install in {root} is incomplete", fix=f"delete {root} and retry")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import traceback
@@ -12,7 +13,7 @@ from . import config as config_mod
 from . import report
 from .archs import KNOWN_ARCHS, Arch
 from .context import Context
-from .errors import CrosslaneError, UsageError, VerdictFailed
+from .errors import CrosslaneError, MissingPrerequisite, UsageError, VerdictFailed
 from .log import Log
 from .runner import Runner
 
@@ -25,12 +26,16 @@ def parse_arch(value: str) -> Arch:
     return Arch(value)
 
 
-def parse_sources(values: Sequence[str]) -> dict[str, Path]:
+def parse_sources(values: Sequence[str], known: Sequence[str]) -> dict[str, Path]:
     sources = {}
     for value in values:
         name, sep, where = value.partition("=")
         if not sep or not name or not where:
             raise UsageError(f"--source {value!r}: expected NAME=PATH")
+        if name not in known:
+            hint = difflib.get_close_matches(name, list(known), n=1)
+            extra = f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(known)})"
+            raise UsageError(f"--source {name}={where}: unknown component '{name}'{extra}")
         path = Path(where).expanduser().resolve()
         if not path.is_dir():
             raise UsageError(f"--source {name}={where}: not a folder")
@@ -44,8 +49,16 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     log = Log(verbose=debug)
     try:
         cfg = config_mod.load(Path(config_path) if config_path else None)
-        ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources))
+        ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources, list(cfg.components)))
         rows = action(ctx)
+        if stream_summary and rows:
+            print(report.table(rows))
+            summary = os.environ.get("GITHUB_STEP_SUMMARY")
+            if summary:
+                with open(summary, "a", encoding="utf-8") as handle:
+                    handle.write(report.markdown(rows))
+        if json_path:
+            report.write_json(rows, Path(json_path))
     except CrosslaneError as exc:
         if debug:
             traceback.print_exc()
@@ -53,17 +66,17 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         if exc.detail:
             log.info(exc.detail)
         return exc.exit_code
+    except OSError as exc:
+        # A folder crosslane must write (cache, build tree, --json file) is not writable, or the disk is full.
+        if debug:
+            traceback.print_exc()
+        where = exc.filename or "a file"
+        log.error(MissingPrerequisite(f"{where}: {exc.strerror or exc}",
+                                      fix="check the path, its permissions and free space").one_line())
+        return MissingPrerequisite.exit_code
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
-    if stream_summary and rows:
-        print(report.table(rows))
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            with open(summary, "a", encoding="utf-8") as handle:
-                handle.write(report.markdown(rows))
-    if json_path:
-        report.write_json(rows, Path(json_path))
     failures = report.failed(rows)
     if failures:
         log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())

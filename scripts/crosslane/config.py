@@ -17,7 +17,11 @@ SCHEMA_VERSION = 1
 DEFAULT_FILE = "versions.toml"
 # sysroot-package: the component is a Debian package already in the target sysroot; nothing is built.
 SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
+# Kinds that name fixed content by a pin, so another of them can mirror it.
+PINNED_KINDS = ("git", "archive", "debian")
 RECIPES = ("cmake",)
+# The kinds smokes/__init__.py registers (a test keeps the two equal; config cannot import smokes).
+SMOKE_KINDS = ("canary", "cpuinfo-isa", "genai", "ort")
 TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
 # Per-component feature options (components.<name>.options) and the values each may take.
 OPTION_NAMES = ("xnnpack",)
@@ -204,11 +208,12 @@ def _per_arch_strings(table: Table, key: str) -> Mapping[Arch, tuple[str, ...]]:
     return MappingProxyType(result)
 
 
-def _repo_path(table: Table, key: str, value: str, root: Path) -> Path:
+def _repo_path(table: Table, key: str, value: str, root: Path, inside: str = "") -> Path:
     pure = PurePosixPath(value)
-    resolved = (root / value).resolve()
-    if pure.is_absolute() or not resolved.is_relative_to(root.resolve()):
-        table.fail(key, f"path '{value}' escapes the repository; use a path inside {root}")
+    resolved = (root / inside / value).resolve()
+    base = (root / inside).resolve()
+    if pure.is_absolute() or not resolved.is_relative_to(base):
+        table.fail(key, f"path '{value}' escapes {inside.rstrip('/') or 'the repository'}; use a path inside {base}")
     return resolved
 
 
@@ -258,7 +263,12 @@ def _component(name: str, table: Table, root: Path) -> Component:
         table.fail(None, "missing required key 'source'; add source = { kind = \"tree\", path = \"components/"
                    f"{name}\" }} or a pinned git/archive/debian source")
     sources = [_source(table.table("source"), root)]
-    sources += [_source(mirror, root) for mirror in table.tables("mirrors")]
+    for mirror_table in table.tables("mirrors"):
+        mirror = _source(mirror_table, root)
+        if mirror.kind not in PINNED_KINDS:
+            mirror_table.fail("kind", f"a mirror must be pinned content ({', '.join(PINNED_KINDS)}), not "
+                              f"'{mirror.kind}'")
+        sources.append(mirror)
     recipe = table.string("recipe", "cmake")
     if recipe not in RECIPES:
         table.fail("recipe", f"unknown recipe '{recipe}' (known: {', '.join(RECIPES)})")
@@ -268,12 +278,20 @@ def _component(name: str, table: Table, root: Path) -> Component:
     smoke = None
     if table.has("smoke"):
         smoke_table = table.table("smoke")
-        smoke = SmokeSpec(kind=smoke_table.string("kind", required=True), timeout=smoke_table.number("timeout", 120.0))
+        kind = smoke_table.string("kind", required=True)
+        if kind not in SMOKE_KINDS:
+            hint = difflib.get_close_matches(kind, SMOKE_KINDS, n=1)
+            extra = f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(SMOKE_KINDS)})"
+            smoke_table.fail("kind", f"unknown smoke kind '{kind}'{extra}")
+        timeout = smoke_table.number("timeout", 120.0)
+        if timeout <= 0:
+            smoke_table.fail("timeout", f"{timeout:g} is not a positive number of seconds")
+        smoke = SmokeSpec(kind=kind, timeout=timeout)
         smoke_table.finish()
     patches = []
     for patch_table in table.tables("patches"):
         rel = patch_table.string("path", required=True)
-        path = _repo_path(patch_table, "path", f"patches/{rel}", root)
+        path = _repo_path(patch_table, "path", rel, root, inside="patches/")
         when = patch_table.table("when")
         arches = _arch_list(when, "arch") if when.has("arch") else tuple(Arch)
         when.finish()
@@ -329,6 +347,9 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
         if profile.vector_enabled(arch) and "vlen" not in profile.properties:
             table.fail(where, f"'{profile.cpu}' enables the vector unit without vlen=N; state the VLEN "
                        "(qemu versions disagree on the default)")
+        vlen = profile.properties.get("vlen", "64")
+        if not vlen.isdigit() or int(vlen) < 64 or int(vlen) & (int(vlen) - 1):
+            table.fail(where, f"vlen={vlen} in '{profile.cpu}' is not a power of two >= 64")
     default = table.string("default_profile", profiles[0].name)
     if default not in {p.name for p in profiles}:
         table.fail("default_profile", f"unknown profile '{default}' (known: {', '.join(p.name for p in profiles)})")
@@ -458,6 +479,9 @@ def parse(text: str, path: Path, root: Path | None = None) -> Config:
     parity.finish()
     floors_table = top.table("floors")
     floors = {_arch(floors_table, key, key): floors_table.integer(key, 0) for key in list(floors_table.keys())}
+    for arch, floor in floors.items():
+        if floor < 0:
+            floors_table.fail(arch.value, f"{floor} is negative; a floor counts components, 0 or more")
     floors_table.finish()
     top.finish()
     return Config(path=path, root=root, tools=tools, host_packages=host_packages, sysroot=sysroot,

@@ -42,7 +42,12 @@ def load_report(path: Path) -> list[Row]:
     """The JSON a command writes with --json: a list of Row dicts."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return [Row(d["component"], d["arch"], d["step"], Verdict(d["verdict"]), d.get("reason", "")) for d in data]
+        fields = ("component", "arch", "step", "verdict")
+        for index, d in enumerate(data):
+            if not isinstance(d, dict) or not all(isinstance(d.get(f), str) for f in fields):
+                raise ValueError(f"entry {index} lacks the text fields {', '.join(fields)}")
+        return [Row(d["component"], d["arch"], d["step"], Verdict(d["verdict"]), str(d.get("reason", "")))
+                for d in data]
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the report ({exc.strerror or exc}); pass the file --json wrote") \
             from exc

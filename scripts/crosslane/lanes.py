@@ -133,7 +133,7 @@ def produce(ctx: Context, component: str, arch: Arch, *, orchestrated: bool = Fa
     state = resolve(ctx.config, component, arch, orchestrated=orchestrated)
     install = install_dir(ctx, component, arch)
     if state.enabled:
-        if (install / MARKER).is_file():
+        if (install / MARKER).is_file() and not ctx.runner.dry_run:
             (install / MARKER).unlink()
             stamps.clear(install.parent)
         return None

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
+from . import lanes
 from .archs import Arch
 from .config import Config
 from .report import Row, Verdict
@@ -56,13 +57,15 @@ def check(cfg: Config, arch: Arch, present: set[str], where: str) -> list[Row]:
             continue
         dist: str = canonicalize_name(component.distribution)
         lane = cfg.lanes.get((name, arch))
-        setting = f"[lanes.{name}.{arch}] enabled = {'true' if lane is None or lane.enabled else 'false'}"
+        # The same resolution the build used: environment override, versions.toml, dependencies' lanes.
+        state = lanes.resolve(cfg, name, arch, orchestrated=True)
+        setting = state.setting
         exemption = exempt.get(dist)
-        if lane is not None and not lane.enabled:
+        if not state.enabled:
             if exemption is None:
                 covered.add(dist)
-                why = f" ({lane.reason})" if lane.reason else ""
-                rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"not expected: {setting}{why}"))
+                why = f" ({state.reason})" if state.reason else ""
+                rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"not expected: lane off by {setting}{why}"))
             continue
         covered.add(dist)
         if exemption is not None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -102,12 +104,16 @@ class Runner:
             command = local["env"][[f"--unset={key}" for key in removed]][args[0]]
         process = command[list(args[1:])].popen(
             cwd=str(cwd) if cwd else None, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", new_session=True)
         timed_out = threading.Event()
 
         def kill() -> None:
+            # The whole process group: cmake's ninja and compilers, apt's download methods, git's helpers
+            # would otherwise keep the output pipe open long after their parent died.
             timed_out.set()
-            process.kill()
+            if process.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
 
         timer = threading.Timer(timeout, kill) if timeout else None
         if timer:

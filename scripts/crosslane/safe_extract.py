@@ -8,6 +8,7 @@ so a refused or interrupted extraction leaves nothing behind. A single top-level
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import tarfile
@@ -76,7 +77,11 @@ def _rebase(member: tarfile.TarInfo, top: str | None) -> tarfile.TarInfo | None:
     if member.islnk() and top is not None:
         link_parts = _parts(linkname)
         linkname = "/".join(link_parts[1:] if link_parts[:1] == (top,) else link_parts)
-    return member.replace(name="/".join(parts), linkname=linkname, deep=False)
+    # TarInfo.replace() and extraction filters arrived in 3.11.4; Debian 12's python3 is 3.11.2.
+    rebased = copy.copy(member)
+    rebased.name = "/".join(parts)
+    rebased.linkname = linkname
+    return rebased
 
 
 def extract(archive: Path, dest: Path) -> Path:
@@ -95,7 +100,10 @@ def extract(archive: Path, dest: Path) -> Path:
             shutil.rmtree(staging, ignore_errors=True)
             staging.mkdir(parents=True)
             try:
-                tar.extractall(staging, members=rebased, filter="data")
+                if hasattr(tarfile, "data_filter"):
+                    tar.extractall(staging, members=rebased, filter="data")
+                else:  # pragma: no cover - Python < 3.11.4; _check_member already refused what "data" would
+                    tar.extractall(staging, members=rebased)  # noqa: S202 - every member was checked above
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 staging.rename(dest)
             finally:

@@ -44,13 +44,14 @@ def working_copy(ctx: Context, component: Component, arch: Arch, fetched: source
     """The per-arch copy of *fetched* that patches are applied to, (re)made when its inputs change."""
     folder = ctx.component_dir(arch, component.name)
     work = folder / "src"
-    wanted = {"source": fetched.identity, "patches": [[str(p.path.name), p.sha256] for p in component.patches]}
+    wanted = copy_inputs(component, fetched)
     marker = folder / MARKER
     try:
         current = json.loads(marker.read_text())
     except (OSError, ValueError):
         current = None
-    if current == wanted and work.is_dir():
+    # Only a copy whose whole series was applied is reused; one interrupted mid-series is made anew.
+    if current == {**wanted, "patched": True} and work.is_dir():
         return work
     if ctx.runner.dry_run:
         ctx.log.info(f"    would copy {fetched.path} to {work}")
@@ -62,8 +63,17 @@ def working_copy(ctx: Context, component: Component, arch: Arch, fetched: source
     shutil.copytree(fetched.path, staging, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     shutil.rmtree(work, ignore_errors=True)
     staging.rename(work)
-    marker.write_text(json.dumps(wanted, indent=1) + "\n")
+    marker.write_text(json.dumps({**wanted, "patched": False}, indent=1) + "\n")
     return work
+
+
+def copy_inputs(component: Component, fetched: sources.Fetched) -> dict[str, object]:
+    return {"source": fetched.identity, "patches": [[str(p.path.name), p.sha256] for p in component.patches]}
+
+
+def mark_patched(ctx: Context, component: Component, arch: Arch, fetched: sources.Fetched) -> None:
+    marker = ctx.component_dir(arch, component.name) / MARKER
+    marker.write_text(json.dumps({**copy_inputs(component, fetched), "patched": True}, indent=1) + "\n")
 
 
 def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:
@@ -80,6 +90,8 @@ def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:
     if not work.is_dir():  # dry run, nothing copied yet
         return Prepared(work, fetched.identity, tuple(rows), inputs)
     steps = patches.apply(ctx.runner, ctx.config.root, component, arch, work)
+    if not ctx.runner.dry_run:
+        mark_patched(ctx, component, arch, fetched)
     return Prepared(work, fetched.identity, tuple(rows + patches.rows(component, arch, steps)), inputs)
 
 

@@ -17,6 +17,7 @@ import re
 import shutil
 import sys
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from . import sysroot_package, target_python
 from .archs import Arch, info
 from .context import Context
 from .errors import UsageError
+from .gates import wheel as wheel_gate
 from .sysroot import Sysroot
 
 OLDEST_MANYLINUX_GLIBC = 17
@@ -89,7 +91,7 @@ def requirements(wheel: Path, arch: Arch, python_version: str) -> list[str]:
             if name is None:
                 raise UsageError(f"--wheel {wheel}: no .dist-info/METADATA inside; not a wheel")
             metadata = email.parser.HeaderParser().parsestr(archive.read(name).decode("utf-8"))
-    except (OSError, zipfile.BadZipFile) as exc:
+    except (OSError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
         raise UsageError(f"--wheel {wheel}: cannot read it ({exc})") from None
     wanted = []
     env = marker_environment(arch, python_version)
@@ -106,9 +108,17 @@ def requirements(wheel: Path, arch: Arch, python_version: str) -> list[str]:
 
 
 def unpack(wheel: Path, site: Path) -> None:
-    """Unpack a wheel as an installer would for a site folder: .data/purelib and platlib go to the top."""
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(site)
+    """Unpack a wheel as an installer would for a site folder: .data/purelib and platlib go to the top.
+
+    Members go through the wheel gate's checks first (no '..', absolute paths, links, bombs).
+    """
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            wheel_gate.unpack(archive, wheel_gate.plan(archive, wheel_gate.Limits()), site)
+    except (OSError, zipfile.BadZipFile, zlib.error) as exc:
+        raise UsageError(f"{wheel}: not a readable wheel ({exc})", fix="delete it and download it again") from None
+    except wheel_gate.UnsafeWheel as exc:
+        raise UsageError(f"{wheel}: refused to unpack ({exc})", fix="the wheel is hostile or broken") from None
     for data in site.glob("*.data"):
         for scheme in ("purelib", "platlib"):
             for entry in sorted((data / scheme).glob("*")) if (data / scheme).is_dir() else []:

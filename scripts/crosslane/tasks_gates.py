@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from . import config as config_mod
@@ -11,6 +11,7 @@ from . import consistency as consistency_mod
 from . import floors as floors_mod
 from . import parity as parity_mod
 from . import verify as verify_mod
+from .archs import Arch
 from .commands import Action, parse_arch
 from .context import Context
 from .errors import UsageError
@@ -45,10 +46,19 @@ def floors(check: str, record: bool, previous: str) -> Action:
             raise UsageError("floors: pass --check REPORT and/or --previous OLD_VERSIONS_TOML")
         if record and not check:
             raise UsageError("floors --record needs --check REPORT")
-        old = config_mod.load(Path(previous)).floors if previous else None
+        old = previous_floors(Path(previous), ctx.config.root) if previous else None
         return floors_mod.run(ctx.config.floors, ctx.build_root, report=Path(check) if check else None,
                               record_it=record, previous=old)
     return action
+
+
+def previous_floors(path: Path, root: Path) -> Mapping[Arch, int]:
+    """[floors] of an older versions.toml (e.g. `git show HEAD~:versions.toml`), its paths read against *root*."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--previous {path}: cannot read ({exc.strerror})") from None
+    return config_mod.parse(text, path, root).floors
 
 
 def consistency(ctx: Context) -> list[Row]:

@@ -82,6 +82,9 @@ def test_load_report_round_trip_and_errors(tmp_path: Path) -> None:
         floors.load_report(path)
     with pytest.raises(ConfigError, match="cannot read the report"):
         floors.load_report(tmp_path / "missing.json")
+    path.write_text(json.dumps([{"component": [1], "arch": "riscv64", "step": "smoke", "verdict": "PASS"}]))
+    with pytest.raises(ConfigError, match="entry 0 lacks the text fields"):
+        floors.load_report(path)
 
 
 def test_floors_task_fails_below_floor_and_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -98,3 +101,14 @@ def test_floors_task_fails_below_floor_and_records(tmp_path: Path, monkeypatch: 
     assert code == 1
     assert "below the floor 2" in out and "lowering 3 → 2 refused" in out
     assert len(list((tmp_path / "build" / "reports" / "observations").glob("*.json"))) == 1
+
+
+def test_previous_versions_toml_is_read_against_this_checkout(tmp_path: Path) -> None:
+    """`git show HEAD~:versions.toml > /tmp/old.toml` has no components/ beside it: paths resolve here."""
+    from cfgkit import make
+
+    make(tmp_path / "repo", "[floors]\nriscv64 = 2\n")
+    old = tmp_path / "elsewhere" / "old.toml"
+    old.parent.mkdir()
+    old.write_text((tmp_path / "repo" / "versions.toml").read_text())
+    assert tasks_gates.previous_floors(old, tmp_path / "repo") == {Arch.RISCV64: 2}

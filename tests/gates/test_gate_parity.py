@@ -47,7 +47,16 @@ def test_riscv64_with_pinned_genai_passes(tmp_path: Path) -> None:
 def test_riscv64_with_lane_off_passes_naming_the_setting(tmp_path: Path) -> None:
     row = genai_row(tmp_path, LANE_OFF, Arch.RISCV64, with_genai=False)
     assert row.verdict is Verdict.PASS
-    assert "[lanes.genai.riscv64] enabled = false" in row.reason
+    assert "lane off by versions.toml lanes.genai.riscv64.enabled = false" in row.reason
+
+
+def test_riscv64_with_lane_off_by_environment_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROSSLANE_LANE_GENAI_RISCV64", "0")
+    row = genai_row(tmp_path, "", Arch.RISCV64, with_genai=False)
+    assert row.verdict is Verdict.PASS
+    assert "lane off by CROSSLANE_LANE_GENAI_RISCV64=0" in row.reason
+    monkeypatch.setenv("CROSSLANE_LANE_GENAI_RISCV64", "1")
+    assert genai_row(tmp_path / "on", "", Arch.RISCV64, with_genai=False).verdict is Verdict.FAIL
 
 
 def test_amd64_still_fails_when_riscv64_hatch_is_off(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from ..archs import Arch
 from ..config import Profile
@@ -12,9 +13,9 @@ from . import canary, cpuinfo, genai, ort
 
 Smoke = Callable[[Context, Arch, str, Sequence[Profile]], list[Row]]
 
-SMOKES: dict[str, Smoke] = {
+SMOKES: Mapping[str, Smoke] = MappingProxyType({
     "canary": canary.run,
     "cpuinfo-isa": cpuinfo.run,
     "ort": ort.run,
     "genai": genai.run,
-}
+})
