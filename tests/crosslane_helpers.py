@@ -45,6 +45,11 @@ components = {components}
 rvv128 = "rv64,v=true,vlen=128,elen=64,vext_spec=v1.0"
 """
 
+
+def versions_header(*, cmake: str = "3.31.6", components: str = "[]", riscv64_toolchain: str = "clang") -> str:
+    """The top of a test versions.toml: tools, sysroot, toolchains, the three arches (no components)."""
+    return BASE.format(cmake=cmake, components=components, riscv64_toolchain=riscv64_toolchain)
+
 COMPONENT = """
 [components.{name}]
 source = {{ kind = "tree", path = "components/{name}" }}

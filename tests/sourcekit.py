@@ -14,24 +14,9 @@ from crosslane import stamps
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.runner import Runner
+from crosslane_helpers import versions_header
 
-BASE = """\
-schema = 1
-[tools]
-cmake = "3.31.6"
-ninja = "1.13.0"
-[sysroot]
-[toolchains.gcc]
-family = "gcc"
-[arches.amd64]
-toolchain = "gcc"
-[arches.amd64.profiles]
-max = "max"
-[arches.riscv64]
-toolchain = "gcc"
-[arches.riscv64.profiles]
-rvv128 = "rv64,v=true,vlen=128"
-"""
+BASE = versions_header(riscv64_toolchain="gcc")
 
 
 def write_config(root: Path, components: str) -> config_mod.Config:

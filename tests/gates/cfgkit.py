@@ -5,31 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from crosslane import config
+from crosslane_helpers import versions_header
 
-BASE = """
-schema = 1
-[tools]
-cmake = "3.31.6"
-ninja = "1.13.0"
-[sysroot]
-packages = []
-[toolchains.gcc]
-family = "gcc"
-[toolchains.clang]
-family = "clang"
-version = 19
-[arches.amd64]
-toolchain = "gcc"
-[arches.amd64.profiles]
-max = "max"
-[arches.arm64]
-toolchain = "gcc"
-[arches.arm64.profiles]
-max = "max"
-[arches.riscv64]
-toolchain = "clang"
-[arches.riscv64.profiles]
-rvv128 = "rv64,v=true,vlen=128"
+BASE = versions_header() + """
 [components.canary]
 source = { kind = "tree", path = "components/canary" }
 arches = ["amd64", "arm64", "riscv64"]
