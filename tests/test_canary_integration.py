@@ -135,16 +135,13 @@ def test_rvv_probe_decides_by_compiling(cfg: Config, toolchain: str, expected: b
 
 
 def test_build_gates_catch_a_foreign_binary(built: Path, cfg: Config, tmp_path: Path) -> None:
-    from dataclasses import replace
 
     from crosslane import build
 
     ctx = context(cfg)
-    plan = build.plan(ctx, cfg.components["canary"], Arch.RISCV64)
     install = tmp_path / "install"
-    shutil.copytree(plan.install_dir, install, symlinks=True)
-    assert [r.step for r in pipeline.gate_install(ctx, "canary", Arch.RISCV64, replace(plan, install_dir=install))] \
-        == ["gates"]
+    shutil.copytree(build.plan(ctx, cfg.components["canary"], Arch.RISCV64).install_dir, install, symlinks=True)
+    assert [r.step for r in pipeline.gate_install(ctx, "canary", Arch.RISCV64, install)] == ["gates"]
     shutil.copy(built / "amd64/canary/install/bin/canary-cli", install / "bin/canary-cli")
-    rows = pipeline.gate_install(ctx, "canary", Arch.RISCV64, replace(plan, install_dir=install))
+    rows = pipeline.gate_install(ctx, "canary", Arch.RISCV64, install)
     assert any(r.verdict is Verdict.FAIL and "bin/canary-cli: x86-64, expected RISC-V" in r.reason for r in rows), rows

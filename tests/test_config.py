@@ -159,10 +159,18 @@ def test_bad_exemption_key(tmp_path: Path) -> None:
         config.load(write(tmp_path, GOOD + '[parity.exemptions]\n"riscv64" = "x"\n'))
 
 
-def test_smoke_kinds_match_the_registry() -> None:
+def test_smoke_kinds_and_recipes_match_their_registries() -> None:
+    from crosslane.recipes import RECIPES
     from crosslane.smokes import SMOKES
 
     assert set(config.SMOKE_KINDS) == set(SMOKES)
+    assert set(config.RECIPES) == set(RECIPES)
+
+
+def test_provided_recipe_goes_with_sysroot_package_sources(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="recipe 'provided' and source kind 'tree' do not go together"):
+        config.load(write(tmp_path, GOOD.replace('arches = ["amd64", "riscv64"]',
+                                                 'arches = ["amd64", "riscv64"]\nrecipe = "provided"')))
 
 
 @pytest.mark.parametrize("edit,message", [

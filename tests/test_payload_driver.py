@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from crosslane import config as config_mod
-from crosslane import guest_root, ort_models, sysroot_package
+from crosslane import guest_root, ort_models
 from crosslane.archs import Arch
 from crosslane.config import Profile
+from crosslane.probes import Probes
+from crosslane.recipes import provided
 from crosslane.smokes import payload
 from crosslane.sysroot import Sysroot
 
@@ -87,10 +89,10 @@ def test_ort_models(tmp_path: Path) -> None:
 
 
 def test_sysroot_package_version() -> None:
-    manifest = {"packages": [{"package": "python3-onnxruntime", "version": "1.21.0+dfsg-1"}]}
-    assert sysroot_package.package_version(manifest, "python3-onnxruntime") == "1.21.0+dfsg-1"
-    assert sysroot_package.package_version(manifest, "python3-numpy") is None
-    assert sysroot_package.package_version({}, "x") is None
+    packages = [{"package": "python3-onnxruntime", "version": "1.21.0+dfsg-1"}]
+    assert provided.package_version(packages, "python3-onnxruntime") == "1.21.0+dfsg-1"
+    assert provided.package_version(packages, "python3-numpy") is None
+    assert provided.package_version([], "x") is None
 
 
 def test_config_has_the_ort_and_genai_components(cfg: config_mod.Config) -> None:
@@ -117,8 +119,8 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
     root.mkdir()
     (root / "crosslane-manifest.json").write_text(json.dumps({"packages": packages}))
     ctx = Context(cfg, Runner(Log()), _sysroots={Arch.RISCV64: Sysroot(Arch.RISCV64, root, "k")})
-    row = sysroot_package.build_row(ctx, cfg.components["onnxruntime"], Arch.RISCV64)
-    assert row is not None and row.verdict.value == verdict and words in row.reason
-    record = tmp_path / "build" / "riscv64" / "onnxruntime" / "install" / sysroot_package.PROVIDED
+    [row] = provided.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, Probes(ctx), False)
+    assert row.verdict.value == verdict and words in row.reason
+    record = tmp_path / "build" / "riscv64" / "onnxruntime" / "install" / provided.PROVIDED
     assert record.is_file() is (verdict == "PASS")
-    assert sysroot_package.build_row(ctx, cfg.components["canary"], Arch.RISCV64) is None
+    assert cfg.components["onnxruntime"].recipe == "provided" and cfg.components["canary"].recipe == "cmake"

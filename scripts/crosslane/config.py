@@ -19,7 +19,8 @@ DEFAULT_FILE = "versions.toml"
 SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
 # Kinds that name fixed content by a pin, so another of them can mirror it.
 PINNED_KINDS = ("git", "archive", "debian")
-RECIPES = ("cmake",)
+# The recipes recipes/__init__.py registers (a test keeps the two equal).
+RECIPES = ("cmake", "provided")
 # The kinds smokes/__init__.py registers (a test keeps the two equal; config cannot import smokes).
 SMOKE_KINDS = ("canary", "cpuinfo-isa", "genai", "ort")
 TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
@@ -269,9 +270,13 @@ def _component(name: str, table: Table, root: Path) -> Component:
             mirror_table.fail("kind", f"a mirror must be pinned content ({', '.join(PINNED_KINDS)}), not "
                               f"'{mirror.kind}'")
         sources.append(mirror)
-    recipe = table.string("recipe", "cmake")
+    provided = sources[0].kind == "sysroot-package"
+    recipe = table.string("recipe", "provided" if provided else "cmake")
     if recipe not in RECIPES:
         table.fail("recipe", f"unknown recipe '{recipe}' (known: {', '.join(RECIPES)})")
+    if (recipe == "provided") != provided:
+        table.fail("recipe", f"recipe '{recipe}' and source kind '{sources[0].kind}' do not go together: "
+                   "the 'provided' recipe is exactly for sysroot-package sources")
     toolchain_table = table.table("toolchain")
     toolchain = {_arch(toolchain_table, key, key): toolchain_table.string(key) for key in list(toolchain_table.keys())}
     toolchain_table.finish()

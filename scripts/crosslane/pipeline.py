@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from . import build, buildtools, floors, hostsetup, lanes, preflight, sysroot_package, verify
+from . import buildtools, floors, hostsetup, lanes, preflight, verify
 from .archs import CONTROL_ARCH, Arch
 from .config import Profile
 from .context import Context
 from .errors import UsageError
 from .probes import Probes
+from .recipes import RECIPES
 from .report import Row, Verdict
 from .smokes import SMOKES
 
@@ -71,29 +73,24 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
         if off is not None:
             rows.append(off)
             continue
-        provided = sysroot_package.build_row(ctx, ctx.config.components[name], arch)
-        if provided is not None:
-            rows.append(provided)
-            if provided.verdict is Verdict.FAIL:
-                break
-            continue
-        with ctx.log.group(f"build: {name} for {arch}"):
-            plan = build.plan(ctx, ctx.config.components[name], arch, probes)
-            rows += plan.rows
-            row = build.execute(ctx, plan, force=force)
+        component = ctx.config.components[name]
+        recipe = RECIPES[component.recipe]
+        with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"):
+            step_rows = recipe.run(ctx, component, arch, probes, force)
+            row = step_rows[-1]
             ctx.log.info(f"    {row.verdict.value}: {row.reason}")
-        rows.append(row)
+        rows += step_rows
         if row.verdict is Verdict.FAIL:
             break
-        if row.verdict is Verdict.PASS:
-            rows += gate_install(ctx, name, arch, plan)
+        if row.verdict is Verdict.PASS and recipe.gated:
+            rows += gate_install(ctx, name, arch, ctx.component_dir(arch, name) / "install")
     return rows
 
 
-def gate_install(ctx: Context, name: str, arch: Arch, plan: build.BuildPlan) -> list[Row]:
+def gate_install(ctx: Context, name: str, arch: Arch, install: Path) -> list[Row]:
     """The artifact gates on what a build installed: failures each get a row, passes one summary row."""
     staging = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[name].depends]
-    found = verify.run(ctx, arch, [plan.install_dir], staging)
+    found = verify.run(ctx, arch, [install], staging)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     if failed:
         return [Row(name, arch.value, f"gate:{r.step}", r.verdict, f"{r.component}: {r.reason}") for r in failed]

@@ -25,11 +25,12 @@ from packaging.markers import InvalidMarker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from . import sysroot_package, target_python
+from . import target_python
 from .archs import Arch, info
 from .context import Context
 from .errors import UsageError
 from .gates import wheel as wheel_gate
+from .recipes.provided import package_version
 from .sysroot import Sysroot
 
 OLDEST_MANYLINUX_GLIBC = 17
@@ -51,7 +52,7 @@ class SiteInstall:
 
 
 def glibc_version(root: Sysroot) -> tuple[int, int] | None:
-    version = sysroot_package.installed_version(root, "libc6")
+    version = package_version(root.packages(), "libc6")
     match = re.match(r"(\d+)\.(\d+)", version or "")
     return (int(match.group(1)), int(match.group(2))) if match else None
 

@@ -1,0 +1,43 @@
+"""The provided recipe: a component the target sysroot already ships as a Debian package.
+
+Nothing is built: the step proves the package is in the sysroot, names its version (from the sysroot's
+manifest) and records both in build/<arch>/<component>/install/crosslane-provided.json, so the smoke
+tests exactly what Debian ships.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..archs import Arch
+from ..config import Component
+from ..context import Context
+from ..probes import Probes
+from ..report import Row, Verdict
+
+# Written into the component's install folder, so later steps see it installed and know what it is.
+PROVIDED = "crosslane-provided.json"
+
+
+def package_version(packages: list[dict[str, str]], package: str) -> str | None:
+    """The version of *package* among a sysroot manifest's entries, None when it is not there."""
+    return next((entry["version"] for entry in packages if entry.get("package") == package), None)
+
+
+def run(ctx: Context, component: Component, arch: Arch, probes: Probes, force: bool) -> list[Row]:
+    package = component.sources[0].package
+    assert package is not None  # config.py requires a sysroot-package source for this recipe
+    if ctx.runner.dry_run:
+        return [Row(component.name, arch.value, "build", Verdict.SKIP, f"dry run (provided by {package})")]
+    root = ctx.sysroot(arch)
+    version = package_version(root.packages(), package)
+    if version is None:
+        return [Row(component.name, arch.value, "build", Verdict.FAIL,
+                    f"{package} is not in the {arch} sysroot; add it to sysroot.packages in versions.toml "
+                    f"and run invoke sysroot --arch {arch}")]
+    install = ctx.component_dir(arch, component.name) / "install"
+    install.mkdir(parents=True, exist_ok=True)
+    record = {"package": package, "version": version, "sysroot": str(root.path)}
+    (install / PROVIDED).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return [Row(component.name, arch.value, "build", Verdict.PASS,
+                f"provided by the sysroot (Debian {package} {version})")]
