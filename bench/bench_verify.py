@@ -1,14 +1,68 @@
-"""`invoke verify` vs `auditwheel show` on the onnxruntime-genai 0.18.0 aarch64 wheel (bench/run.py picks it up).
+"""`invoke verify` vs `auditwheel show` on the PyPI onnxruntime-genai 0.18.0 aarch64 wheel (a 35 MB .so inside).
 
-Needs auditwheel (the `bench` extra). Goal: verify >= 5x faster, i.e. ratio verify/auditwheel <= 0.2.
+Needs auditwheel (the `bench` extra). Each side is timed best-of-3: both as processes (same start-up
+costs), and crosslane's verify in-process. Goal: verify >= 5x faster, i.e. ratio verify/auditwheel <= 0.2.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 
-from common import Measure
-from verify_vs_auditwheel import measure
+from common import Measure, best_of
+
+from crosslane import config, sysroot
+from crosslane.archs import Arch
+from crosslane.errors import MissingPrerequisite
+from crosslane.log import Log
+from crosslane.paths import build_root
+from crosslane.runner import Runner
+from crosslane.verify import target_python_version, verify
+
+WHEEL = ("onnxruntime-genai==0.18.0", "manylinux_2_28_aarch64", "3.13")
+ARCH = Arch.ARM64
+
+
+def download(runner: Runner, folder: Path) -> Path:
+    requirement, platform, python = WHEEL
+    found = sorted(folder.glob("onnxruntime_genai-0.18.0-*.whl"))
+    if not found:
+        runner.run([sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--platform", platform,
+                    "--python-version", python, "--no-deps", "-d", folder, requirement], timeout=900)
+        found = sorted(folder.glob("onnxruntime_genai-0.18.0-*.whl"))
+    if not found:
+        raise MissingPrerequisite(f"pip did not produce the {requirement} wheel in {folder}")
+    return found[0]
+
+
+@dataclass(frozen=True)
+class Timings:
+    wheel: Path
+    sysroot: Path | None
+    auditwheel_show: float
+    verify_cli: float
+    verify_in_process: float
+
+
+def measure(wheel: Path | None = None, repeat: int = 3) -> Timings:
+    """Best-of-*repeat* timings of both tools on one wheel, in this one run."""
+    runner = Runner(Log())
+    cfg = config.load()
+    wheel = wheel or download(runner, build_root(cfg.root) / "bench")
+    auditwheel = runner.which("auditwheel", fix="pip install -e '.[bench]'")
+    invoke = runner.which("invoke", fix="pip install -e .")
+    found = sysroot.find(cfg.sysroot, ARCH)
+    sysroot_path = found.path if found else None
+    python_version = target_python_version(sysroot_path, ARCH)
+    in_process = best_of(repeat, lambda: verify(ARCH, [wheel], sysroot_path=sysroot_path,
+                                                python_version=python_version))
+    verify_cli = best_of(repeat, lambda: runner.run([invoke, "verify", "--arch", ARCH.value, "--path", wheel],
+                                                    cwd=cfg.root, quiet=True, timeout=600))
+    show = best_of(repeat, lambda: runner.run([auditwheel, "show", wheel], quiet=True, timeout=600))
+    return Timings(wheel, sysroot_path, show, verify_cli, in_process)
+
 
 
 def run_bench() -> list[Measure]:

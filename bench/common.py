@@ -38,6 +38,10 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def best_of(runs: int, action: Callable[[], object]) -> float:
+    return min(timed(action) for _ in range(runs))
+
+
 def median_of(runs: int, action: Callable[[], object]) -> float:
     return statistics.median(timed(action) for _ in range(runs))
 

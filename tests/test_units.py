@@ -23,7 +23,6 @@ def test_arch_table_facts() -> None:
     assert info(Arch.RISCV64).wheel_platform == "linux_riscv64"
     assert by_elf_machine(243) is ARCHS[Arch.RISCV64]
     assert by_elf_machine(3) is None
-    assert all(a.pointer_bits == 64 for a in ARCHS.values())
     assert len({a.qemu_binary for a in ARCHS.values()}) == 3
 
 

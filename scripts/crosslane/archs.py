@@ -38,10 +38,6 @@ class ArchInfo:
     # pytorch-cpuinfo in PyPI's onnxruntime >= 1.31 then dies of SIGSEGV at import). "": leave the host's.
     guest_cpuinfo: str = ""
 
-    @property
-    def pointer_bits(self) -> int:
-        return 64 if self.elf_class == 64 else 32
-
 
 ARCHS: Mapping[Arch, ArchInfo] = MappingProxyType({
     Arch.AMD64: ArchInfo(

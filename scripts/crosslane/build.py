@@ -65,12 +65,6 @@ def expand(component: Component, arch: Arch, values: dict[str, str]) -> tuple[st
     return tuple(expanded)
 
 
-def source_dir(ctx: Context, component: Component) -> tuple[Path, str]:
-    """The component's pristine source folder (fetched and verified, or --source) and its pin."""
-    fetched = srctree.fetch(ctx, component)
-    return fetched.path, fetched.identity
-
-
 def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None) -> BuildPlan:
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
@@ -80,7 +74,7 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     folder = ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
     profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
-    emulator = qemu.command(qemu.qemu_binary(ctx.runner, arch), root.path, profile)
+    emulator = qemu.target_command(ctx.runner, ctx.build_root, root, profile)
     toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake"
     toolchain_text = cmake_toolchain.render(compiler, root.path, emulator, ctx.runner.find("ccache"))
     wiring = crosswire.wire(probes or Probes(ctx), component, arch, compiler, root.path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -40,15 +39,15 @@ def privilege_prefix(runner: Runner) -> list[str]:
     return [runner.which("sudo", fix="run as root, or install sudo"), "-n"]
 
 
-def ensure_debian_host() -> None:
-    if not Path("/etc/debian_version").is_file() or shutil.which("apt-get") is None:
+def ensure_debian_host(runner: Runner) -> None:
+    if not Path("/etc/debian_version").is_file() or runner.find("apt-get") is None:
         raise MissingPrerequisite("this host is not Debian or Ubuntu (no /etc/debian_version or apt-get)",
                                   fix="install the packages listed by 'invoke setup --dry-run' by hand")
 
 
 def install(runner: Runner, packages: Iterable[str]) -> tuple[str, ...]:
     """Install what is missing; return what was installed (nothing when all are present)."""
-    ensure_debian_host()
+    ensure_debian_host(runner)
     missing = missing_packages(runner, packages)
     if not missing:
         runner.log.info(f"    host packages: all {len(tuple(packages))} present")

@@ -28,10 +28,6 @@ def host_of(url: str) -> str:
     return urlsplit(url).hostname or url
 
 
-def is_remote(url: str) -> bool:
-    return urlsplit(url).scheme in DEFAULT_PORTS
-
-
 def probe(url: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """Raise Unavailable unless a TCP connection to *url*'s host opens within *timeout* (local URLs pass)."""
     parts = urlsplit(url)

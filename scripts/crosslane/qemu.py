@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import guest_root
 from .archs import Arch, info
 from .config import Profile
 from .runner import Runner
+from .sysroot import Sysroot
 
 
 def qemu_binary(runner: Runner, arch: Arch) -> str:
@@ -15,6 +17,12 @@ def qemu_binary(runner: Runner, arch: Arch) -> str:
 
 def command(qemu: str, sysroot: Path, profile: Profile) -> list[str]:
     return [qemu, "-L", str(sysroot), "-cpu", profile.cpu]
+
+
+def target_command(runner: Runner, build_root: Path, root: Sysroot, profile: Profile) -> list[str]:
+    """qemu-user for a target program: the guest root (the sysroot, plus a guest /proc/cpuinfo where the
+    arch needs one) as -L and an explicit -cpu. CMake's emulator and every smoke use this one line."""
+    return command(qemu_binary(runner, root.arch), guest_root.ensure(build_root, root), profile)
 
 
 def version(runner: Runner, qemu: str) -> str:

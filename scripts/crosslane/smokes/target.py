@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from .. import guest_root, qemu, target_python
+from .. import qemu, target_python
 from ..archs import Arch
 from ..config import Profile
 from ..context import Context
@@ -18,9 +18,7 @@ T = TypeVar("T")
 
 
 def qemu_prefix(ctx: Context, arch: Arch, profile: Profile) -> list[str]:
-    """qemu-user with the arch's guest root (the sysroot, plus a guest /proc/cpuinfo where needed) as -L."""
-    root = guest_root.ensure(ctx.build_root, ctx.sysroot(arch))
-    return qemu.command(qemu.qemu_binary(ctx.runner, arch), root, profile)
+    return qemu.target_command(ctx.runner, ctx.build_root, ctx.sysroot(arch), profile)
 
 
 def run(ctx: Context, arch: Arch, profile: Profile, argv: Sequence[str | Path], *, timeout: float,
