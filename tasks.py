@@ -7,9 +7,12 @@ from pathlib import Path
 from invoke.context import Context
 from invoke.tasks import task
 
-from crosslane import commands, pipeline, srctree, target_site, tasks_gates
-from crosslane import preflight as doctor
+from crosslane import pipeline
 from crosslane.archs import KNOWN_ARCHS
+from crosslane.cli import commands, gate_tasks
+from crosslane.preflight import doctor
+from crosslane.sources import worktree
+from crosslane.target import site
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
 COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JSON to this file",
@@ -55,7 +58,7 @@ def smoke(c: Context, arch: str, component: list[str], wheel: list[str], cpu: st
           json: str = "", config: str = "") -> None:
     """Run the components' smokes under qemu-user on every CPU profile of an arch, in parallel."""
     commands.exit_with(commands.run(
-        lambda ctx: pipeline.smoke_components(target_site.given(ctx, wheel), commands.parse_arch(arch), component,
+        lambda ctx: pipeline.smoke_components(site.given(ctx, wheel), commands.parse_arch(arch), component,
                                               cpu or None),
         debug=debug, json_path=json or None, config_path=config or None))
 
@@ -94,7 +97,7 @@ def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bo
           json: str = "", config: str = "") -> None:
     """Plan, then apply a component's patch series for an arch: one row per patch (exit 4 on a conflict)."""
     commands.exit_with(commands.run(
-        lambda ctx: srctree.patch_command(ctx, component, commands.parse_arch(arch),
+        lambda ctx: worktree.patch_command(ctx, component, commands.parse_arch(arch),
                                           Path(source_dir) if source_dir else None, check=check),
         debug=debug, json_path=json or None, config_path=config or None))
 
@@ -105,7 +108,7 @@ def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bo
 def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bool = False, json: str = "",
            config: str = "") -> None:
     """Run the artifact gates (ELF arch, wheel, EXT_SUFFIX, DT_NEEDED) on wheels, folders and ELF files."""
-    commands.exit_with(commands.run(tasks_gates.verify(arch, path, staging, c.remainder),
+    commands.exit_with(commands.run(gate_tasks.verify(arch, path, staging, c.remainder),
                                     debug=debug, json_path=json or None, config_path=config or None))
 
 
@@ -113,7 +116,7 @@ def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bo
       iterable=["path"])
 def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
     """ARCH-PARITY: every distribution versions.toml builds for the arch is installed, or exempt with a reason."""
-    commands.exit_with(commands.run(tasks_gates.parity(arch, path), debug=debug, json_path=json or None,
+    commands.exit_with(commands.run(gate_tasks.parity(arch, path), debug=debug, json_path=json or None,
                                     config_path=config or None))
 
 
@@ -124,12 +127,12 @@ def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: st
 def floors(c: Context, check: str = "", record: bool = False, previous: str = "", debug: bool = False,
            json: str = "", config: str = "") -> None:
     """Per-arch floors of components whose smoke passed; floors only go up."""
-    commands.exit_with(commands.run(tasks_gates.floors(check, record, previous), debug=debug,
+    commands.exit_with(commands.run(gate_tasks.floors(check, record, previous), debug=debug,
                                     json_path=json or None, config_path=config or None))
 
 
 @task(help=COMMON_HELP)
 def consistency(c: Context, debug: bool = False, json: str = "", config: str = "") -> None:
     """Lint: pins, toggles and arch lists in workflows, noxfile and README agree with versions.toml."""
-    commands.exit_with(commands.run(tasks_gates.consistency, debug=debug, json_path=json or None,
+    commands.exit_with(commands.run(gate_tasks.consistency, debug=debug, json_path=json or None,
                                     config_path=config or None))

@@ -13,13 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from common import Measure
 
 from crosslane import config as config_mod
-from crosslane import ort_models
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.report import Verdict
 from crosslane.runner import Runner
-from crosslane.smokes import payload
+from crosslane.smokes import ort_models, payload
 
 
 def program(ctx: Context, arch: Arch, smoke: str) -> payload.Payload:

@@ -7,13 +7,13 @@ import json
 import stat
 from pathlib import Path
 
-from crosslane import buildtools
 from crosslane import config as config_mod
-from crosslane import sysroot as sysroot_mod
 from crosslane.archs import Arch, info
 from crosslane.context import Context
+from crosslane.host import buildtools
 from crosslane.log import Log
 from crosslane.runner import Runner
+from crosslane.target import sysroot as sysroot_mod
 
 BASE = """\
 schema = 1

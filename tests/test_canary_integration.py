@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from crosslane import pipeline, toolchains
+from crosslane import pipeline
 from crosslane.archs import Arch, info
 from crosslane.config import Config
 from crosslane.context import Context
+from crosslane.host import toolchains
 from crosslane.log import Log
 from crosslane.report import Row, Verdict
 from crosslane.runner import Runner
@@ -82,9 +83,9 @@ def test_scalar_only_build_fails_on_vector_profiles(built: Path, cfg: Config, tm
     refused = pipeline.build_components(ctx, Arch.RISCV64, ["canary"])
     assert [(r.step, r.verdict) for r in refused] == [("preflight:rvv", Verdict.FAIL)]
     # Past the preflight on purpose: the smoke must still catch what the preflight predicted.
-    from crosslane import build
+    from crosslane.recipes import cmake
 
-    assert build.execute(ctx, build.plan(ctx, canary, Arch.RISCV64)).verdict is Verdict.PASS
+    assert cmake.execute(ctx, cmake.plan(ctx, canary, Arch.RISCV64)).verdict is Verdict.PASS
     rows = {r.step: r for r in pipeline.smoke_components(ctx, Arch.RISCV64, ["canary"], "rvv256")}
     assert rows["cli@rvv256"].verdict is Verdict.FAIL
     assert "silent scalar fallback" in rows["cli@rvv256"].reason
@@ -136,11 +137,11 @@ def test_rvv_probe_decides_by_compiling(cfg: Config, toolchain: str, expected: b
 
 def test_build_gates_catch_a_foreign_binary(built: Path, cfg: Config, tmp_path: Path) -> None:
 
-    from crosslane import build
+    from crosslane.recipes import cmake
 
     ctx = context(cfg)
     install = tmp_path / "install"
-    shutil.copytree(build.plan(ctx, cfg.components["canary"], Arch.RISCV64).install_dir, install, symlinks=True)
+    shutil.copytree(cmake.plan(ctx, cfg.components["canary"], Arch.RISCV64).install_dir, install, symlinks=True)
     assert [r.step for r in pipeline.gate_install(ctx, "canary", Arch.RISCV64, install)] == ["gates"]
     shutil.copy(built / "amd64/canary/install/bin/canary-cli", install / "bin/canary-cli")
     rows = pipeline.gate_install(ctx, "canary", Arch.RISCV64, install)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import hostsetup
 from crosslane.archs import Arch
 from crosslane.config import Config
+from crosslane.host import hostsetup
 
 pytestmark = pytest.mark.spawns
 BIN = Path(sys.executable).parent

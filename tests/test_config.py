@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import commands, config
+from crosslane import config
 from crosslane.archs import Arch
+from crosslane.cli import commands
 from crosslane.errors import ConfigError
 
 GOOD = """\

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import build, crosswire
 from crosslane.archs import ARCHS, Arch, info
-from crosslane.probes import Probes
-from crosslane.toolchains import Compiler
+from crosslane.host.probes import Probes
+from crosslane.host.toolchains import Compiler
+from crosslane.recipes import cmake, crosswire
 from crosslane_helpers import context, fake_buildtools, fake_sysroot, write_config
 
 TARGET_PATHS = {name: f"/target/{name.lower()}" for name in crosswire.HOST_LEAK_VARS}
@@ -104,7 +104,7 @@ def test_environment_each_step_receives(tmp_path: Path, monkeypatch: pytest.Monk
     triple = info(arch).rust_target
     cross = crosswire.is_cross(arch)
     for name in ("rusty", "tools", "plain"):
-        row = build.execute(ctx, build.plan(ctx, cfg.components[name], arch))
+        row = cmake.execute(ctx, cmake.plan(ctx, cfg.components[name], arch))
         assert row.verdict.value == "PASS", row
     for step in ("configure", "build", "install"):
         for name in ("rusty", "tools"):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crosslane.payloads import genai_payload as gp
+from crosslane.smokes.payloads import genai_payload as gp
 
 
 def no_metadata(name: str) -> str:

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import commands, lanes, pipeline, stamps
+from crosslane import pipeline, stamps
 from crosslane.archs import Arch
+from crosslane.cli import commands
 from crosslane.errors import UsageError
+from crosslane.policy import lanes
 from crosslane.report import Verdict
 from crosslane_helpers import context, write_config
 

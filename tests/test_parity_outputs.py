@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from crosslane.parity_outputs import EXACT, Sample, Tolerance, compare, compare_value, outputs_from_detail, rows, table
 from crosslane.report import Verdict
+from crosslane.smokes.compare import EXACT, Sample, Tolerance, compare, compare_value, outputs_from_detail, rows, table
 
 REL = Tolerance(rel=1e-5, abs=1e-6)
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import commands, patches, srctree
 from crosslane.archs import Arch
+from crosslane.cli import commands
 from crosslane.errors import ConfigError, PatchConflict
-from crosslane.patches import State
+from crosslane.sources import patches, worktree
+from crosslane.sources.patches import State
 from sourcekit import context, diff, patch_entry, sha256, tree_hash, write_config, write_patch
 
 BASE_TEXT = b"".join(f"line {i}\n".encode() for i in range(1, 31))
@@ -152,11 +153,11 @@ def test_gated_patch_on_another_arch_leaves_the_tree_byte_identical(tmp_path: Pa
 def test_check_changes_nothing_and_fails_unless_all_applied(tmp_path: Path) -> None:
     fx = Fixture(tmp_path, [("demo/001.patch", one_change(), None)])
     before = tree_hash(fx.tree)
-    rows = srctree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=True)
+    rows = worktree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=True)
     assert [r.verdict.value for r in rows] == ["FAIL"]
     assert tree_hash(fx.tree) == before
-    srctree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=False)
-    rows = srctree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=True)
+    worktree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=False)
+    rows = worktree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=True)
     assert [r.verdict.value for r in rows] == ["PASS"]
 
 
@@ -176,7 +177,7 @@ def test_exit_codes_and_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFi
         path = tmp_path / "patches/demo/001.patch"
         path.write_bytes(path.read_bytes().replace(b"changed 10", b"changed ten"))
     before = tree_hash(fx.tree)
-    result = commands.run(lambda ctx: srctree.patch_command(ctx, "demo", Arch.RISCV64, fx.tree, check=check),
+    result = commands.run(lambda ctx: worktree.patch_command(ctx, "demo", Arch.RISCV64, fx.tree, check=check),
                           config_path=str(tmp_path / "versions.toml"))
     err = capsys.readouterr().err
     assert result == code

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from crosslane import config as config_mod
-from crosslane import guest_root, ort_models
 from crosslane.archs import Arch
 from crosslane.config import Profile
-from crosslane.probes import Probes
+from crosslane.host.probes import Probes
 from crosslane.recipes import provided
-from crosslane.smokes import payload
-from crosslane.sysroot import Sysroot
+from crosslane.smokes import ort_models, payload
+from crosslane.target import guest_root
+from crosslane.target.sysroot import Sysroot
 
 RVV512 = Profile("rvv512", "rv64,v=true,vlen=512,elen=64")
 

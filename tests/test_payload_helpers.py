@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane.payloads import bindkit, bootstrap
+from crosslane.smokes.payloads import bindkit, bootstrap
 
 
 def make_distribution(site: Path, name: str, body: str) -> None:

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from crosslane import config as config_mod
-from crosslane import pipeline, target_site
+from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.report import Verdict
 from crosslane.runner import Runner
 from crosslane.smokes import payload
+from crosslane.target import site as target_site
 
 pytestmark = pytest.mark.qemu
 

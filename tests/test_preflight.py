@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 from plumbum import local
 
-from crosslane import commands, pipeline, preflight, rules
+from crosslane import pipeline
 from crosslane.archs import Arch
-from crosslane.checks import REGISTRY, Check
-from crosslane.probes import Probes
+from crosslane.cli import commands
+from crosslane.host import rules
+from crosslane.host.probes import Probes
+from crosslane.host.rules import Status
+from crosslane.preflight import doctor
+from crosslane.preflight.checks import REGISTRY, Check
 from crosslane.report import Verdict
-from crosslane.rules import Status
 from crosslane_helpers import context, executable, fake_buildtools, fake_sysroot, write_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,7 +44,7 @@ def by_check(findings: list[dict[str, str]]) -> dict[str, dict[str, str]]:
 
 
 def test_fresh_machine_lists_every_missing_piece(bare_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = commands.run(lambda ctx: preflight.command(ctx, Arch.RISCV64, ["canary"], as_json=True),
+    code = commands.run(lambda ctx: doctor.command(ctx, Arch.RISCV64, ["canary"], as_json=True),
                         config_path=str(REPO / "versions.toml"), stream_summary=False)
     assert code == 1
     findings = json.loads(capsys.readouterr().out)
@@ -58,7 +61,7 @@ def test_fresh_machine_lists_every_missing_piece(bare_path: Path, capsys: pytest
 
 
 def test_table_shows_the_fix_under_each_failure(bare_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    commands.run(lambda ctx: preflight.command(ctx, Arch.RISCV64, ["canary"]),
+    commands.run(lambda ctx: doctor.command(ctx, Arch.RISCV64, ["canary"]),
                  config_path=str(REPO / "versions.toml"), stream_summary=False)
     lines = capsys.readouterr().out.splitlines()
     fail = next(i for i, line in enumerate(lines) if line.startswith("FAIL") and " compiler " in line)
@@ -71,7 +74,7 @@ def test_gcc_toolchain_names_the_missing_cross_compiler(bare_path: Path, tmp_pat
     cfg = write_config(tmp_path, {"app": ""}, riscv64_toolchain="gcc")
     executable(bare_path / "riscv64-linux-gnu-gcc", "#!/bin/sh\nexit 0\n")  # found, never run: g++ is missing
     ctx, _ = context(cfg)
-    found = {f.check: f for f in preflight.run(Probes(ctx), Arch.RISCV64, ["app"])}
+    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, ["app"])}
     assert (found["compiler"].message, found["compiler"].fix) == ("riscv64-linux-gnu-g++ not found",
                                                                   "invoke setup --arch riscv64")
 
@@ -103,7 +106,7 @@ def test_stale_sysroot(bare_path: Path, tmp_path: Path) -> None:
     old = fake_sysroot(cfg, Arch.RISCV64)
     old.rename(old.with_name("riscv64-trixie-0123456789abcdef"))
     ctx, _ = context(cfg)
-    (finding,) = preflight.run(Probes(ctx), Arch.RISCV64, [], registry=only("sysroot"))
+    (finding,) = doctor.run(Probes(ctx), Arch.RISCV64, [], registry=only("sysroot"))
     assert finding.status is Status.FAIL and finding.fix == "invoke sysroot --arch riscv64"
     assert "stale: have riscv64-trixie-0123456789abcdef" in finding.message
 
@@ -120,7 +123,7 @@ def test_target_python_dev_files(bare_path: Path, tmp_path: Path, remove: str | 
     if remove:
         (root / remove).unlink()
     ctx, _ = context(cfg)
-    found = {f.check: f for f in preflight.run(Probes(ctx), Arch.RISCV64, [], registry=only("sysroot",
+    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, [], registry=only("sysroot",
                                                                                              "target-python"))}
     assert found["sysroot"].status is Status.PASS
     assert found["target-python"].status.value == status and message in found["target-python"].message
@@ -145,7 +148,7 @@ def test_cmake_version(bare_path: Path, tmp_path: Path, pin: str, cmake_says: st
     cfg = write_config(tmp_path, {"app": ""}, cmake=pin)
     fake_buildtools(cfg, version_script(cmake_says), version_script("1.13.0.git.kitware.jobserver-pipe-1"))
     ctx, _ = context(cfg)
-    found = {f.check: f for f in preflight.run(Probes(ctx), Arch.RISCV64, ["app"])}
+    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, ["app"])}
     assert found["cmake"].status.value == status and message in found["cmake"].message
     assert found["ninja"].status is Status.PASS and "ninja 1.13.0" in found["ninja"].message
 
@@ -159,7 +162,7 @@ def test_cmake_version(bare_path: Path, tmp_path: Path, pin: str, cmake_says: st
 def test_qemu_version(bare_path: Path, tmp_path: Path, says: str, status: str) -> None:
     executable(bare_path / "qemu-riscv64-static", version_script(says))
     ctx, _ = context(write_config(tmp_path, {"app": ""}))
-    found = {f.check: f for f in preflight.run(Probes(ctx), Arch.RISCV64, ["app"])}
+    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, ["app"])}
     assert found["qemu"].status.value == status
     if status == "FAIL":
         assert "requires >=7.2" in found["qemu"].message
@@ -191,7 +194,7 @@ def test_rustup_positive_evidence(bare_path: Path, tmp_path: Path, rustup: str) 
     ctx, _ = context(cfg)
     probes = Probes(ctx)
     only_rust = [c for c in REGISTRY if c.name == "rust-target"]
-    findings = preflight.run(probes, Arch.RISCV64, ["app", "plain"], registry=only_rust)
+    findings = doctor.run(probes, Arch.RISCV64, ["app", "plain"], registry=only_rust)
     app, plain = findings
     kept = KEPT[rustup]
     # what the build will do with the option ...
@@ -213,7 +216,7 @@ def test_rustup_is_asked_once_per_process(bare_path: Path, tmp_path: Path) -> No
     cfg = write_config(tmp_path, {"a": 'rust_options = ["-DX=ON"]', "b": 'rust_options = ["-DY=ON"]'})
     ctx, _ = context(cfg)
     probes = Probes(ctx)
-    preflight.run(probes, Arch.RISCV64, ["a", "b"], registry=[c for c in REGISTRY if c.name == "rust-target"])
+    doctor.run(probes, Arch.RISCV64, ["a", "b"], registry=[c for c in REGISTRY if c.name == "rust-target"])
     assert sum(1 for argv in ctx.runner.commands if argv[0].endswith("/rustup")) == 1
 
 
@@ -229,8 +232,8 @@ def test_rustup_is_asked_once_per_process(bare_path: Path, tmp_path: Path) -> No
 ], ids=["gcc12-on", "gcc12-auto", "gcc12-off", "clang19-on", "clang19-auto"])
 def test_rvv_and_xnnpack_with_real_compilers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toolchain: str,
                                             xnnpack: str, rvv: str, status: str, option: str | None) -> None:
-    from crosslane import crosswire
     from crosslane.errors import MissingPrerequisite
+    from crosslane.recipes import crosswire
 
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))  # no cached probe: compile for real
     monkeypatch.delenv("CROSSLANE_LANE_APP_RISCV64", raising=False)
@@ -238,7 +241,7 @@ def test_rvv_and_xnnpack_with_real_compilers(tmp_path: Path, monkeypatch: pytest
     ctx, _ = context(cfg)
     probes = Probes(ctx)
     wanted = [c for c in REGISTRY if c.name in ("compiler", "rvv", "xnnpack")]
-    found = {f.check: f for f in preflight.run(probes, Arch.RISCV64, ["app"], registry=wanted)}
+    found = {f.check: f for f in doctor.run(probes, Arch.RISCV64, ["app"], registry=wanted)}
     assert found["compiler"].status is Status.PASS
     assert found["rvv"].status.value == rvv
     assert found["xnnpack"].status.value == status
@@ -282,7 +285,7 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
     arches[Arch.RISCV64] = dataclasses.replace(arch_cfg, profiles=(*arch_cfg.profiles, bogus))
     ctx, _ = context(dataclasses.replace(cfg, arches=arches))
     only = [c for c in REGISTRY if c.name == "qemu-cpu-profiles"]
-    (finding,) = preflight.run(Probes(ctx), Arch.RISCV64, [], registry=only)
+    (finding,) = doctor.run(Probes(ctx), Arch.RISCV64, [], registry=only)
     assert sum(1 for argv in ctx.runner.commands if "-cpu" in argv) == len(arch_cfg.profiles) + 1
     assert finding.status is Status.FAIL
     assert "bogus (rv64,crosslane-no-such-property=true)" in finding.message
@@ -290,7 +293,7 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
         assert f"{good.name} (" not in finding.message
     # a second process asks qemu nothing: the results are cached on the binary's identity
     ctx2, _ = context(dataclasses.replace(cfg, arches=arches))
-    (again,) = preflight.run(Probes(ctx2), Arch.RISCV64, [], registry=only)
+    (again,) = doctor.run(Probes(ctx2), Arch.RISCV64, [], registry=only)
     assert again == finding
     assert not any("-cpu" in argv or "-static" in argv for argv in ctx2.runner.commands)
 
@@ -299,7 +302,7 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
 @pytest.mark.qemu
 def test_ready_host_passes(riscv64_ready: None, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    code = commands.run(lambda ctx: preflight.command(ctx, Arch.RISCV64, ["canary"], as_json=True),
+    code = commands.run(lambda ctx: doctor.command(ctx, Arch.RISCV64, ["canary"], as_json=True),
                         config_path=str(REPO / "versions.toml"), stream_summary=False)
     findings = json.loads(capsys.readouterr().out)
     assert code == 0, findings

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from crosslane import config as config_mod
-from crosslane import rules
 from crosslane.archs import Arch
-from crosslane.probes import RustupListing
-from crosslane.rules import Status
-from crosslane.toolchains import Compiler
+from crosslane.host import rules
+from crosslane.host.probes import RustupListing
+from crosslane.host.rules import Status
+from crosslane.host.toolchains import Compiler
 
 
 def compiler(family: str, version: str, arch: Arch = Arch.RISCV64) -> Compiler:

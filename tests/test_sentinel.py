@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crosslane.report import Verdict
-from crosslane.sentinel import decide
+from crosslane.smokes.sentinel import decide
 
 CASES = [
     # (id, output, returncode, verdict, words in the reason)

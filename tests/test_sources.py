@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import commands, debsrc, safe_extract, sources, srctree
 from crosslane.archs import Arch
+from crosslane.cli import commands
 from crosslane.config import SourceSpec, SysrootSpec
 from crosslane.errors import ConfigError, MissingPrerequisite
 from crosslane.log import Log
 from crosslane.runner import Runner
+from crosslane.sources import debsrc, pinned, safe_extract, worktree
 from sourcekit import context, git, sha256, tarball, write_config
 
 DEFAULTS = SysrootSpec(suite="trixie", mirror="http://deb.debian.org/debian",
@@ -59,12 +60,12 @@ def archive_source(url: str, digest: str) -> str:
 def test_archive_with_good_checksum_is_extracted_and_cached(tmp_path: Path) -> None:
     archive = good_tarball(tmp_path / "pkg.tar.gz")
     cfg = write_config(tmp_path, component_toml(archive_source(archive.as_uri(), sha256(archive.read_bytes()))))
-    fetched = sources.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
+    fetched = pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     assert (fetched.path / "README").read_text() == "hello\n"
     assert (fetched.path / "sub/link").is_symlink()
     assert "(fetched)" in fetched.served_by
     archive.unlink()  # the cache serves now, no download
-    again = sources.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
+    again = pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     assert again.path == fetched.path and "(cached)" in again.served_by
 
 
@@ -72,9 +73,9 @@ def test_archive_with_bad_checksum_is_refused_and_not_cached(tmp_path: Path) -> 
     archive = good_tarball(tmp_path / "pkg.tar.gz")
     cfg = write_config(tmp_path, component_toml(archive_source(archive.as_uri(), "0" * 64)))
     with pytest.raises(ConfigError, match=f"sha256 is {sha256(archive.read_bytes())}, versions.toml pins 0000") as err:
-        sources.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
+        pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     assert err.value.exit_code == 2
-    assert sources.cached("demo", cfg.components["demo"].sources[0]) is None
+    assert pinned.cached("demo", cfg.components["demo"].sources[0]) is None
     assert not list((tmp_path / "cache/sources/demo").iterdir())
 
 
@@ -87,7 +88,7 @@ def test_unreachable_source_fails_fast_and_names_the_fix(tmp_path: Path) -> None
     cfg = write_config(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
     start = time.monotonic()
     with pytest.raises(MissingPrerequisite) as err:
-        sources.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
+        pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     assert time.monotonic() - start < 5
     assert err.value.one_line() == ("127.0.0.1 unreachable for demo; pass --source demo=PATH or add a mirror")
     assert err.value.exit_code == 3
@@ -99,7 +100,7 @@ def test_mirrors_are_tried_in_order_and_the_report_names_the_one_that_served(tmp
     cfg = write_config(tmp_path, component_toml(archive_source(UNREACHABLE, digest),
                                                 archive_source(archive.as_uri(), digest)))
     ctx = context(cfg)
-    prepared = srctree.prepare(ctx, cfg.components["demo"], Arch.AMD64)
+    prepared = worktree.prepare(ctx, cfg.components["demo"], Arch.AMD64)
     assert (prepared.path / "README").is_file()
     [row] = prepared.rows
     assert row.step == "source" and archive.as_uri() in row.reason and "from mirror 1, after 1 failed" in row.reason
@@ -113,7 +114,7 @@ def test_local_override_is_used_as_is_and_marked_unverified(tmp_path: Path) -> N
     cfg = write_config(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
     ctx = context(cfg)
     ctx.sources["demo"] = checkout
-    prepared = srctree.prepare(ctx, cfg.components["demo"], Arch.AMD64)
+    prepared = worktree.prepare(ctx, cfg.components["demo"], Arch.AMD64)
     assert prepared.path == checkout
     assert prepared.rows[0].reason.startswith("local, unverified")
     assert prepared.source_id.startswith("local:")
@@ -121,7 +122,7 @@ def test_local_override_is_used_as_is_and_marked_unverified(tmp_path: Path) -> N
 
 def test_dry_run_fetches_nothing(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
-    fetched = sources.fetch(Runner(Log(), dry_run=True), cfg.components["demo"], cfg.sysroot)
+    fetched = pinned.fetch(Runner(Log(), dry_run=True), cfg.components["demo"], cfg.sysroot)
     assert "dry run" in fetched.served_by and not fetched.path.exists()
 
 
@@ -274,7 +275,7 @@ def test_git_pin_is_checked_out_byte_exact(tmp_path: Path, upstream: dict[str, s
                                            which: str) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    tree = sources.fetch_git(Runner(Log()), git_source(upstream["url"], upstream[which], tag), work)
+    tree = pinned.fetch_git(Runner(Log()), git_source(upstream["url"], upstream[which], tag), work)
     assert (tree / "a.txt").read_bytes() == b"one\r\ntwo\r\n"
     assert (tree / "inner").is_symlink()
     assert (tree / "b.txt").exists() == (which == "second")
@@ -286,10 +287,10 @@ def test_moved_tag_is_an_error_naming_both_commits(tmp_path: Path, upstream: dic
     cfg = write_config(tmp_path, component_toml(
         f'{{ kind = "git", url = "{upstream["url"]}", tag = "v2", commit = "{upstream["first"]}" }}'))
     with pytest.raises(ConfigError) as err:
-        sources.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
+        pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     message = err.value.one_line()
     assert upstream["first"] in message and upstream["second"] in message and "moved tag" in message
-    assert sources.cached("demo", cfg.components["demo"].sources[0]) is None
+    assert pinned.cached("demo", cfg.components["demo"].sources[0]) is None
 
 
 @pytest.mark.spawns
@@ -297,7 +298,7 @@ def test_missing_tag_falls_through_to_a_clear_error(tmp_path: Path, upstream: di
     cfg = write_config(tmp_path, component_toml(
         f'{{ kind = "git", url = "{upstream["url"]}", tag = "v9", commit = "{upstream["first"]}" }}'))
     with pytest.raises(MissingPrerequisite) as err:
-        sources.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
+        pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     assert err.value.one_line().endswith("did not serve tag v9 for demo; pass --source demo=PATH or add a mirror")
     assert "couldn't find remote ref" in (err.value.detail or "")
 
@@ -311,7 +312,7 @@ def test_git_tree_with_a_link_pointing_outside_is_refused(tmp_path: Path, upstre
     work = tmp_path / "work"
     work.mkdir()
     with pytest.raises(ConfigError, match="points outside the tree"):
-        sources.fetch_git(Runner(Log()), git_source(upstream["url"], git(repo, "rev-parse", "HEAD"), None), work)
+        pinned.fetch_git(Runner(Log()), git_source(upstream["url"], git(repo, "rev-parse", "HEAD"), None), work)
 
 
 @pytest.mark.spawns
@@ -319,8 +320,8 @@ def test_unreachable_git_host_fails_fast(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     start = time.monotonic()
-    with pytest.raises(sources.net.Unavailable, match=r"127\.0\.0\.1 unreachable"):
-        sources.fetch_git(Runner(Log()), git_source("https://127.0.0.1:1/x.git", "0" * 40, "v1"), work)
+    with pytest.raises(pinned.net.Unavailable, match=r"127\.0\.0\.1 unreachable"):
+        pinned.fetch_git(Runner(Log()), git_source("https://127.0.0.1:1/x.git", "0" * 40, "v1"), work)
     assert time.monotonic() - start < 5
 
 
@@ -333,7 +334,7 @@ def test_debian_source_package_is_fetched_verified_and_extracted(tmp_path: Path)
     spec = SourceSpec("debian", package="hello", version="2.10-5", suite="trixie")
     work = tmp_path / "work"
     work.mkdir()
-    tree = sources.fetch_debian(Runner(Log()), spec, work, DEFAULTS)
+    tree = pinned.fetch_debian(Runner(Log()), spec, work, DEFAULTS)
     assert (tree / "src/hello.c").is_file()
     assert not (tree / "debian").exists()  # Debian's packaging and patches are not applied
 
@@ -346,7 +347,7 @@ def test_source_errors_are_one_line_with_their_exit_code(tmp_path: Path, capsys:
                                                           pin: str, url: str, code: int) -> None:
     archive = good_tarball(tmp_path / "pkg.tar.gz")
     write_config(tmp_path, component_toml(archive_source(archive.as_uri() if url == "archive" else url, pin)))
-    result = commands.run(lambda ctx: list(srctree.prepare(ctx, ctx.config.components["demo"], Arch.AMD64).rows),
+    result = commands.run(lambda ctx: list(worktree.prepare(ctx, ctx.config.components["demo"], Arch.AMD64).rows),
                           config_path=str(tmp_path / "versions.toml"))
     err = capsys.readouterr().err
     assert result == code

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import srctree, stamps
+from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.context import Context
+from crosslane.sources import worktree
 from sourcekit import context, diff, patch_entry, tree_hash, write_config, write_patch
 
 ORIGINAL = b"alpha\nbeta\ngamma\ndelta\n"
@@ -41,13 +42,13 @@ def test_patched_arch_gets_a_copy_and_the_pristine_tree_is_untouched(tmp_path: P
     pristine = tmp_path / "components/demo"
     before = tree_hash(pristine)
     component = ctx.config.components["demo"]
-    rv = srctree.prepare(ctx, component, Arch.RISCV64)
+    rv = worktree.prepare(ctx, component, Arch.RISCV64)
     assert rv.path == tmp_path / "build/riscv64/demo/src"
     assert (rv.path / "f.txt").read_bytes() == b"alpha\nBETA\ngamma\ndelta\n"
     assert [r.reason for r in rv.rows] == ["demo/001.patch: APPLICABLE→applied"]
-    again = srctree.prepare(ctx, component, Arch.RISCV64)
+    again = worktree.prepare(ctx, component, Arch.RISCV64)
     assert [r.reason for r in again.rows] == ["demo/001.patch: APPLIED (already; skipped)"]
-    amd = srctree.prepare(ctx, component, Arch.AMD64)
+    amd = worktree.prepare(ctx, component, Arch.AMD64)
     assert amd.path == pristine
     assert [r.verdict.value for r in amd.rows] == ["SKIP"]
     assert tree_hash(pristine) == before
@@ -56,9 +57,9 @@ def test_patched_arch_gets_a_copy_and_the_pristine_tree_is_untouched(tmp_path: P
 @pytest.mark.spawns
 def test_changing_a_patch_changes_the_stamp_and_remakes_the_copy(tmp_path: Path) -> None:
     ctx = setup_component(tmp_path)
-    first = srctree.prepare(ctx, ctx.config.components["demo"], Arch.RISCV64)
+    first = worktree.prepare(ctx, ctx.config.components["demo"], Arch.RISCV64)
     ctx2 = setup_component(tmp_path, new_beta="Beta!")
-    second = srctree.prepare(ctx2, ctx2.config.components["demo"], Arch.RISCV64)
+    second = worktree.prepare(ctx2, ctx2.config.components["demo"], Arch.RISCV64)
     assert first.patch_inputs != second.patch_inputs
     assert stamps.key({"patches": first.patch_inputs}) != stamps.key({"patches": second.patch_inputs})
     assert (second.path / "f.txt").read_bytes() == b"alpha\nBeta!\ngamma\ndelta\n"
@@ -72,12 +73,12 @@ def test_a_copy_interrupted_mid_series_is_made_anew(tmp_path: Path) -> None:
 
     ctx = setup_component(tmp_path)
     component = ctx.config.components["demo"]
-    first = srctree.prepare(ctx, component, Arch.RISCV64)
-    marker = tmp_path / "build/riscv64/demo" / srctree.MARKER
+    first = worktree.prepare(ctx, component, Arch.RISCV64)
+    marker = tmp_path / "build/riscv64/demo" / worktree.MARKER
     data = json.loads(marker.read_text())
     assert data["patched"] is True
     (first.path / "f.txt").write_bytes(b"alpha\nhalf-written\n")
     marker.write_text(json.dumps({**data, "patched": False}))
-    again = srctree.prepare(ctx, component, Arch.RISCV64)
+    again = worktree.prepare(ctx, component, Arch.RISCV64)
     assert [r.reason for r in again.rows] == ["demo/001.patch: APPLICABLE→applied"]
     assert (again.path / "f.txt").read_bytes() == b"alpha\nBETA\ngamma\ndelta\n"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import sysroot, target_python
 from crosslane.archs import Arch, info
 from crosslane.config import Config
 from crosslane.errors import MissingPrerequisite
+from crosslane.target import cpython, sysroot
 
 POSTINST = """#!/bin/sh
 set -e
@@ -68,7 +68,7 @@ def test_key_depends_on_inputs(cfg: Config) -> None:
 
 def test_missing_python_headers_is_a_prerequisite_error(tmp_path: Path) -> None:
     with pytest.raises(MissingPrerequisite, match="no target Python headers"):
-        target_python.locate(tmp_path, Arch.RISCV64)
+        cpython.locate(tmp_path, Arch.RISCV64)
 
 
 @pytest.mark.cross
@@ -88,7 +88,7 @@ def test_real_sysroot(sysroots: dict[Arch, Path], cfg: Config, arch: Arch) -> No
     assert not os.readlink(blas).startswith("/")
     absolute = [p for p in root.rglob("*") if p.is_symlink() and os.readlink(p).startswith("/")]
     assert absolute == []
-    python = target_python.locate(root, arch)
+    python = cpython.locate(root, arch)
     assert python.version == "3.13"
     assert python.ext_suffix == f".cpython-313-{triplet}.so"
     assert python.pyconfig.is_file()

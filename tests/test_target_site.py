@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import target_site
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.log import Log
 from crosslane.runner import Runner
-from crosslane.sysroot import MANIFEST, Sysroot
+from crosslane.target import site as target_site
+from crosslane.target.sysroot import MANIFEST, Sysroot
 
 GENAI_METADATA = ("Metadata-Version: 2.4\nName: onnxruntime-genai\nVersion: 0.18.0\nRequires-Dist: numpy>=1.21.6\n"
                   "Requires-Dist: onnxruntime>=1.31.0\nRequires-Dist: pywin32; sys_platform == 'win32'\n"

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import cmake_toolchain, report, sentinel, stamps
+from crosslane import report, stamps
 from crosslane.archs import ARCHS, Arch, by_elf_machine, ext_suffix, info
 from crosslane.config import Profile
+from crosslane.host.toolchains import Compiler
+from crosslane.recipes import cmake_toolchain
 from crosslane.report import Row, Verdict
-from crosslane.smokes import canary
-from crosslane.toolchains import Compiler
+from crosslane.smokes import canary, sentinel
 
 
 def test_arch_table_facts() -> None:
@@ -163,15 +164,15 @@ def test_report_table_and_json(tmp_path: Path) -> None:
 
 
 def test_ci_matrix_is_derived_from_versions_toml(cfg: object, repo: Path) -> None:
-    from crosslane import ci_matrix
+    from crosslane.cli import matrix
     from crosslane.config import Config
 
     assert isinstance(cfg, Config)
-    data = ci_matrix.matrix(cfg)
+    data = matrix.matrix(cfg)
     assert [row["arch"] for row in data["include"]] == [a.value for a in cfg.arches]
     riscv = next(row for row in data["include"] if row["arch"] == "riscv64")
     assert riscv["profiles"] == "novector rvv128 rvv256 rvv512"
-    assert ci_matrix.github_output(cfg).startswith('matrix={"include":[')
+    assert matrix.github_output(cfg).startswith('matrix={"include":[')
     workflow = (repo / ".github/workflows/ci.yml").read_text()
     assert "invoke matrix >> \"$GITHUB_OUTPUT\"" in workflow
     assert "fromJSON(needs.plan.outputs.matrix)" in workflow

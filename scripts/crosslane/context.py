@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import buildtools, sysroot, toolchains
-from .archs import Arch
-from .config import Config
-from .errors import MissingPrerequisite
-from .log import Log
-from .paths import build_root
-from .runner import Runner
-from .sysroot import Sysroot
+from crosslane.archs import Arch
+from crosslane.config import Config
+from crosslane.errors import MissingPrerequisite
+from crosslane.host import buildtools, toolchains
+from crosslane.log import Log
+from crosslane.paths import build_root
+from crosslane.runner import Runner
+from crosslane.target import sysroot
+from crosslane.target.sysroot import Sysroot
 
 
 @dataclass

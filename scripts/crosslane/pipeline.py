@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import buildtools, floors, hostsetup, lanes, preflight, verify
-from .archs import CONTROL_ARCH, Arch
-from .config import Profile
-from .context import Context
-from .errors import UsageError
-from .probes import Probes
-from .recipes import RECIPES
-from .report import Row, Verdict
-from .smokes import SMOKES
+from crosslane.archs import CONTROL_ARCH, Arch
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.errors import UsageError
+from crosslane.gates import verify
+from crosslane.host import buildtools, hostsetup
+from crosslane.host.probes import Probes
+from crosslane.policy import floors, lanes
+from crosslane.preflight import doctor
+from crosslane.recipes import RECIPES
+from crosslane.report import Row, Verdict
+from crosslane.smokes import SMOKES
 
 
 def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
@@ -65,7 +68,7 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
                      orchestrated: bool = False) -> list[Row]:
     probes = Probes(ctx)
     ordered = components_for(ctx, arch, names)
-    rows: list[Row] = preflight.gate(ctx, arch, ordered, probes, orchestrated=orchestrated)
+    rows: list[Row] = doctor.gate(ctx, arch, ordered, probes, orchestrated=orchestrated)
     if rows:
         return rows
     for name in ordered:

@@ -18,8 +18,8 @@ from plumbum import local
 from plumbum.commands.base import BaseCommand
 from plumbum.commands.processes import CommandNotFound
 
-from .errors import MissingPrerequisite, StepFailed
-from .log import INTERESTING_ENV, Log
+from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.log import INTERESTING_ENV, Log
 
 TAIL_LINES = 40
 

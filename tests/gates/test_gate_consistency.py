@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from cfgkit import make
 
-from crosslane import config, consistency
+from crosslane import config
 from crosslane.errors import ConfigError
+from crosslane.policy import consistency
 from crosslane.report import Verdict
 
 WORKFLOW = """\

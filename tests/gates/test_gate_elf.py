@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from gatekit import elf_header
 
-from crosslane import elf
 from crosslane.archs import Arch, info
-from crosslane.gates import check_elf_arch
+from crosslane.gates import check_elf_arch, elf
 
 
 @pytest.mark.parametrize("arch", list(Arch), ids=[a.value for a in Arch])

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import commands, floors, report, tasks_gates
+from crosslane import report
 from crosslane.archs import Arch
+from crosslane.cli import commands, gate_tasks
 from crosslane.errors import ConfigError
+from crosslane.policy import floors
 from crosslane.report import Row, Verdict
 
 P, F, S = Verdict.PASS, Verdict.FAIL, Verdict.SKIP
@@ -96,7 +98,7 @@ def test_floors_task_fails_below_floor_and_records(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     path = tmp_path / "r.json"
     report.write_json(rows(), path)
-    code = commands.run(tasks_gates.floors(str(path), True, str(old)), config_path=str(tmp_path / "versions.toml"))
+    code = commands.run(gate_tasks.floors(str(path), True, str(old)), config_path=str(tmp_path / "versions.toml"))
     out = capsys.readouterr().out
     assert code == 1
     assert "below the floor 2" in out and "lowering 3 → 2 refused" in out
@@ -111,4 +113,4 @@ def test_previous_versions_toml_is_read_against_this_checkout(tmp_path: Path) ->
     old = tmp_path / "elsewhere" / "old.toml"
     old.parent.mkdir()
     old.write_text((tmp_path / "repo" / "versions.toml").read_text())
-    assert tasks_gates.previous_floors(old, tmp_path / "repo") == {Arch.RISCV64: 2}
+    assert gate_tasks.previous_floors(old, tmp_path / "repo") == {Arch.RISCV64: 2}

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from cfgkit import make
 
-from crosslane import parity
 from crosslane.archs import Arch
 from crosslane.errors import ConfigError
+from crosslane.policy import parity
 from crosslane.report import Row, Verdict
 
 LANE_OFF = '[lanes.genai.riscv64]\nenabled = false\nreason = "no riscv64 ORT yet"\n'
@@ -112,14 +112,14 @@ def test_distribution_key_is_parsed_and_typos_still_rejected(tmp_path: Path) -> 
 
 
 def test_parity_task_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from crosslane import commands, tasks_gates
+    from crosslane.cli import commands, gate_tasks
     make(tmp_path)
     config = str(tmp_path / "versions.toml")
     site = site_packages(tmp_path, with_genai=False)
-    assert commands.run(tasks_gates.parity("riscv64", [str(site)]), config_path=config) == 1
+    assert commands.run(gate_tasks.parity("riscv64", [str(site)]), config_path=config) == 1
     assert "drift: onnxruntime-genai" in capsys.readouterr().out
     (site / "onnxruntime_genai-0.9.0.dist-info").mkdir()
-    assert commands.run(tasks_gates.parity("riscv64", [str(site)]), config_path=config) == 0
-    assert commands.run(tasks_gates.parity("riscv64", []), config_path=config) == 2
-    assert commands.run(tasks_gates.parity("riscv64", [str(tmp_path / "nope")]), config_path=config) == 2
+    assert commands.run(gate_tasks.parity("riscv64", [str(site)]), config_path=config) == 0
+    assert commands.run(gate_tasks.parity("riscv64", []), config_path=config) == 2
+    assert commands.run(gate_tasks.parity("riscv64", [str(tmp_path / "nope")]), config_path=config) == 2
     assert "not a folder" in capsys.readouterr().err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crosslane import prune
+from crosslane.gates import prune
 
 SURVIVORS = [
     "onnxruntime-1.21.0-cp313-cp313-linux_riscv64.whl",

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from gatekit import make_wheel
 
-from crosslane import commands, elf, tasks_gates
 from crosslane.archs import Arch, info
-from crosslane.gates import dtneeded
+from crosslane.cli import commands, gate_tasks
+from crosslane.gates import dtneeded, elf
 from crosslane.gates import wheel as wheel_gate
+from crosslane.gates.verify import verify
 from crosslane.log import Log
 from crosslane.report import Row, Verdict
 from crosslane.runner import Runner
-from crosslane.verify import verify
 
 
 def by_step(rows: list[Row], step: str) -> list[Row]:
@@ -121,10 +121,10 @@ def test_sysroot_library_resolves_and_removed_dependency_is_named(sysroots: dict
 def test_pypi_aarch64_wheel_passes_arm64_and_fails_riscv64(pypi_aarch64_wheel: Path, repo: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     config = str(repo / "versions.toml")
-    assert commands.run(tasks_gates.verify("arm64", [str(pypi_aarch64_wheel)]), config_path=config) == 0
+    assert commands.run(gate_tasks.verify("arm64", [str(pypi_aarch64_wheel)]), config_path=config) == 0
     arm_out = capsys.readouterr().out
     assert "FAIL" not in arm_out and "elf-arch" in arm_out
-    assert commands.run(tasks_gates.verify("riscv64", [str(pypi_aarch64_wheel)]), config_path=config) == 1
+    assert commands.run(gate_tasks.verify("riscv64", [str(pypi_aarch64_wheel)]), config_path=config) == 1
     out = capsys.readouterr().out
     for member in ("onnxruntime/capi/libonnxruntime_providers_shared.so",
                    "onnxruntime/capi/onnxruntime_pybind11_state.cpython-313-aarch64-linux-gnu.so"):
@@ -165,5 +165,5 @@ def test_other_machine_candidate_is_skipped_and_staging_resolves(cross_elfs: dic
 
 @pytest.mark.cross
 def test_target_python_version_from_the_real_sysroot(sysroots: dict[Arch, Path]) -> None:
-    from crosslane.verify import target_python_version
+    from crosslane.gates.verify import target_python_version
     assert target_python_version(sysroots[Arch.RISCV64], Arch.RISCV64) == "3.13"

@@ -10,8 +10,8 @@ from gatekit import elf_header
 from crosslane.archs import Arch
 from crosslane.errors import UsageError
 from crosslane.gates import dtneeded
+from crosslane.gates.verify import verify
 from crosslane.report import Verdict
-from crosslane.verify import verify
 
 
 def test_no_paths_is_a_usage_error() -> None:
@@ -67,6 +67,6 @@ def test_staging_prefix_dirs_come_first(tmp_path: Path) -> None:
 
 
 def test_target_python_version_without_python_is_none(tmp_path: Path) -> None:
-    from crosslane.verify import target_python_version
+    from crosslane.gates.verify import target_python_version
     assert target_python_version(None, Arch.RISCV64) is None
     assert target_python_version(tmp_path, Arch.RISCV64) is None

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from gatekit import elf_header, make_wheel, plain_member, symlink_member
 
-from crosslane import commands, tasks_gates
 from crosslane.archs import Arch
+from crosslane.cli import commands, gate_tasks
 from crosslane.errors import VerdictFailed
 from crosslane.gates import wheel as gate
 from crosslane.report import Row, Verdict
@@ -79,7 +79,7 @@ def test_hostile_wheel_exits_1_without_traceback(sandbox: Path, case: str, repo:
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     files, raw, name, tamper, step, _ = HOSTILE[case]
     wheel = make_wheel(sandbox / "in", name, files, tamper=tamper, raw=raw)
-    code = commands.run(tasks_gates.verify("riscv64", [str(wheel)]), config_path=str(repo / "versions.toml"))
+    code = commands.run(gate_tasks.verify("riscv64", [str(wheel)]), config_path=str(repo / "versions.toml"))
     out, err = capsys.readouterr()
     assert code == 1
     assert "Traceback" not in out + err

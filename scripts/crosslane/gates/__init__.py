@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import elf
-from ..archs import Arch, info
-from ..report import Row, Verdict
+from crosslane.archs import Arch, info
+from crosslane.gates import elf
+from crosslane.report import Row, Verdict
 
 # .cpython-313-x86_64-linux-gnu.so / .cpython-313t-…; group 1: version digits, 2: "t" or "", 3: multiarch.
 EXT_SUFFIX_RE = re.compile(r"\.cpython-(\d)(\d+)(t?)-([A-Za-z0-9_]+-linux-[A-Za-z0-9_]+)\.so$")

@@ -13,10 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .. import elf
-from ..archs import Arch, info
-from ..report import Row, Verdict
-from . import row
+from crosslane.archs import Arch, info
+from crosslane.gates import elf, row
+from crosslane.report import Row, Verdict
 
 ORIGIN_TOKENS = ("${ORIGIN}", "$ORIGIN")
 

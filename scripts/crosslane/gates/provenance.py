@@ -13,9 +13,9 @@ import os
 import re
 from pathlib import Path
 
-from ..archs import Arch
-from ..report import Row, Verdict
-from . import row
+from crosslane.archs import Arch
+from crosslane.gates import row
+from crosslane.report import Row, Verdict
 
 COMPONENT = "onnxruntime-genai"
 ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar.xz", ".tar.bz2", ".zip", ".nupkg", ".whl")

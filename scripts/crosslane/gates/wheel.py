@@ -20,11 +20,10 @@ from pathlib import Path, PurePosixPath
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from .. import elf
-from ..archs import Arch, info
-from ..errors import VerdictFailed
-from ..report import Row, Verdict
-from . import check_elf_arch, check_ext_suffix, defect_row, row
+from crosslane.archs import Arch, info
+from crosslane.errors import VerdictFailed
+from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, elf, row
+from crosslane.report import Row, Verdict
 
 CHUNK = 1 << 20
 SIGNATURES = ("RECORD.jws", "RECORD.p7s")

@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..archs import Arch
-from ..config import Component
-from ..context import Context
-from ..probes import Probes
-from ..report import Row
-from . import cmake, provided
+from crosslane.archs import Arch
+from crosslane.config import Component
+from crosslane.context import Context
+from crosslane.host.probes import Probes
+from crosslane.recipes import cmake, provided
+from crosslane.report import Row
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 
-from ..archs import Arch
-from ..config import Component
-from ..context import Context
-from ..probes import Probes
-from ..report import Row, Verdict
+from crosslane.archs import Arch
+from crosslane.config import Component
+from crosslane.context import Context
+from crosslane.host.probes import Probes
+from crosslane.report import Row, Verdict
 
 # Written into the component's install folder, so later steps see it installed and know what it is.
 PROVIDED = "crosslane-provided.json"

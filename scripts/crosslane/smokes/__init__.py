@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
-from ..archs import Arch
-from ..config import Profile
-from ..context import Context
-from ..report import Row
-from . import canary, cpuinfo, genai, ort
+from crosslane.archs import Arch
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.report import Row
+from crosslane.smokes import canary, cpuinfo, genai, ort
 
 Smoke = Callable[[Context, Arch, str, Sequence[Profile]], list[Row]]
 

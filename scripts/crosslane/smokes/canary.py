@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .. import lanes, sentinel, target_python
-from ..archs import CONTROL_ARCH, Arch, info
-from ..config import Profile
-from ..context import Context
-from ..payloads import path as payload_path
-from ..report import Row, Verdict
-from . import target
+from crosslane.archs import CONTROL_ARCH, Arch, info
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.policy import lanes
+from crosslane.report import Row, Verdict
+from crosslane.smokes import sentinel, target
+from crosslane.smokes.payloads import path as payload_path
+from crosslane.target import cpython
 
 CLI = "bin/canary-cli"
 
@@ -84,7 +85,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     compare = control_off is None
     control_bits = control_checksum(ctx, component, timeout)[0] if compare else None
     versus = "= control" if compare else f"(no control: {CONTROL_ARCH} lane off by {control_off})"
-    python = target_python.locate(ctx.sysroot(arch).path, arch)
+    python = cpython.locate(ctx.sysroot(arch).path, arch)
 
     def one(profile: Profile) -> list[Row]:
         rows = []

@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .. import sentinel
-from ..archs import Arch, info
-from ..config import Profile
-from ..context import Context
-from ..report import Row, Verdict
-from . import target
+from crosslane.archs import Arch, info
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.report import Row, Verdict
+from crosslane.smokes import sentinel, target
 
 ISA_INFO = "bin/isa-info"
 FEATURE = re.compile(r"^\t[^\t:]+: (yes|no)$")

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from .. import target_site
-from ..archs import Arch, info
-from ..config import Component, Profile
-from ..context import Context
-from ..report import Row, Verdict
-from . import payload
+from crosslane.archs import Arch, info
+from crosslane.config import Component, Profile
+from crosslane.context import Context
+from crosslane.report import Row, Verdict
+from crosslane.smokes import payload
+from crosslane.target import site
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -35,14 +35,14 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     if wheel is None:
         return [Row(component, arch.value, "install", Verdict.FAIL,
                     f"no {component} wheel to smoke: pass --wheel PATH")]
-    install = target_site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / "target-site")
+    install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / "target-site")
     problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
         [f"{req} has no wheel for {arch}" for req in install.missing]
     rows = [Row(component, arch.value, "install", Verdict.FAIL if problems else Verdict.PASS,
                 "; ".join(problems) + (" — " if problems else "") + install.describe())]
     # A given wheel is pinned by its own file name (tier 1 then proves the module that loads is that wheel,
     # not a shadowing copy); versions.toml's pin is for the lane's own build and is noted when it differs.
-    _, wheel_version, _ = target_site.wheel_identity(wheel)
+    _, wheel_version, _ = site.wheel_identity(wheel)
     pinned = pin(ctx.config.components[component])
     if pinned and pinned != wheel_version:
         rows[0] = Row(rows[0].component, rows[0].arch, rows[0].step, rows[0].verdict,

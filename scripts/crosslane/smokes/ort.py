@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import ort_models
-from ..archs import CONTROL_ARCH, Arch
-from ..config import Profile
-from ..context import Context
-from ..parity_outputs import EXACT, Tolerance
-from ..report import Row
-from . import payload
+from crosslane.archs import CONTROL_ARCH, Arch
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.report import Row
+from crosslane.smokes import ort_models, payload
+from crosslane.smokes.compare import EXACT, Tolerance
 
 TOLERANCES = {"add": EXACT, "mlp": Tolerance(rel=1e-5, abs=1e-6)}
 DEFAULT_TIMEOUT = 60.0

@@ -22,14 +22,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import parity_outputs, sentinel
-from ..archs import Arch, info
-from ..config import Profile
-from ..context import Context
-from ..payloads import path as payload_path
-from ..report import Row, Verdict
-from ..runner import Result
-from . import target
+from crosslane.archs import Arch, info
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.report import Row, Verdict
+from crosslane.runner import Result
+from crosslane.smokes import compare, sentinel, target
+from crosslane.smokes.payloads import path as payload_path
 
 FOREIGN_ISA = 2.0
 VLEN_UNIT = 256
@@ -168,16 +167,16 @@ def run_jobs(ctx: Context, jobs: Sequence[tuple[Arch, Profile]], payload: Payloa
         return list(pool.map(lambda job: run(ctx, job[0], job[1], payload, base_timeout=base_timeout), jobs))
 
 
-def sample(attempt: Attempt) -> parity_outputs.Sample | None:
+def sample(attempt: Attempt) -> compare.Sample | None:
     """The outputs a passing attempt reported, None when it failed or reported none."""
     if attempt.outcome.verdict is not Verdict.PASS:
         return None
-    outputs = parity_outputs.outputs_from_detail(attempt.outcome.detail)
-    return parity_outputs.Sample(attempt.arch.value, attempt.profile.name, outputs) if outputs is not None else None
+    outputs = compare.outputs_from_detail(attempt.outcome.detail)
+    return compare.Sample(attempt.arch.value, attempt.profile.name, outputs) if outputs is not None else None
 
 
 def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: Attempt,
-           tolerances: Mapping[str, parity_outputs.Tolerance]) -> list[Row]:
+           tolerances: Mapping[str, compare.Tolerance]) -> list[Row]:
     """Compare every passing attempt's outputs with the control's; log the table; one row per run."""
     reference = sample(control)
     rows = []
@@ -193,7 +192,7 @@ def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: A
         elif attempt.outcome.verdict is Verdict.PASS:
             rows.append(Row(component, attempt.arch.value, f"parity@{attempt.profile.name}", Verdict.FAIL,
                             "the sentinel carried no outputs"))
-    comparisons = parity_outputs.compare(samples, reference, tolerances)
+    comparisons = compare.compare(samples, reference, tolerances)
     if comparisons:
-        ctx.log.info(parity_outputs.table(comparisons, reference))
-    return rows + parity_outputs.rows(component, comparisons)
+        ctx.log.info(compare.table(comparisons, reference))
+    return rows + compare.rows(component, comparisons)

@@ -8,11 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from .. import qemu, target_python
-from ..archs import Arch
-from ..config import Profile
-from ..context import Context
-from ..runner import Result
+from crosslane.archs import Arch
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.runner import Result
+from crosslane.target import cpython, qemu
 
 T = TypeVar("T")
 
@@ -29,7 +29,7 @@ def run(ctx: Context, arch: Arch, profile: Profile, argv: Sequence[str | Path], 
 
 
 def python(ctx: Context, arch: Arch) -> Path:
-    return target_python.locate(ctx.sysroot(arch).path, arch).interpreter
+    return cpython.locate(ctx.sysroot(arch).path, arch).interpreter
 
 
 def per_profile(profiles: Sequence[Profile], work: Callable[[Profile], T], *, parallel: bool = True) -> list[T]:

@@ -1,0 +1,1 @@
+"""The command-line layer: what tasks.py calls. Argument checks, printing and exit codes live here only."""

@@ -1,0 +1,99 @@
+"""What the invoke tasks and nox sessions call. Errors are caught here, once."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from crosslane import config as config_mod
+from crosslane import report
+from crosslane.archs import KNOWN_ARCHS, Arch
+from crosslane.context import Context
+from crosslane.errors import CrosslaneError, MissingPrerequisite, UsageError, VerdictFailed
+from crosslane.log import Log
+from crosslane.runner import Runner
+
+Action = Callable[[Context], list[report.Row]]
+
+
+def parse_arch(value: str) -> Arch:
+    if value not in KNOWN_ARCHS:
+        raise UsageError(f"--arch: unknown arch '{value}' (known: {', '.join(KNOWN_ARCHS)})")
+    return Arch(value)
+
+
+def parse_sources(values: Sequence[str], known: Sequence[str]) -> dict[str, Path]:
+    sources = {}
+    for value in values:
+        name, sep, where = value.partition("=")
+        if not sep or not name or not where:
+            raise UsageError(f"--source {value!r}: expected NAME=PATH")
+        if name not in known:
+            hint = difflib.get_close_matches(name, list(known), n=1)
+            extra = f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(known)})"
+            raise UsageError(f"--source {name}={where}: unknown component '{name}'{extra}")
+        path = Path(where).expanduser().resolve()
+        if not path.is_dir():
+            raise UsageError(f"--source {name}={where}: not a folder")
+        sources[name] = path
+    return sources
+
+
+def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path: str | None = None,
+        config_path: str | None = None, sources: Sequence[str] = (), stream_summary: bool = True) -> int:
+    debug = debug or os.environ.get("CROSSLANE_DEBUG") == "1"
+    log = Log(verbose=debug)
+    try:
+        cfg = config_mod.load(Path(config_path) if config_path else None)
+        ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources, list(cfg.components)))
+        rows = action(ctx)
+        if stream_summary and rows:
+            print(report.table(rows))
+            summary = os.environ.get("GITHUB_STEP_SUMMARY")
+            if summary:
+                with open(summary, "a", encoding="utf-8") as handle:
+                    handle.write(report.markdown(rows))
+        if json_path:
+            report.write_json(rows, Path(json_path))
+    except CrosslaneError as exc:
+        if debug:
+            traceback.print_exc()
+        log.error(exc.one_line())
+        if exc.detail:
+            log.info(exc.detail)
+        return exc.exit_code
+    except OSError as exc:
+        # A folder crosslane must write (cache, build tree, --json file) is not writable, or the disk is full.
+        if debug:
+            traceback.print_exc()
+        where = exc.filename or "a file"
+        log.error(MissingPrerequisite(f"{where}: {exc.strerror or exc}",
+                                      fix="check the path, its permissions and free space").one_line())
+        return MissingPrerequisite.exit_code
+    except KeyboardInterrupt:
+        log.error("interrupted")
+        return 130
+    failures = report.failed(rows)
+    if failures:
+        log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())
+        return VerdictFailed.exit_code
+    return 0
+
+
+def exit_with(code: int) -> None:
+    if code:
+        sys.exit(code)
+
+
+def print_matrix(*, config_path: str | None = None) -> int:
+    from crosslane.cli.matrix import github_output
+
+    def action(ctx: Context) -> list[report.Row]:
+        print(github_output(ctx.config))
+        return []
+
+    return run(action, config_path=config_path)

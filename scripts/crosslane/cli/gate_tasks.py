@@ -1,0 +1,65 @@
+"""Argument glue for the gate tasks (verify, parity, floors, consistency): each returns a commands.Action."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from crosslane import config as config_mod
+from crosslane.archs import Arch
+from crosslane.cli.commands import Action, parse_arch
+from crosslane.context import Context
+from crosslane.errors import UsageError
+from crosslane.gates import verify as verify_mod
+from crosslane.policy import consistency as consistency_mod
+from crosslane.policy import floors as floors_mod
+from crosslane.policy import parity as parity_mod
+from crosslane.report import Row
+
+
+def verify(arch: str, paths: Sequence[str], staging: Sequence[str] = (), remainder: str = "") -> Action:
+    """*remainder*: what followed a standalone `--` on the command line (more paths, shell-quoted)."""
+    everything = [*paths, *shlex.split(remainder)]
+
+    def action(ctx: Context) -> list[Row]:
+        return verify_mod.run(ctx, parse_arch(arch), [Path(p) for p in everything], [Path(s) for s in staging])
+    return action
+
+
+def parity(arch: str, paths: Sequence[str]) -> Action:
+    def action(ctx: Context) -> list[Row]:
+        if not paths:
+            raise UsageError("parity: pass --path <site-packages or staging folder>")
+        folders = [Path(p) for p in paths]
+        missing = [str(p) for p in folders if not p.is_dir()]
+        if missing:
+            raise UsageError(f"parity --path {missing[0]}: not a folder")
+        present = parity_mod.installed(folders)
+        return parity_mod.check(ctx.config, parse_arch(arch), present, ", ".join(paths))
+    return action
+
+
+def floors(check: str, record: bool, previous: str) -> Action:
+    def action(ctx: Context) -> list[Row]:
+        if not check and not previous:
+            raise UsageError("floors: pass --check REPORT and/or --previous OLD_VERSIONS_TOML")
+        if record and not check:
+            raise UsageError("floors --record needs --check REPORT")
+        old = previous_floors(Path(previous), ctx.config.root) if previous else None
+        return floors_mod.run(ctx.config.floors, ctx.build_root, report=Path(check) if check else None,
+                              record_it=record, previous=old)
+    return action
+
+
+def previous_floors(path: Path, root: Path) -> Mapping[Arch, int]:
+    """[floors] of an older versions.toml (e.g. `git show HEAD~:versions.toml`), its paths read against *root*."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--previous {path}: cannot read ({exc.strerror})") from None
+    return config_mod.parse(text, path, root).floors
+
+
+def consistency(ctx: Context) -> list[Row]:
+    return consistency_mod.lint(ctx.config, ctx.config.root)

@@ -1,0 +1,110 @@
+"""`invoke verify --arch A PATH...`: the applicable gates on any mix of wheels, folders and ELF files.
+
+wheel   → platform tag, safe unpack, RECORD, then per member: ELF arch, EXT_SUFFIX, DT_NEEDED
+folder  → every wheel in it as above; every ELF (by magic) or .so-named file: ELF arch, EXT_SUFFIX, DT_NEEDED
+ELF     → ELF arch, EXT_SUFFIX, DT_NEEDED
+DT_NEEDED resolves against the arch's sysroot (SKIP when none is built) and the other artifacts verified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from crosslane.archs import Arch
+from crosslane.context import Context
+from crosslane.errors import MissingPrerequisite, UsageError
+from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, dtneeded, elf, row
+from crosslane.gates import wheel as wheel_gate
+from crosslane.report import Row, Verdict
+from crosslane.target import cpython, sysroot
+
+
+def _elf_rows(found: elf.ElfInfo | elf.ElfDefect, subject: str, arch: Arch,
+              python_version: str | None) -> tuple[list[Row], elf.ElfInfo | None]:
+    if isinstance(found, elf.ElfDefect):
+        return [defect_row(found, subject, arch)], None
+    rows = [check_elf_arch(found, subject, arch)]
+    suffix = check_ext_suffix(found, subject, arch, python_version)
+    if suffix is not None:
+        rows.append(suffix)
+    return rows, found if rows[0].verdict is Verdict.PASS else None
+
+
+def _candidates(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(wheels, ELF-or-.so files) under *folder*, sorted; symlinks (libx.so -> libx.so.1) are not checked twice."""
+    wheels, elfs = [], []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        if path.suffix == ".whl":
+            wheels.append(path)
+        elif elf.has_elf_magic(path) or elf.looks_like_shared_object(path):
+            elfs.append(path)
+    return wheels, elfs
+
+
+def _scan_wheel(arch: Arch, sysroot_path: Path | None, staging: Sequence[Path]) -> wheel_gate.Extra:
+    def extra(root: Path, found: list[elf.ElfInfo]) -> list[Row]:
+        matching = [f for f in found if check_elf_arch(f, "", arch).verdict is Verdict.PASS]
+        resolver = dtneeded.Resolver(arch, sysroot_path, staging=staging,
+                                     artifacts=sorted({f.path.parent for f in matching}))
+        return dtneeded.scan(resolver, [(f, f.path.relative_to(root).as_posix()) for f in matching])
+    return extra
+
+
+def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, python_version: str | None,
+           staging: Sequence[Path] = (), limits: wheel_gate.Limits | None = None) -> list[Row]:
+    """Rows for every check on *paths*; *staging*: install prefixes searched for DT_NEEDED too."""
+    if not paths:
+        raise UsageError("verify: no PATH given; pass wheels, folders or ELF files")
+    rows: list[Row] = []
+    loose: list[tuple[elf.ElfInfo, str]] = []
+    for path in paths:
+        if not path.exists():
+            rows.append(row(str(path), arch, "verify", Verdict.FAIL, f"{path}: not found"))
+            continue
+        if path.is_dir():
+            wheels, files = _candidates(path)
+            base = path
+        elif path.suffix == ".whl":
+            wheels, files, base = [path], [], path.parent
+        elif elf.has_elf_magic(path) or elf.looks_like_shared_object(path):
+            wheels, files, base = [], [path], path.parent
+        else:
+            rows.append(row(str(path), arch, "verify", Verdict.FAIL,
+                            f"{path}: not a wheel, a folder or an ELF file (no \\x7fELF magic)"))
+            continue
+        if path.is_dir() and not wheels and not files:
+            rows.append(row(str(path), arch, "verify", Verdict.SKIP, f"{path}: no wheel or ELF file inside"))
+        for wheel in wheels:
+            rows += wheel_gate.verify_wheel(wheel, arch, limits=limits, extra=_scan_wheel(arch, sysroot_path, staging))
+        for file in files:
+            subject = file.relative_to(base).as_posix()
+            file_rows, ok = _elf_rows(elf.read(file), subject, arch, python_version)
+            rows += file_rows
+            if ok is not None:
+                loose.append((ok, subject))
+    if loose:
+        resolver = dtneeded.Resolver(arch, sysroot_path, staging=staging,
+                                     artifacts=sorted({o.path.parent for o, _ in loose}))
+        rows += dtneeded.scan(resolver, loose)
+    return rows
+
+
+def target_python_version(sysroot_path: Path | None, arch: Arch) -> str | None:
+    """The sysroot's CPython ("3.13"); None when there is no sysroot or no Python in it (then any version)."""
+    if sysroot_path is None:
+        return None
+    try:
+        return cpython.locate(sysroot_path, arch).version
+    except MissingPrerequisite:
+        return None
+
+
+def run(ctx: Context, arch: Arch, paths: Sequence[Path], staging: Sequence[Path] = ()) -> list[Row]:
+    """verify() with the arch's sysroot (when built) for DT_NEEDED and its CPython version for EXT_SUFFIX."""
+    found = sysroot.find(ctx.config.sysroot, arch)
+    if found is None:
+        ctx.log.warn(f"no {arch} sysroot for this versions.toml: DT_NEEDED is skipped "
+                     f"(invoke sysroot --arch {arch} builds it)")
+    path = found.path if found else None
+    return verify(arch, paths, sysroot_path=path, python_version=target_python_version(path, arch), staging=staging)

@@ -1,0 +1,60 @@
+"""Install the host's Debian packages that the selected arches and components need."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from crosslane.archs import Arch
+from crosslane.config import Config
+from crosslane.errors import MissingPrerequisite
+from crosslane.runner import Runner
+
+APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
+
+
+def packages_needed(config: Config, arches: Iterable[Arch]) -> tuple[str, ...]:
+    # Every declared toolchain for the arch, not just the default: components and tests may choose another.
+    wanted: list[str] = list(config.host_packages)
+    for arch in arches:
+        for toolchain in config.toolchains.values():
+            wanted += toolchain.packages.get(arch, ())
+    return tuple(dict.fromkeys(wanted))
+
+
+def missing_packages(runner: Runner, packages: Iterable[str]) -> tuple[str, ...]:
+    names = tuple(packages)
+    if not names:
+        return ()
+    result = runner.run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\\n", *names],
+                        check=False, probe=True, quiet=True)
+    installed = {line.split()[0] for line in result.output.splitlines() if line.endswith(" installed")}
+    return tuple(name for name in names if name not in installed)
+
+
+def privilege_prefix(runner: Runner) -> list[str]:
+    if os.geteuid() == 0:
+        return []
+    return [runner.which("sudo", fix="run as root, or install sudo"), "-n"]
+
+
+def ensure_debian_host(runner: Runner) -> None:
+    if not Path("/etc/debian_version").is_file() or runner.find("apt-get") is None:
+        raise MissingPrerequisite("this host is not Debian or Ubuntu (no /etc/debian_version or apt-get)",
+                                  fix="install the packages listed by 'invoke setup --dry-run' by hand")
+
+
+def install(runner: Runner, packages: Iterable[str]) -> tuple[str, ...]:
+    """Install what is missing; return what was installed (nothing when all are present)."""
+    ensure_debian_host(runner)
+    missing = missing_packages(runner, packages)
+    if not missing:
+        runner.log.info(f"    host packages: all {len(tuple(packages))} present")
+        return ()
+    runner.log.info(f"    host packages to install: {' '.join(missing)}")
+    prefix = privilege_prefix(runner)
+    runner.run([*prefix, "apt-get", "-q", "update"], env=APT_ENV, timeout=600)
+    runner.run([*prefix, "apt-get", "-q", "-y", "--no-install-recommends", "install", *missing],
+               env=APT_ENV, timeout=3600)
+    return missing

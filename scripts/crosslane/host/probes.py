@@ -1,0 +1,254 @@
+"""What preflight and the build learn about the host: each fact probed at most once per process.
+
+Costly probes (compiling the RVV probe, running a program under qemu per CPU profile) are also cached
+on disk under the crosslane cache, keyed on the identity of every binary involved (path, mtime, size)
+plus the probe's inputs: replacing qemu or the compiler invalidates the entry by itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from crosslane.archs import Arch, info
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.host import buildtools, toolchains
+from crosslane.paths import cache_dir
+from crosslane.target import qemu
+
+PROBE_TIMEOUT = 30.0
+VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+)+")
+CPU_PROBE_TEXT = "crosslane-cpu-probe"
+CPU_PROBE_SOURCE = f'#include <stdio.h>\nint main(void) {{ puts("{CPU_PROBE_TEXT}"); return 0; }}\n'
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A host program: where it is and the version it reports (path None: not found)."""
+
+    name: str
+    path: str | None
+    version: str | None
+    problem: str = ""
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class CpuProbe:
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class RustupListing:
+    """The outcome of `rustup target list --installed`, as evidence for the positive-evidence rule."""
+
+    state: Literal["absent", "failed", "empty", "listed"]
+    targets: frozenset[str] = frozenset()
+    detail: str = ""
+
+
+def identity(path: str | Path) -> list[object]:
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return [str(path), None, None]
+    return [str(path), st.st_mtime_ns, st.st_size]
+
+
+def _cache_file(kind: str, key: dict[str, object]) -> Path:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:24]
+    return cache_dir() / "probes" / f"{kind}-{digest}.json"
+
+
+def read_cached(kind: str, key: dict[str, object]) -> object | None:
+    try:
+        data = json.loads(_cache_file(kind, key).read_text())
+    except (OSError, ValueError):
+        return None
+    return data.get("value") if isinstance(data, dict) else None
+
+
+def write_cached(kind: str, key: dict[str, object], value: object) -> None:
+    path = _cache_file(kind, key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "value": value}, sort_keys=True, default=str))
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only cache only costs the next run a re-probe
+
+
+@dataclass
+class Probes:
+    ctx: Context
+    _tools: dict[str, Tool] = field(default_factory=dict)
+    _compilers: dict[tuple[str, Arch], toolchains.Compiler | MissingPrerequisite] = field(default_factory=dict)
+    _rvv: dict[str, bool] = field(default_factory=dict)
+    _cpu: dict[tuple[Arch, str], CpuProbe] = field(default_factory=dict)
+    _cpu_programs: dict[Arch, Path | str] = field(default_factory=dict)
+    _rustup: RustupListing | None = None
+
+    # -- host programs ---------------------------------------------------------------------------------
+
+    def pinned(self, name: str, path: Path, fix: str) -> Tool:
+        if name not in self._tools:
+            self._tools[name] = self._versioned(name, str(path), ("--version",), fix)
+        return self._tools[name]
+
+    def _versioned(self, name: str, path: str, args: tuple[str, ...], fix: str) -> Tool:
+        result = self.ctx.runner.run([path, *args], probe=True, quiet=True, check=False, timeout=PROBE_TIMEOUT)
+        if not result.ok:
+            return Tool(name, path, None, f"{path} {' '.join(args)} exited {result.returncode}", fix)
+        return Tool(name, path, version_from(result.output))
+
+    def buildtools(self) -> buildtools.BuildTools | None:
+        return buildtools.locate(self.ctx.config.tools)
+
+    # -- compilers --------------------------------------------------------------------------------------
+
+    def compiler(self, component: str, arch: Arch) -> toolchains.Compiler | MissingPrerequisite:
+        chain = self.ctx.config.toolchain_for(component, arch)
+        key = (chain.name, arch)
+        if key not in self._compilers:
+            try:
+                self._compilers[key] = self.ctx.compiler(component, arch)
+            except MissingPrerequisite as exc:
+                self._compilers[key] = exc
+        return self._compilers[key]
+
+    def arch_compiler(self, arch: Arch) -> toolchains.Compiler | MissingPrerequisite:
+        chain = self.ctx.config.toolchains[self.ctx.config.arches[arch].toolchain]
+        key = (chain.name, arch)
+        if key not in self._compilers:
+            try:
+                self._compilers[key] = toolchains.detect(self.ctx.runner, chain, arch)
+            except MissingPrerequisite as exc:
+                self._compilers[key] = exc
+        return self._compilers[key]
+
+    def rvv(self, compiler: toolchains.Compiler) -> bool:
+        """Can *compiler* build RVV intrinsics? Compiled once per compiler binary, then cached on disk."""
+        key: dict[str, object] = {"cc": identity(compiler.cc[0]), "argv": [*compiler.cc, *compiler.target_flags],
+                                  "version": compiler.version, "probe": toolchains.RVV_PROBE,
+                                  "flags": list(info(compiler.arch).vector_compile_flags)}
+        memo = json.dumps(key, sort_keys=True, default=str)
+        if memo not in self._rvv:
+            cached = read_cached("rvv", key)
+            if isinstance(cached, bool):
+                self._rvv[memo] = cached
+            else:
+                self._rvv[memo] = toolchains.can_compile_rvv(self.ctx.runner, compiler)
+                write_cached("rvv", key, self._rvv[memo])
+        return self._rvv[memo]
+
+    # -- qemu --------------------------------------------------------------------------------------------
+
+    def qemu(self, arch: Arch) -> Tool:
+        name = info(arch).qemu_binary
+        if name not in self._tools:
+            fix = f"invoke setup --arch {arch} (installs qemu-user-static)"
+            try:
+                path = qemu.qemu_binary(self.ctx.runner, arch)
+            except MissingPrerequisite as exc:
+                self._tools[name] = Tool(name, None, None, exc.message, fix)
+            else:
+                try:
+                    self._tools[name] = Tool(name, path, version_from(qemu.version(self.ctx.runner, path)))
+                except (StepFailed, IndexError):
+                    self._tools[name] = Tool(name, path, None, f"{path} --version failed", fix)
+        return self._tools[name]
+
+    def cpu_profile(self, arch: Arch, profile: Profile, sysroot: Path) -> CpuProbe:
+        """Run a tiny static target program under qemu with the profile's -cpu; ok only if it ran and printed."""
+        memo_key = (arch, profile.cpu)
+        if memo_key in self._cpu:
+            return self._cpu[memo_key]
+        qemu_tool = self.qemu(arch)
+        compiler = self.arch_compiler(arch)
+        if qemu_tool.path is None or isinstance(compiler, MissingPrerequisite):
+            missing = qemu_tool.problem if qemu_tool.path is None else str(compiler)
+            return CpuProbe(False, f"cannot probe: {missing}")
+        key: dict[str, object] = {"qemu": identity(qemu_tool.path), "cpu": profile.cpu, "cc": identity(compiler.cc[0]),
+                                  "compiler": compiler.identity, "sysroot": str(sysroot), "source": CPU_PROBE_SOURCE}
+        cached = read_cached("qemu-cpu", key)
+        if isinstance(cached, dict) and isinstance(cached.get("ok"), bool):
+            self._cpu[memo_key] = CpuProbe(bool(cached["ok"]), str(cached.get("detail", "")))
+            return self._cpu[memo_key]
+        program = self._cpu_program(arch, compiler, sysroot)
+        if isinstance(program, str):
+            return CpuProbe(False, program)
+        result = self.ctx.runner.run([qemu_tool.path, "-cpu", profile.cpu, str(program)], probe=True, quiet=True,
+                                     check=False, timeout=PROBE_TIMEOUT)
+        ok = result.ok and CPU_PROBE_TEXT in result.output
+        detail = "accepted" if ok else (result.tail(2).strip() or f"exit {result.returncode}")
+        probe = CpuProbe(ok, detail)
+        if not result.timed_out:
+            write_cached("qemu-cpu", key, {"ok": ok, "detail": detail})
+        self._cpu[memo_key] = probe
+        return probe
+
+    def _cpu_program(self, arch: Arch, compiler: toolchains.Compiler, sysroot: Path) -> Path | str:
+        """The probe program for *arch*, static against the sysroot (str: why it could not be built).
+
+        Kept in the cache, keyed on the compiler binary and the sysroot, so it is compiled once.
+        """
+        if arch in self._cpu_programs:
+            return self._cpu_programs[arch]
+        key: dict[str, object] = {"cc": identity(compiler.cc[0]), "compiler": compiler.identity,
+                                  "sysroot": str(sysroot), "source": CPU_PROBE_SOURCE}
+        program = _cache_file(f"cpu-program-{arch}", key).with_suffix("")
+        outcome: Path | str = program
+        if not program.is_file():
+            program.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix="crosslane-cpu-", dir=program.parent) as tmp:
+                source, built = Path(tmp) / "probe.c", Path(tmp) / "probe"
+                source.write_text(CPU_PROBE_SOURCE)
+                result = self.ctx.runner.run(
+                    [*compiler.cc, *compiler.target_flags, *compiler.linker_flags, f"--sysroot={sysroot}",
+                     "-static", "-O1", str(source), "-o", str(built)],
+                    probe=True, quiet=True, check=False, timeout=120)
+                if result.ok and built.is_file():
+                    built.replace(program)
+                else:
+                    outcome = (f"could not build the static probe program with {compiler.cc[0]}: "
+                               f"{result.tail(2).strip() or f'exit {result.returncode}'}")
+        self._cpu_programs[arch] = outcome
+        return outcome
+
+    # -- rustup ------------------------------------------------------------------------------------------
+
+    def rustup(self) -> RustupListing:
+        if self._rustup is None:
+            self._rustup = self._list_rust_targets()
+        return self._rustup
+
+    def _list_rust_targets(self) -> RustupListing:
+        try:
+            path = self.ctx.runner.which("rustup", fix="install rustup")
+        except MissingPrerequisite:
+            return RustupListing("absent", detail="rustup not found on PATH")
+        result = self.ctx.runner.run([path, "target", "list", "--installed"], probe=True, quiet=True, check=False,
+                                     timeout=PROBE_TIMEOUT)
+        if not result.ok:
+            what = "timed out" if result.timed_out else f"exited {result.returncode}"
+            return RustupListing("failed", detail=f"rustup target list --installed {what}")
+        targets = frozenset(line.strip() for line in result.output.splitlines() if line.strip())
+        if not targets:
+            return RustupListing("empty", detail="rustup target list --installed printed nothing")
+        return RustupListing("listed", targets, detail=f"installed: {', '.join(sorted(targets))}")
+
+
+def version_from(output: str) -> str | None:
+    """The first dotted number of a `--version` output ("ninja 1.13.0.git.kitware" → "1.13.0")."""
+    found = VERSION.search(output)
+    return found.group(0) if found else None

@@ -1,0 +1,106 @@
+"""Decisions about optional features, as pure functions of what the probes found.
+
+Preflight reports them; the build wires them (crosswire.py). Both call these functions, so the
+report and the build can never disagree.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from crosslane.archs import Arch, info
+from crosslane.errors import MissingPrerequisite
+from crosslane.host.probes import Probes, RustupListing
+from crosslane.host.toolchains import Compiler
+
+# ExecuTorch refuses XNNPACK on riscv64 with GCC older than 14 (its RVV kernels need GCC 14's intrinsics);
+# the rule applies on arches whose vector unit needs probed compiler support (vector_compile_flags).
+XNNPACK_MIN_GCC = 14
+
+
+class Status(enum.StrEnum):
+    PASS = "PASS"
+    NOTICE = "NOTICE"
+    WARN = "WARN"
+    SKIP = "SKIP"
+    FAIL = "FAIL"
+
+
+@dataclass(frozen=True)
+class Decision:
+    status: Status
+    enabled: bool
+    message: str
+    fix: str = ""
+
+
+def xnnpack(requested: str, arch: Arch, compiler: Compiler, rvv_ok: bool) -> Decision:
+    """ExecuTorch's semantics: "on" with an unfit compiler fails; "auto" turns XNNPACK off with a notice.
+
+    A compiler is fit when the arch needs no vector probe, or it is GCC >= 14, or it is not GCC and
+    compiles the RVV probe (clang-19 does).
+    """
+    if requested == "off":
+        return Decision(Status.PASS, False, "xnnpack = \"off\" in versions.toml")
+    needs_rule = bool(info(arch).vector_compile_flags)
+    if not needs_rule:
+        return Decision(Status.PASS, True, f"xnnpack = \"{requested}\": no compiler rule on {arch}")
+    who = f"{compiler.family} {compiler.version}"
+    if compiler.family == "gcc":
+        fit = compiler.major >= XNNPACK_MIN_GCC
+        why = f"{who} is {'>=' if fit else '<'} {XNNPACK_MIN_GCC}"
+    else:
+        fit = rvv_ok
+        why = f"{who} {'compiles' if fit else 'cannot compile'} the RVV probe"
+    if fit:
+        return Decision(Status.PASS, True, f"xnnpack = \"{requested}\": {why}")
+    fix = f"use clang or GCC {XNNPACK_MIN_GCC} (components.<name>.toolchain.{arch} in versions.toml)"
+    if requested == "on":
+        return Decision(Status.FAIL, False, f"XNNPACK requires GCC {XNNPACK_MIN_GCC}+ on {arch}; use clang or GCC "
+                        f"{XNNPACK_MIN_GCC} ({why})", fix)
+    return Decision(Status.NOTICE, False, f"XNNPACK turned off on {arch}: {why} (xnnpack = \"auto\")", fix)
+
+
+def rust_options(listing: RustupListing, triple: str, options: tuple[str, ...]) -> Decision:
+    """The positive-evidence rule: drop the Rust-dependent options only when rustup ran, exited 0,
+    listed installed targets, and the triple is not among them. Anything less proves nothing."""
+    named = " ".join(options)
+    match listing.state:
+        case "listed" if triple not in listing.targets:
+            return Decision(Status.WARN, False, f"rustup has no {triple} target ({listing.detail}): dropping {named}",
+                            f"rustup target add {triple}")
+        case "listed":
+            return Decision(Status.PASS, True, f"rustup has {triple}: keeping {named}")
+        case "absent" | "failed" | "empty":
+            return Decision(Status.PASS, True, f"{listing.detail}: no evidence the target is missing; keeping {named}")
+        case _:
+            raise AssertionError(listing.state)
+
+
+# -- the same decisions, fed by the probes (what preflight reports and the build wires) -----------------
+
+
+def xnnpack_for(probes: Probes, component: str, arch: Arch) -> Decision | None:
+    """The XNNPACK decision for a component with an xnnpack option (None: it has none)."""
+    requested = probes.ctx.config.components[component].options.get("xnnpack")
+    if requested is None:
+        return None
+    found = probes.compiler(component, arch)
+    if isinstance(found, MissingPrerequisite):
+        raise found
+    rvv_ok = bool(info(arch).vector_compile_flags) and found.family != "gcc" and probes.rvv(found)
+    return xnnpack(requested, arch, found, rvv_ok)
+
+
+def rust_options_for(probes: Probes, component: str, arch: Arch) -> Decision | None:
+    """The positive-evidence decision for a component's Rust-dependent options (None: it has none)."""
+    options = probes.ctx.config.components[component].rust_options
+    if not options:
+        return None
+    return rust_options(probes.rustup(), info(arch).rust_target, options)
+
+
+# Every components.<name>.options key (config.OPTION_NAMES) and the rule that decides it.
+OPTION_RULES: dict[str, Callable[[Probes, str, Arch], Decision | None]] = {"xnnpack": xnnpack_for}

@@ -1,0 +1,74 @@
+"""Feature rules per component: RVV capability, ExecuTorch's XNNPACK rule, Rust targets, the lane."""
+
+from __future__ import annotations
+
+from crosslane.archs import info
+from crosslane.errors import MissingPrerequisite
+from crosslane.host.probes import Probes
+from crosslane.host.rules import Status, rust_options_for, xnnpack_for
+from crosslane.host.toolchains import Compiler
+from crosslane.preflight.checks.base import Outcome, Subject
+
+
+def _compiler(probes: Probes, subject: Subject) -> Compiler | None:
+    assert subject.component is not None
+    found = probes.compiler(subject.component, subject.arch)
+    return None if isinstance(found, MissingPrerequisite) else found
+
+
+def rvv_applies(probes: Probes, subject: Subject) -> str | None:
+    if not info(subject.arch).vector_compile_flags:
+        return f"no vector intrinsics probe on {subject.arch}"
+    if _compiler(probes, subject) is None:
+        return "no compiler (see the compiler check)"
+    return None
+
+
+def rvv(probes: Probes, subject: Subject) -> Outcome:
+    found = _compiler(probes, subject)
+    assert found is not None
+    flags = " ".join(info(subject.arch).vector_compile_flags)
+    if probes.rvv(found):
+        return Outcome(Status.PASS, f"{found.family} {found.version} compiles the RVV probe ({flags})")
+    return Outcome(Status.FAIL, f"{found.family} {found.version} ({found.cc[0]}) cannot compile RVV intrinsics "
+                   f"({flags}): vector kernels would silently fall back to scalar",
+                   f"use clang or GCC 14 for {subject.arch} (toolchain in versions.toml)")
+
+
+def xnnpack_applies(probes: Probes, subject: Subject) -> str | None:
+    assert subject.component is not None
+    if "xnnpack" not in probes.ctx.config.components[subject.component].options:
+        return f"{subject.component} has no xnnpack option"
+    if _compiler(probes, subject) is None:
+        return "no compiler (see the compiler check)"
+    return None
+
+
+def xnnpack(probes: Probes, subject: Subject) -> Outcome:
+    assert subject.component is not None
+    decision = xnnpack_for(probes, subject.component, subject.arch)
+    assert decision is not None
+    return Outcome(decision.status, decision.message, decision.fix)
+
+
+def rust_applies(probes: Probes, subject: Subject) -> str | None:
+    assert subject.component is not None
+    if not probes.ctx.config.components[subject.component].rust_options:
+        return f"{subject.component} has no Rust-dependent option (rust_options): nothing to decide"
+    return None
+
+
+def rust_target(probes: Probes, subject: Subject) -> Outcome:
+    assert subject.component is not None
+    decision = rust_options_for(probes, subject.component, subject.arch)
+    assert decision is not None
+    return Outcome(decision.status, decision.message, decision.fix)
+
+
+def lane(probes: Probes, subject: Subject) -> Outcome:
+    state = subject.lane
+    assert state is not None
+    if state.enabled:
+        return Outcome(Status.PASS, f"lane on ({state.setting})")
+    reason = f" ({state.reason})" if state.reason else ""
+    return Outcome(Status.NOTICE, f"lane off by {state.setting}{reason}: the build writes a placeholder")

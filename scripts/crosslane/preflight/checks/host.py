@@ -1,0 +1,95 @@
+"""Host tools: the pinned cmake and ninja, the compilers per arch, qemu-user and its CPU profiles."""
+
+from __future__ import annotations
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from crosslane.archs import info
+from crosslane.errors import MissingPrerequisite
+from crosslane.host import buildtools
+from crosslane.host.probes import Probes, Tool
+from crosslane.host.rules import Status
+from crosslane.preflight.checks.base import Outcome, Subject, setup_fix
+from crosslane.target.sysroot import find as find_sysroot
+
+# Minimum host tool versions, and why: onnxruntime-genai needs cmake >= 3.26; ninja 1.10 is the first
+# with the restat/dyndep features CMake's Ninja generator relies on; qemu 7.2 is the first with RVV 1.0.
+MINIMUMS = {"cmake": SpecifierSet(">=3.26"), "ninja": SpecifierSet(">=1.10"), "qemu": SpecifierSet(">=7.2")}
+
+
+def _meets(version: str | None, spec: SpecifierSet) -> bool:
+    try:
+        return version is not None and Version(version) in spec
+    except InvalidVersion:
+        return False
+
+
+def _versioned(tool: Tool, kind: str, pinned: str | None, spec: SpecifierSet, fix: str) -> Outcome:
+    if tool.path is None or tool.version is None:
+        return Outcome(Status.FAIL, tool.problem or f"{tool.name}: no version", tool.fix or fix)
+    if pinned is not None and tool.version != pinned:
+        return Outcome(Status.FAIL, f"{tool.path} reports {kind} {tool.version}, versions.toml pins {pinned}", fix)
+    if not _meets(tool.version, spec):
+        return Outcome(Status.FAIL, f"{kind} {tool.version} found; requires {spec}",
+                       f"raise tools.{kind} in versions.toml" if pinned else fix)
+    return Outcome(Status.PASS, f"{kind} {tool.version} ({tool.path})")
+
+
+def cmake(probes: Probes, subject: Subject) -> Outcome:
+    return _buildtool(probes, subject, "cmake")
+
+
+def ninja(probes: Probes, subject: Subject) -> Outcome:
+    return _buildtool(probes, subject, "ninja")
+
+
+def _buildtool(probes: Probes, subject: Subject, kind: str) -> Outcome:
+    tools = probes.ctx.config.tools
+    pinned = tools.cmake if kind == "cmake" else tools.ninja
+    fix = setup_fix(subject.arch)
+    found = probes.buildtools()
+    if found is None:
+        return Outcome(Status.FAIL, f"{kind} {pinned} not installed in {buildtools.tools_dir(tools)}", fix)
+    path = found.cmake if kind == "cmake" else found.ninja
+    return _versioned(probes.pinned(kind, path, fix), kind, pinned, MINIMUMS[kind], fix)
+
+
+def compiler(probes: Probes, subject: Subject) -> Outcome:
+    assert subject.component is not None
+    found = probes.compiler(subject.component, subject.arch)
+    chain = probes.ctx.config.toolchain_for(subject.component, subject.arch)
+    if isinstance(found, MissingPrerequisite):
+        return Outcome(Status.FAIL, found.message, found.fix or setup_fix(subject.arch))
+    if chain.version is not None and not _meets(found.version, SpecifierSet(f"=={chain.version}.*")):
+        return Outcome(Status.FAIL, f"{found.cc[0]} is {found.family} {found.version}; toolchains.{chain.name} "
+                       f"wants version {chain.version}", setup_fix(subject.arch))
+    return Outcome(Status.PASS, f"toolchain {chain.name}: {found.family} {found.version} ({found.cc[0]})")
+
+
+def qemu(probes: Probes, subject: Subject) -> Outcome:
+    return _versioned(probes.qemu(subject.arch), "qemu", None, MINIMUMS["qemu"], setup_fix(subject.arch))
+
+
+def cpu_profiles_apply(probes: Probes, subject: Subject) -> str | None:
+    if find_sysroot(probes.ctx.config.sysroot, subject.arch) is None:
+        return f"needs the {subject.arch} sysroot for its probe program (see the sysroot check)"
+    if probes.qemu(subject.arch).path is None:
+        return "needs qemu (see the qemu check)"
+    return None
+
+
+def cpu_profiles(probes: Probes, subject: Subject) -> Outcome:
+    arch = subject.arch
+    root = find_sysroot(probes.ctx.config.sysroot, arch)
+    assert root is not None
+    profiles = probes.ctx.config.arches[arch].profiles
+    results = {p.name: probes.cpu_profile(arch, p, root.path) for p in profiles}
+    rejected = [f"{p.name} ({p.cpu}): {results[p.name].detail}" for p in profiles if not results[p.name].ok]
+    version = probes.qemu(arch).version or "?"
+    if rejected:
+        return Outcome(Status.FAIL, f"qemu {version} rejects " + "; ".join(rejected),
+                       f"fix arches.{arch}.profiles in versions.toml for qemu {version} (property names differ "
+                       "between qemu versions, e.g. zvfh)")
+    return Outcome(Status.PASS, f"qemu {version} ({info(arch).qemu_binary}) runs every profile: "
+                   + ", ".join(results))

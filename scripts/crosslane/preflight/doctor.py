@@ -1,0 +1,128 @@
+"""The preflight doctor: run every registered check for an arch, report all of them at once.
+
+`invoke preflight --arch A [--component C] [--json]` prints each check's PASS / NOTICE / WARN / SKIP /
+FAIL with its fix and exits 1 on any FAIL. `invoke build` runs the checks that gate a build first
+(gate()) and stops on FAIL. Checks live in checks/ as data; this module only runs and reports them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from crosslane.archs import Arch
+from crosslane.context import Context
+from crosslane.host.probes import Probes
+from crosslane.host.rules import Status
+from crosslane.policy import lanes
+from crosslane.preflight.checks import REGISTRY, Check, Outcome, Subject
+from crosslane.report import Row, Verdict
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    arch: str
+    component: str
+    status: Status
+    message: str
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"check": self.check, "arch": self.arch, "component": self.component, "status": self.status.value,
+                "message": self.message, "fix": self.fix}
+
+
+def subjects(ctx: Context, arch: Arch, components: Sequence[str], *, orchestrated: bool) -> list[Subject]:
+    """The arch subject, then one per component with its lane. When every lane is off, the arch subject
+    carries that (a lane switched off must never turn the build red through an arch-wide check)."""
+    lane_states = [lanes.resolve(ctx.config, name, arch, orchestrated=orchestrated) for name in components]
+    arch_subject = Subject(arch)
+    if lane_states and not any(state.enabled for state in lane_states):
+        arch_subject = Subject(arch, None, lane_states[0])
+    return [arch_subject] + [Subject(arch, state.component, state) for state in lane_states]
+
+
+def evaluate(check: Check, probes: Probes, subject: Subject) -> Outcome:
+    lane = subject.lane
+    if subject.component is None and lane is not None:
+        return Outcome(Status.SKIP, f"every {subject.arch} lane checked is off (e.g. {lane.component} by "
+                       f"{lane.setting})")
+    if check.respects_lane and lane is not None and not lane.enabled:
+        return Outcome(Status.SKIP, f"lane off by {lane.setting}")
+    reason = check.applies(probes, subject)
+    if reason is not None:
+        return Outcome(Status.SKIP, reason)
+    return check.probe(probes, subject)
+
+
+def run(probes: Probes, arch: Arch, components: Sequence[str], *, orchestrated: bool = False,
+        for_build: bool = False, registry: Sequence[Check] = REGISTRY) -> list[Finding]:
+    """One finding per (check, subject): arch checks once, component checks once per component."""
+    findings = []
+    all_subjects = subjects(probes.ctx, arch, components, orchestrated=orchestrated)
+    for check in registry:
+        if for_build and not check.gates_build:
+            continue
+        for subject in all_subjects:
+            if (subject.component is None) != (check.scope == "arch"):
+                continue
+            outcome = evaluate(check, probes, subject)
+            findings.append(Finding(check.name, arch.value, subject.component or "-", outcome.status,
+                                    outcome.message, outcome.fix))
+    return findings
+
+
+def failed(findings: Sequence[Finding]) -> list[Finding]:
+    return [f for f in findings if f.status is Status.FAIL]
+
+
+def render(findings: Sequence[Finding]) -> str:
+    width_check = max((len(f.check) for f in findings), default=5)
+    width_comp = max((len(f.component) for f in findings), default=1)
+    lines = []
+    for f in findings:
+        lines.append(f"{f.status.value:<6}  {f.check:<{width_check}}  {f.component:<{width_comp}}  {f.message}")
+        if f.fix and f.status in (Status.FAIL, Status.WARN, Status.NOTICE):
+            lines.append(f"{'':<6}  {'':<{width_check}}  {'':<{width_comp}}  fix: {f.fix}")
+    counts = {s: sum(1 for f in findings if f.status is s) for s in Status}
+    lines.append(", ".join(f"{n} {s.value}" for s, n in counts.items() if n))
+    return "\n".join(lines)
+
+
+def to_json(findings: Sequence[Finding]) -> str:
+    return json.dumps([f.as_dict() for f in findings], indent=1)
+
+
+def rows(findings: Sequence[Finding]) -> list[Row]:
+    """As report rows (a check that is not FAIL does not fail the command)."""
+    verdicts = {Status.FAIL: Verdict.FAIL, Status.SKIP: Verdict.SKIP}
+    return [Row(f.component if f.component != "-" else "host", f.arch, f"preflight:{f.check}",
+                verdicts.get(f.status, Verdict.PASS), f"{f.message}; {f.fix}" if f.fix else f.message)
+            for f in findings]
+
+
+def command(ctx: Context, arch: Arch, components: Sequence[str], *, as_json: bool = False) -> list[Row]:
+    """`invoke preflight`: print every finding (or JSON with one record per check) on stdout."""
+    findings = run(Probes(ctx), arch, components)
+    print(to_json(findings) if as_json else render(findings))
+    return rows(findings)
+
+
+def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes, *,
+         orchestrated: bool = False) -> list[Row]:
+    """The build's preflight: quiet when all is well; the FAIL rows (build stops) otherwise."""
+    findings = run(probes, arch, components, orchestrated=orchestrated, for_build=True)
+    for finding in findings:
+        if finding.status in (Status.NOTICE, Status.WARN):
+            say = ctx.log.notice if finding.status is Status.NOTICE else ctx.log.warn
+            say(f"preflight {finding.check} ({finding.component}, {arch}): {finding.message}"
+                + (f"; fix: {finding.fix}" if finding.fix else ""))
+    bad = failed(findings)
+    if bad:
+        ctx.log.error(f"preflight: {len(bad)} of {len(findings)} checks failed for {arch}; nothing was built "
+                      f"(invoke preflight --arch {arch} shows every check)")
+        for finding in bad:
+            ctx.log.info(f"    FAIL {finding.check} ({finding.component}): {finding.message}; fix: {finding.fix}")
+    return [row for row, finding in zip(rows(findings), findings, strict=True) if finding.status is Status.FAIL]

@@ -1,0 +1,170 @@
+"""Cross-arch output parity: named outputs per (arch, profile) compared with the amd64 control.
+
+Any payload can take part: it puts a JSON object in its sentinel detail whose "outputs" member maps
+output names to JSON values (numbers, strings, nested lists). Each output is declared with a tolerance:
+exact (the values are equal, NaN equal to NaN) or relative (every number b of the arch against the
+control's a: |a - b| <= max(rel * max(|a|, |b|), abs)). Shapes, strings and booleans always compare
+exactly. An output the control has but an arch lacks is a FAIL, so is an output nobody declared.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from crosslane.report import Row, Verdict
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rel: float = 0.0
+    abs: float = 0.0
+
+    @property
+    def exact(self) -> bool:
+        return self.rel == 0.0 and self.abs == 0.0
+
+    def describe(self) -> str:
+        if self.exact:
+            return "exact"
+        return f"rel {self.rel:g}" + (f", abs {self.abs:g}" if self.abs else "")
+
+
+EXACT = Tolerance()
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One run's outputs: *label* names the run (arch@profile)."""
+
+    arch: str
+    profile: str
+    outputs: Mapping[str, object]
+
+    @property
+    def label(self) -> str:
+        return f"{self.arch}@{self.profile}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    sample: Sample
+    output: str
+    tolerance: Tolerance
+    ok: bool
+    note: str
+
+
+def outputs_from_detail(detail: str) -> Mapping[str, object] | None:
+    """The "outputs" object of a sentinel detail that is (or ends in) a JSON object; None otherwise."""
+    start = detail.find("{")
+    if start < 0:
+        return None
+    try:
+        data = json.loads(detail[start:])
+    except ValueError:
+        return None
+    outputs = data.get("outputs") if isinstance(data, dict) else None
+    return outputs if isinstance(outputs, dict) else None
+
+
+def _numbers(value: object, control: object, path: str) -> tuple[list[tuple[float, float]], str | None]:
+    """Pairs of numbers in matching positions, or the first structural difference."""
+    if isinstance(value, bool) or isinstance(control, bool) or isinstance(value, str) or isinstance(control, str):
+        return [], None if value == control and type(value) is type(control) else f"{path}: {value!r} != {control!r}"
+    if isinstance(value, (int, float)) and isinstance(control, (int, float)):
+        return [(float(value), float(control))], None
+    if isinstance(value, list) and isinstance(control, list):
+        if len(value) != len(control):
+            return [], f"{path}: length {len(value)} != control's {len(control)}"
+        pairs: list[tuple[float, float]] = []
+        for index, (a, b) in enumerate(zip(value, control, strict=True)):
+            more, problem = _numbers(a, b, f"{path}[{index}]")
+            if problem:
+                return [], problem
+            pairs += more
+        return pairs, None
+    if isinstance(value, dict) and isinstance(control, dict):
+        if sorted(value) != sorted(control):
+            return [], f"{path}: keys {sorted(value)} != control's {sorted(control)}"
+        pairs = []
+        for key in sorted(value):
+            more, problem = _numbers(value[key], control[key], f"{path}.{key}")
+            if problem:
+                return [], problem
+            pairs += more
+        return pairs, None
+    return [], f"{path}: {type(value).__name__} where the control has {type(control).__name__}"
+
+
+def compare_value(value: object, control: object, tolerance: Tolerance, name: str = "") -> tuple[bool, str]:
+    pairs, problem = _numbers(value, control, name)
+    if problem:
+        return False, problem
+    worst_rel, worst_abs, bad = 0.0, 0.0, 0
+    for got, want in pairs:
+        if math.isnan(got) or math.isnan(want):
+            bad += 0 if math.isnan(got) and math.isnan(want) else 1
+            continue
+        diff = abs(got - want)
+        scale = max(abs(got), abs(want))
+        worst_abs = max(worst_abs, diff)
+        if scale:
+            worst_rel = max(worst_rel, diff / scale)
+        if diff > max(tolerance.rel * scale, tolerance.abs):
+            bad += 1
+    summary = f"{len(pairs)} values, max abs diff {worst_abs:.3g}, max rel diff {worst_rel:.3g}"
+    if tolerance.exact:
+        summary = f"{len(pairs)} values identical" if not bad else summary
+    if bad:
+        return False, f"{bad} of {len(pairs)} values differ beyond {tolerance.describe()} ({summary})"
+    return True, f"{summary} ({tolerance.describe()})"
+
+
+def compare(samples: Iterable[Sample], control: Sample, tolerances: Mapping[str, Tolerance]) -> list[Comparison]:
+    """Every declared output of every sample against the control."""
+    found: list[Comparison] = []
+    for sample in samples:
+        for name in sorted(set(tolerances) | set(sample.outputs)):
+            tolerance = tolerances.get(name)
+            if tolerance is None:
+                found.append(Comparison(sample, name, EXACT, False, "output not declared (no tolerance stated)"))
+            elif name not in control.outputs:
+                found.append(Comparison(sample, name, tolerance, False, f"the control {control.label} lacks it"))
+            elif name not in sample.outputs:
+                found.append(Comparison(sample, name, tolerance, False, "missing from this run"))
+            else:
+                ok, note = compare_value(sample.outputs[name], control.outputs[name], tolerance, name)
+                found.append(Comparison(sample, name, tolerance, ok, note))
+    return found
+
+
+def table(comparisons: Sequence[Comparison], control: Sample) -> str:
+    """A plain-text comparison table: run × output → verdict and how close it came."""
+    header = ("run", "output", "tolerance", "vs control", "verdict", "note")
+    cells = [header] + [(c.sample.label, c.output, c.tolerance.describe(), control.label,
+                         "PASS" if c.ok else "FAIL", c.note) for c in comparisons]
+    widths = [max(len(cell[i]) for cell in cells) for i in range(len(header) - 1)]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(cell[:-1], widths, strict=True)) + "  " + cell[-1]
+             for cell in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths) + "  ----")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def rows(component: str, comparisons: Sequence[Comparison]) -> list[Row]:
+    """One report row per run: PASS when all its outputs match the control."""
+    by_run: dict[str, list[Comparison]] = {}
+    for comparison in comparisons:
+        by_run.setdefault(comparison.sample.label, []).append(comparison)
+    result = []
+    for found in by_run.values():
+        sample = found[0].sample
+        failed = [c for c in found if not c.ok]
+        shown = failed or found
+        reason = "; ".join(f"{c.output}: {c.note}" for c in shown)
+        result.append(Row(component, sample.arch, f"parity@{sample.profile}",
+                          Verdict.FAIL if failed else Verdict.PASS,
+                          ("= control: " if not failed else "") + reason))
+    return result

@@ -1,0 +1,248 @@
+"""Proves an onnxruntime-genai build works inside the target, tier by tier. stdlib only at import time.
+
+1. version: __version__ (else importlib.metadata) equals GENAI_PIN (empty pin: NOT ASSERTED).
+2. ELF: e_machine in the first 20 bytes of the extension file actually *loaded* equals GENAI_EXPECTED_MACHINE.
+3. native code runs: the API objects exist, the capability predicates return booleans, a float32 numpy
+   buffer round-trips through og.Tensor, and og.Config rejects a folder that is not a model (the library's
+   own error; TypeError/AttributeError would mean the binding itself refused the call).
+4. generate(): armed only by GENAI_MODEL_DIR; fails on zero new tokens or on all new tokens being one
+   repeated token (the signature of onnxruntime-genai#594). Unarmed, a SKIP line says so.
+Every check prints PROVEN/UNPROVEN/DEFECT/SKIP; the last line is GENAI-BIND OK|FAIL|SKIP: ...
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.metadata
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+try:
+    from crosslane.smokes.payloads import bindkit
+except ImportError:  # run as a program on the target: the driver puts the helpers folder on sys.path
+    import bindkit  # type: ignore[no-redef,import-not-found]
+
+NAME = "GENAI"
+DISTRIBUTION = "onnxruntime-genai"
+MODULE = "onnxruntime_genai"
+API = ("Config", "Model", "Generator", "GeneratorParams", "Tokenizer", "Tensor")
+ELF_MAGIC = b"\x7fELF"
+PROMPT = "The capital of France is"
+MAX_NEW_TOKENS = 8
+
+
+@dataclass(frozen=True)
+class Line:
+    kind: str  # PROVEN, UNPROVEN, DEFECT or SKIP
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.text}"
+
+
+# Tier 1 -----------------------------------------------------------------------------------------------------
+def tier_version(module: object, pin: str, metadata_version: Callable[[str], str]) -> Line:
+    version = getattr(module, "__version__", None)
+    source = "__version__"
+    if not isinstance(version, str) or not version:
+        try:
+            version, source = metadata_version(DISTRIBUTION), "importlib.metadata"
+        except importlib.metadata.PackageNotFoundError:
+            return Line("DEFECT", "tier 1 version: no __version__ and no installed distribution metadata")
+    if not pin:
+        return Line("UNPROVEN", f"tier 1 version {version} ({source}): NOT ASSERTED (empty pin)")
+    if version != pin:
+        return Line("DEFECT", f"tier 1 version {version} ({source}) != pin {pin}")
+    return Line("PROVEN", f"tier 1 version {version} ({source}) == pin")
+
+
+# Tier 2 -----------------------------------------------------------------------------------------------------
+def read_e_machine(path: str) -> int:
+    """e_machine from an ELF file's first 20 bytes (OSError when unreadable, ValueError when not ELF)."""
+    with open(path, "rb") as handle:
+        head = handle.read(20)
+    if len(head) < 20 or head[:4] != ELF_MAGIC:
+        raise ValueError(f"not an ELF file (starts {head[:4]!r})")
+    order = {1: "little", 2: "big"}.get(head[5])
+    if order is None:
+        raise ValueError(f"unknown ELF data encoding {head[5]}")
+    return int.from_bytes(head[18:20], order)  # type: ignore[arg-type]
+
+
+def loaded_extension(modules: Mapping[str, object], package: str = MODULE,
+                     suffixes: Iterable[str] = tuple(importlib.machinery.EXTENSION_SUFFIXES)) -> str | None:
+    """The file of the extension module of *package* that is loaded now (from sys.modules)."""
+    endings = tuple(suffixes)
+    for name in sorted(modules):
+        if name == package or name.startswith(package + "."):
+            where = getattr(modules[name], "__file__", None) or ""
+            if where.endswith(endings):
+                return str(where)
+    return None
+
+
+def tier_elf(path: str | None, expected: int | None, reader: Callable[[str], int] = read_e_machine) -> Line:
+    if path is None:
+        return Line("DEFECT", f"tier 2 ELF: no loaded {MODULE} extension module in sys.modules")
+    try:
+        machine = reader(path)
+    except OSError as exc:
+        return Line("DEFECT", f"tier 2 ELF: cannot read {path}: {exc.strerror or exc}")
+    except ValueError as exc:
+        return Line("DEFECT", f"tier 2 ELF: {path}: {exc}")
+    if expected is None:
+        return Line("UNPROVEN", f"tier 2 ELF: e_machine {machine} of {path}, no expected value given")
+    if machine != expected:
+        return Line("DEFECT", f"tier 2 ELF: e_machine {machine} of {path} != expected {expected}")
+    return Line("PROVEN", f"tier 2 ELF: e_machine {machine} of the loaded {path}")
+
+
+# Tier 3 -----------------------------------------------------------------------------------------------------
+def check_api(og: object) -> list[Line]:
+    missing = [name for name in API if not hasattr(og, name)]
+    if missing:
+        return [Line("DEFECT", f"tier 3 API objects missing: {', '.join(missing)}")]
+    return [Line("PROVEN", f"tier 3 API objects present: {', '.join(API)}")]
+
+
+def check_predicates(og: object) -> list[Line]:
+    names = sorted(n for n in dir(og) if n.startswith("is_") and n.endswith("_available"))
+    if not names:
+        return [Line("DEFECT", "tier 3 no is_*_available capability predicates")]
+    results, lines = [], []
+    for name in names:
+        try:
+            value = getattr(og, name)()
+        # A predicate that raises out of native code is a defect of the build, whatever the exception type.
+        except Exception as exc:
+            lines.append(Line("DEFECT", f"tier 3 {name}() raised {type(exc).__name__}: {exc}"))
+            continue
+        if not isinstance(value, bool):
+            lines.append(Line("DEFECT", f"tier 3 {name}() returned {value!r}, not a bool"))
+        else:
+            results.append(f"{name}={value}")
+    if results:
+        lines.append(Line("PROVEN", f"tier 3 capability predicates ran: {' '.join(results)}"))
+    return lines
+
+
+def check_tensor(og: Any, np: Any) -> Line:
+    original = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5) / np.float32(7)
+    try:
+        tensor = og.Tensor(original)
+        back = np.asarray(tensor.as_numpy())
+        shape = list(tensor.shape())
+    except Exception as exc:
+        return Line("DEFECT", f"tier 3 Tensor round-trip raised {type(exc).__name__}: {exc}")
+    if back.dtype != np.float32 or shape != [3, 4] or back.tobytes() != original.tobytes():
+        return Line("DEFECT", f"tier 3 Tensor round-trip changed the buffer: dtype {back.dtype}, shape {shape}")
+    return Line("PROVEN", "tier 3 a float32 [3, 4] numpy buffer round-tripped through Tensor bit for bit")
+
+
+def check_config_rejects(og: Any, folder: str) -> Line:
+    try:
+        og.Config(folder)
+    except (TypeError, AttributeError) as exc:
+        return Line("DEFECT", f"tier 3 Config({folder!r}) refused by the binding itself: {type(exc).__name__}: {exc}")
+    # Anything else is the library's own error about the missing model, which is what this check wants.
+    except Exception as exc:
+        return Line("PROVEN", f"tier 3 Config on a non-model folder rejected by the library: "
+                              f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+    return Line("DEFECT", f"tier 3 Config accepted {folder}, which holds no model")
+
+
+def tier_native(og: Any, np: Any, scratch: str) -> list[Line]:
+    lines = check_api(og)
+    if lines[0].kind == "DEFECT":
+        return lines
+    return [*lines, *check_predicates(og), check_tensor(og, np), check_config_rejects(og, scratch)]
+
+
+# Tier 4 -----------------------------------------------------------------------------------------------------
+def decide_generation(prompt: list[int], sequence: list[int]) -> Line:
+    new = list(sequence[len(prompt):])
+    if not new:
+        return Line("DEFECT", f"tier 4 generate() produced no new tokens after {len(prompt)} prompt tokens")
+    if len(new) > 1 and len(set(new)) == 1:
+        return Line("DEFECT", f"tier 4 all {len(new)} new tokens are token {new[0]} "
+                              "(the signature of onnxruntime-genai#594)")
+    return Line("PROVEN", f"tier 4 generate() produced {len(new)} new tokens {new}")
+
+
+def generate(og: Any, model_dir: str, prompt: str = PROMPT,
+             max_new: int = MAX_NEW_TOKENS) -> tuple[list[int], list[int]]:
+    model = og.Model(model_dir)
+    tokenizer = og.Tokenizer(model)
+    tokens = [int(t) for t in tokenizer.encode(prompt)]
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=len(tokens) + max_new, do_sample=False)
+    generator = og.Generator(model, params)
+    generator.append_tokens(tokens)
+    while not generator.is_done():
+        generator.generate_next_token()
+    return tokens, [int(t) for t in generator.get_sequence(0)]
+
+
+def tier_generate(og: Any, model_dir: str | None,
+                  run: Callable[[Any, str], tuple[list[int], list[int]]] = generate) -> tuple[Line, list[int]]:
+    if not model_dir:
+        return Line("SKIP", "tier 4 generate(): not armed (set GENAI_MODEL_DIR to a model folder)"), []
+    try:
+        prompt, sequence = run(og, model_dir)
+    # Loading a model and generating run native code end to end; any exception is this tier's defect.
+    except Exception as exc:
+        return Line("DEFECT", f"tier 4 generate() with {model_dir} raised {type(exc).__name__}: {exc}"), []
+    return decide_generation(prompt, sequence), list(sequence[len(prompt):])
+
+
+# The program ------------------------------------------------------------------------------------------------
+def verdict(lines: Iterable[Line]) -> tuple[str, str]:
+    defects = [line.text for line in lines if line.kind == "DEFECT"]
+    if defects:
+        return "FAIL", "; ".join(defects)
+    return "OK", ""
+
+
+def expected_machine(environ: Mapping[str, str]) -> int | None:
+    value = environ.get("GENAI_EXPECTED_MACHINE", "")
+    return int(value) if value.isdigit() else None
+
+
+def main(environ: Mapping[str, str]) -> int:
+    og = bindkit.require(NAME, DISTRIBUTION, MODULE)
+    if isinstance(og, int):
+        return og
+    assert isinstance(og, ModuleType)
+    lines = [tier_version(og, environ.get("GENAI_PIN", ""), importlib.metadata.version)]
+    print(lines[-1], flush=True)
+    extension = loaded_extension(sys.modules)
+    lines.append(tier_elf(extension, expected_machine(environ)))
+    print(lines[-1], flush=True)
+    numpy = bindkit.import_distribution("numpy", "numpy")
+    if numpy.module is None:
+        lines.append(Line("DEFECT", f"tier 3 needs numpy: {numpy.reason}"))
+    else:
+        with tempfile.TemporaryDirectory(prefix="genai-not-a-model-") as scratch:
+            lines += tier_native(og, numpy.module, scratch)
+    for line in lines[2:]:
+        print(line, flush=True)
+    line, new_tokens = tier_generate(og, environ.get("GENAI_MODEL_DIR"))
+    lines.append(line)
+    print(line, flush=True)
+    state, problems = verdict(lines)
+    if state != "OK":
+        return bindkit.finish(NAME, state, problems)
+    version = getattr(og, "__version__", "")
+    detail = {"version": version, "e_machine": expected_machine(environ), "extension": extension,
+              "generate": "armed" if new_tokens else "not armed", "outputs": {"new_tokens": new_tokens}}
+    return bindkit.finish(NAME, "OK", json.dumps(detail, sort_keys=True))
+
+
+if __name__ == "__main__":
+    sys.exit(main(os.environ))

@@ -1,0 +1,1 @@
+"""Pinned sources: fetch and verify (git, archive, Debian source), extract safely, patch, copy per arch."""

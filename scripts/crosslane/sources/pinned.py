@@ -1,0 +1,198 @@
+"""Pinned sources: fetch, verify against the pin, cache; mirrors tried in order.
+
+Kinds (versions.toml `source` and `mirrors`): `tree` (a folder of this repository), `git` (url + optional
+tag + full commit; the checked-out commit must equal the pin), `archive` (url + sha256, checked before
+extraction), `debian` (package + version of a Debian source package; see debsrc.py). `--source NAME=PATH`
+overrides all of them with a local checkout, used as is and reported as "local, unverified".
+
+Fetched trees live under <cache>/sources/<component>/<kind>-<pin digest>/tree, written to a temporary
+folder and renamed into place only after verification, so a cache entry is always whole and verified.
+A verification failure (moved tag, checksum mismatch, hostile archive) stops at once; an unreachable
+or incomplete mirror is reported and the next one tried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from crosslane import stamps
+from crosslane.config import Component, SourceSpec, SysrootSpec
+from crosslane.errors import ConfigError, MissingPrerequisite
+from crosslane.paths import cache_dir
+from crosslane.runner import Runner
+from crosslane.sources import debsrc, net, safe_extract
+
+FETCH_TIMEOUT = 1800.0
+PIN_FILE = "pin.json"
+GIT_CONFIG = ("-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=30", "-c", "core.autocrlf=false",
+              "-c", "advice.detachedHead=false", "-c", "init.defaultBranch=main")
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=10", "LC_ALL": "C"}
+
+
+@dataclass(frozen=True)
+class Fetched:
+    path: Path
+    identity: str  # what the build stamp records: the pin of the source that served
+    served_by: str  # for the report: which source (or mirror) served, and how
+    local: bool = False
+
+
+def describe(spec: SourceSpec) -> str:
+    match spec.kind:
+        case "git":
+            tag = f" {spec.tag}" if spec.tag else ""
+            return f"git {spec.url}{tag} @ {(spec.commit or '')[:12]}"
+        case "archive":
+            return f"archive {spec.url} (sha256 {(spec.sha256 or '')[:12]}…)"
+        case "debian":
+            suite = f" ({spec.suite})" if spec.suite else ""
+            return f"debian {spec.package} {spec.version}{suite}"
+        case _:
+            return f"tree {spec.path}"
+
+
+def identity(spec: SourceSpec) -> str:
+    match spec.kind:
+        case "git":
+            return f"git:{spec.url}@{spec.commit}"
+        case "archive":
+            return f"archive:{spec.url}#sha256={spec.sha256}"
+        case "debian":
+            return f"debian:{spec.package}={spec.version}"
+        case _:
+            assert spec.path is not None
+            return "tree:" + stamps.tree_digest(spec.path)
+
+
+def cache_entry(component: str, spec: SourceSpec) -> Path:
+    pin = {k: str(v) for k, v in asdict(spec).items() if v is not None and k != "path"}
+    digest = hashlib.sha256(json.dumps(pin, sort_keys=True).encode()).hexdigest()[:16]
+    return cache_dir() / "sources" / component / f"{spec.kind}-{digest}"
+
+
+def cached(component: str, spec: SourceSpec) -> Path | None:
+    entry = cache_entry(component, spec)
+    return entry / "tree" if (entry / PIN_FILE).is_file() and (entry / "tree").is_dir() else None
+
+
+def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override: Path | None = None) -> Fetched:
+    """The component's pristine source tree: the override, a cached pin, or the first mirror that serves."""
+    name = component.name
+    if override is not None:
+        return Fetched(override, "local:" + stamps.tree_digest(override), f"local, unverified: {override}", True)
+    first = component.sources[0]
+    if first.kind == "tree" and first.path is not None:
+        return Fetched(first.path, identity(first), f"tree {first.path.name} (in this repository)")
+    for spec in component.sources:
+        tree = cached(name, spec)
+        if tree is not None:
+            return Fetched(tree, identity(spec), f"{describe(spec)} (cached)")
+    if runner.dry_run:
+        runner.log.info(f"    would fetch {name} from {describe(first)}")
+        return Fetched(cache_entry(name, first) / "tree", identity(first), f"{describe(first)} (not fetched: dry run)")
+    failures: list[net.Unavailable] = []
+    for index, spec in enumerate(component.sources):
+        role = "source" if index == 0 else f"mirror {index}"
+        runner.log.info(f"    fetching {name} from {role}: {describe(spec)}")
+        try:
+            tree = _fetch_one(runner, name, spec, defaults)
+        except net.Unavailable as exc:
+            runner.log.warn(f"{name}: {role} unavailable: {exc}")
+            failures.append(exc)
+            continue
+        served = f"{describe(spec)} (fetched" + (f" from {role}, after {len(failures)} failed)" if failures else ")")
+        return Fetched(tree, identity(spec), served)
+    hosts = ", ".join(f"{f.host} {f.reason}" for f in failures)
+    raise MissingPrerequisite(f"{hosts} for {name}", fix=f"pass --source {name}=PATH or add a mirror",
+                              detail="\n".join(str(f) for f in failures))
+
+
+def _fetch_one(runner: Runner, name: str, spec: SourceSpec, defaults: SysrootSpec) -> Path:
+    entry = cache_entry(name, spec)
+    staging = entry.with_name(f".fetch-{entry.name}-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        match spec.kind:
+            case "git":
+                tree = fetch_git(runner, spec, staging)
+            case "archive":
+                tree = fetch_archive(spec, staging)
+            case "debian":
+                tree = fetch_debian(runner, spec, staging, defaults)
+            case _:
+                raise ConfigError(f"versions.toml: components.{name}: a '{spec.kind}' source cannot be a mirror",
+                                  fix="mirrors are git, archive or debian sources")
+        final = staging / "final"
+        final.mkdir()
+        tree.rename(final / "tree")
+        (final / PIN_FILE).write_text(json.dumps({"identity": identity(spec), **{
+            k: str(v) for k, v in asdict(spec).items() if v is not None}}, indent=1, sort_keys=True) + "\n")
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            final.rename(entry)
+        except OSError:
+            if cached(name, spec) is None:  # another process won the race only if its copy is whole
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return entry / "tree"
+
+
+def fetch_git(runner: Runner, spec: SourceSpec, work: Path) -> Path:
+    assert spec.url is not None and spec.commit is not None
+    net.probe(spec.url)
+    tree = work / "tree"
+    tree.mkdir()
+    git = ["git", *GIT_CONFIG, "-C", str(tree)]
+    runner.run([*git, "init", "-q"], env=GIT_ENV, timeout=60, quiet=True)
+    wanted = f"refs/tags/{spec.tag}:refs/tags/{spec.tag}" if spec.tag else spec.commit
+    fetched = runner.run([*git, "fetch", "-q", "--depth", "1", "--no-tags", spec.url, wanted], env=GIT_ENV,
+                         timeout=FETCH_TIMEOUT, check=False)
+    if not fetched.ok:
+        what = f"tag {spec.tag}" if spec.tag else f"commit {spec.commit}"
+        last = fetched.tail(1).strip() or f"git exited {fetched.returncode}"
+        raise net.Unavailable(net.host_of(spec.url), f"did not serve {what}", last)
+    ref = f"refs/tags/{spec.tag}^{{commit}}" if spec.tag else "FETCH_HEAD^{commit}"
+    got = runner.run([*git, "rev-parse", "--verify", "-q", ref], env=GIT_ENV, timeout=60, check=False,
+                     quiet=True).output.strip()
+    if got != spec.commit:
+        what = f"tag {spec.tag}" if spec.tag else "the fetched commit"
+        raise ConfigError(f"{spec.url}: {what} is commit {got or '(none)'}, versions.toml pins {spec.commit} "
+                          "(a moved tag)", fix="check upstream; update commit only if the move is legitimate")
+    runner.run([*git, "checkout", "-q", "--detach", spec.commit], env=GIT_ENV, timeout=600, quiet=True)
+    head = runner.run([*git, "rev-parse", "HEAD"], env=GIT_ENV, timeout=60, quiet=True).output.strip()
+    if head != spec.commit:
+        raise ConfigError(f"{spec.url}: checked out {head}, versions.toml pins {spec.commit}",
+                          fix="delete the cache entry and retry")
+    shutil.rmtree(tree / ".git")
+    safe_extract.check_tree_links(tree)
+    return tree
+
+
+def fetch_archive(spec: SourceSpec, work: Path) -> Path:
+    assert spec.url is not None and spec.sha256 is not None
+    download = work / "download"
+    actual = net.download(spec.url, download)
+    if actual != spec.sha256:
+        raise ConfigError(f"{spec.url}: sha256 is {actual}, versions.toml pins {spec.sha256}",
+                          fix="the download differs from the pin; check the URL, update sha256 only if the "
+                              "change is legitimate")
+    return safe_extract.extract(download, work / "tree")
+
+
+def fetch_debian(runner: Runner, spec: SourceSpec, work: Path, defaults: SysrootSpec) -> Path:
+    assert spec.package is not None and spec.version is not None
+    origin = debsrc.Origin(spec.package, spec.version, spec.suite or defaults.suite, spec.url or defaults.mirror,
+                           defaults.keyring)
+    state = cache_dir() / "sources" / ".apt" / hashlib.sha256(
+        f"{origin.mirror} {origin.suite}".encode()).hexdigest()[:16]
+    dsc = debsrc.download(runner, origin, state, work / "debian")
+    files = debsrc.verify(dsc)
+    return safe_extract.extract(debsrc.upstream_tarball(dsc, files), work / "tree")

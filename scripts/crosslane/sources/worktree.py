@@ -1,0 +1,121 @@
+"""The tree a build compiles: the fetched source, or a per-arch patched copy of it.
+
+The fetched tree (cache) and a --source checkout are never modified. When patches apply to the arch,
+the build works in <build>/<arch>/<component>/src, a copy refreshed whenever the source pin or the
+series changes, and the patch engine brings it to "every patch APPLIED" (a no-op the second time).
+An arch that no patch is for builds the pristine tree itself: byte-identical to upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from crosslane.archs import Arch
+from crosslane.config import Component
+from crosslane.context import Context
+from crosslane.errors import UsageError
+from crosslane.report import Row, Verdict
+from crosslane.sources import patches, pinned
+
+MARKER = "src.crosslane.json"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    path: Path
+    source_id: str
+    rows: tuple[Row, ...]
+    patch_inputs: tuple[dict[str, str], ...]
+
+
+def fetch(ctx: Context, component: Component) -> pinned.Fetched:
+    return pinned.fetch(ctx.runner, component, ctx.config.sysroot, ctx.sources.get(component.name))
+
+
+def source_row(component: Component, arch: Arch, fetched: pinned.Fetched) -> Row:
+    return Row(component.name, arch.value, "source", Verdict.PASS, fetched.served_by)
+
+
+def working_copy(ctx: Context, component: Component, arch: Arch, fetched: pinned.Fetched) -> Path:
+    """The per-arch copy of *fetched* that patches are applied to, (re)made when its inputs change."""
+    folder = ctx.component_dir(arch, component.name)
+    work = folder / "src"
+    wanted = copy_inputs(component, fetched)
+    marker = folder / MARKER
+    try:
+        current = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        current = None
+    # Only a copy whose whole series was applied is reused; one interrupted mid-series is made anew.
+    if current == {**wanted, "patched": True} and work.is_dir():
+        return work
+    if ctx.runner.dry_run:
+        ctx.log.info(f"    would copy {fetched.path} to {work}")
+        return work
+    marker.unlink(missing_ok=True)
+    staging = folder / f".src-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(fetched.path, staging, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    shutil.rmtree(work, ignore_errors=True)
+    staging.rename(work)
+    marker.write_text(json.dumps({**wanted, "patched": False}, indent=1) + "\n")
+    return work
+
+
+def copy_inputs(component: Component, fetched: pinned.Fetched) -> dict[str, object]:
+    return {"source": fetched.identity, "patches": [[str(p.path.name), p.sha256] for p in component.patches]}
+
+
+def mark_patched(ctx: Context, component: Component, arch: Arch, fetched: pinned.Fetched) -> None:
+    marker = ctx.component_dir(arch, component.name) / MARKER
+    marker.write_text(json.dumps({**copy_inputs(component, fetched), "patched": True}, indent=1) + "\n")
+
+
+def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:
+    """Fetch, copy and patch as needed; what build.plan compiles and records in its stamp."""
+    fetched = fetch(ctx, component)
+    patches.verify_pins(ctx.config.root, component)
+    inputs = tuple(patches.stamp_inputs(ctx.config.root, component, arch))
+    in_repo = component.sources[0].kind == "tree" and not fetched.local
+    rows = [] if in_repo else [source_row(component, arch, fetched)]
+    if not any(arch in spec.arches for spec in component.patches):
+        steps = patches.plan(ctx.runner, ctx.config.root, component, arch, fetched.path) if component.patches else []
+        return Prepared(fetched.path, fetched.identity, tuple(rows + patches.rows(component, arch, steps)), inputs)
+    work = working_copy(ctx, component, arch, fetched)
+    if not work.is_dir():  # dry run, nothing copied yet
+        return Prepared(work, fetched.identity, tuple(rows), inputs)
+    steps = patches.apply(ctx.runner, ctx.config.root, component, arch, work)
+    if not ctx.runner.dry_run:
+        mark_patched(ctx, component, arch, fetched)
+    return Prepared(work, fetched.identity, tuple(rows + patches.rows(component, arch, steps)), inputs)
+
+
+def patch_command(ctx: Context, name: str, arch: Arch, source_dir: Path | None, *, check: bool) -> list[Row]:
+    """`invoke patch`: one row per patch of *name* for *arch*, on --source-dir or the build's working copy."""
+    component = ctx.config.components.get(name)
+    if component is None:
+        raise UsageError(f"--component: unknown component '{name}' (known: {', '.join(ctx.config.components)})")
+    if arch not in component.arches:
+        raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
+    if not component.patches:
+        return [Row(name, arch.value, "patch", Verdict.SKIP, "no patches in versions.toml")]
+    if source_dir is not None:
+        tree = source_dir.expanduser().resolve()
+        if not tree.is_dir():
+            raise UsageError(f"--source-dir {source_dir}: not a folder")
+        rows: list[Row] = []
+    else:
+        fetched = fetch(ctx, component)
+        rows = [source_row(component, arch, fetched)]
+        work = ctx.component_dir(arch, name) / "src"
+        if check or not any(arch in spec.arches for spec in component.patches):
+            tree = work if work.is_dir() else fetched.path
+        else:
+            tree = working_copy(ctx, component, arch, fetched)
+    steps = patches.apply(ctx.runner, ctx.config.root, component, arch, tree, check=check)
+    return rows + patches.rows(component, arch, steps, check=check)

@@ -1,0 +1,53 @@
+"""The target's CPython as the sysroot has it: version, headers, EXT_SUFFIX."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from crosslane.archs import Arch, ext_suffix, info
+from crosslane.errors import MissingPrerequisite
+
+
+@dataclass(frozen=True)
+class TargetPython:
+    version: str
+    include: Path
+    pyconfig: Path
+    ext_suffix: str
+    interpreter: Path
+
+
+def read_sysconfig_var(sysconfigdata: Path, name: str) -> str | None:
+    """Read one build_time_vars entry without executing the file."""
+    tree = ast.parse(sysconfigdata.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                isinstance(t, ast.Name) and t.id == "build_time_vars" for t in node.targets):
+            for k, v in zip(node.value.keys, node.value.values, strict=True):
+                if isinstance(k, ast.Constant) and k.value == name and isinstance(v, ast.Constant):
+                    return str(v.value)
+    return None
+
+
+def locate(sysroot: Path, arch: Arch) -> TargetPython:
+    multiarch = info(arch).multiarch
+    fix = f"add python3 and libpython3-dev to sysroot.packages and run invoke sysroot --arch {arch}"
+    versions = sorted((p.name.removeprefix("python") for p in (sysroot / "usr/include").glob("python3.*")
+                       if (p / "Python.h").is_file()), key=lambda v: tuple(int(x) for x in v.split(".")))
+    if not versions:
+        raise MissingPrerequisite(f"{sysroot}: no target Python headers (usr/include/python3.*/Python.h)", fix=fix)
+    version = versions[-1]
+    pyconfig = sysroot / "usr/include" / multiarch / f"python{version}" / "pyconfig.h"
+    if not pyconfig.is_file():
+        raise MissingPrerequisite(f"{pyconfig} missing: a Python extension would see host headers", fix=fix)
+    suffix = ext_suffix(arch, version)
+    data = sysroot / "usr/lib" / f"python{version}" / f"_sysconfigdata__linux_{multiarch}.py"
+    if data.is_file():
+        declared = read_sysconfig_var(data, "EXT_SUFFIX")
+        if declared and declared != suffix:
+            raise MissingPrerequisite(f"{data}: EXT_SUFFIX {declared} disagrees with the arch table's {suffix}",
+                                      fix="fix the arch table's multiarch entry")
+    return TargetPython(version=version, include=sysroot / "usr/include" / f"python{version}", pyconfig=pyconfig,
+                        ext_suffix=suffix, interpreter=sysroot / "usr/bin" / f"python{version}")

@@ -1,0 +1,48 @@
+"""The folder qemu-user is given as -L: the sysroot, plus a /proc/cpuinfo describing the guest where needed.
+
+qemu-user looks every absolute path up under -L first and falls back to the host's. qemu 7.2 does not
+emulate /proc/cpuinfo for every guest, so an aarch64 program reads the x86 host's, and libraries that
+parse it (pytorch-cpuinfo inside PyPI's onnxruntime >= 1.31) crash. For such arches (archs.py
+guest_cpuinfo) the guest root is a folder of links to the sysroot's top-level entries plus a
+proc/cpuinfo with one entry per host core; the shared sysroot itself is never modified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from crosslane.archs import info
+from crosslane.target.sysroot import Sysroot
+
+
+def cpuinfo_text(template: str, cpus: int) -> str:
+    return "\n".join(template.format(n=n) for n in range(cpus))
+
+
+def ensure(build_root: Path, sysroot: Sysroot) -> Path:
+    """The -L folder for *sysroot*: the sysroot itself, or a cached overlay with a guest /proc/cpuinfo."""
+    template = info(sysroot.arch).guest_cpuinfo
+    if not template:
+        return sysroot.path
+    text = cpuinfo_text(template, os.cpu_count() or 1)
+    key = hashlib.sha256(f"{sysroot.path}\0{text}".encode()).hexdigest()[:12]
+    root = build_root / "guest-roots" / f"{sysroot.arch}-{key}"
+    if (root / "proc" / "cpuinfo").is_file():
+        return root
+    work = root.with_name(f".work-{root.name}-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "proc").mkdir(parents=True)
+    for entry in sorted(sysroot.path.iterdir()):
+        if entry.name != "proc":
+            (work / entry.name).symlink_to(entry)
+    (work / "proc" / "cpuinfo").write_text(text)
+    try:
+        work.rename(root)
+    except OSError:
+        shutil.rmtree(work, ignore_errors=True)
+        if not (root / "proc" / "cpuinfo").is_file():
+            raise
+    return root

@@ -1,0 +1,30 @@
+"""qemu-user command lines: always an explicit -cpu and the sysroot as -L."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from crosslane.archs import Arch, info
+from crosslane.config import Profile
+from crosslane.runner import Runner
+from crosslane.target import guest_root
+from crosslane.target.sysroot import Sysroot
+
+
+def qemu_binary(runner: Runner, arch: Arch) -> str:
+    return runner.which(info(arch).qemu_binary, fix=f"invoke setup --arch {arch} (installs qemu-user-static)")
+
+
+def command(qemu: str, sysroot: Path, profile: Profile) -> list[str]:
+    return [qemu, "-L", str(sysroot), "-cpu", profile.cpu]
+
+
+def target_command(runner: Runner, build_root: Path, root: Sysroot, profile: Profile) -> list[str]:
+    """qemu-user for a target program: the guest root (the sysroot, plus a guest /proc/cpuinfo where the
+    arch needs one) as -L and an explicit -cpu. CMake's emulator and every smoke use this one line."""
+    return command(qemu_binary(runner, root.arch), guest_root.ensure(build_root, root), profile)
+
+
+def version(runner: Runner, qemu: str) -> str:
+    first = runner.run([qemu, "--version"], probe=True, quiet=True).output.splitlines()[0]
+    return first.split("version", 1)[1].split()[0] if "version" in first else first

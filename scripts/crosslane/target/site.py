@@ -1,0 +1,188 @@
+"""A target site-packages folder made on the host: a given wheel plus its dependencies, for the target's CPython.
+
+No pip runs under qemu. The host's pip downloads the wheel's dependencies for the target platform
+(`pip download --platform … --python-version X.Y --only-binary=:all:`), and every wheel is unpacked into
+one folder that the payload driver puts first on the target's PYTHONPATH (ahead of the sysroot's own
+dist-packages, whose numpy would otherwise shadow PyPI's). The platform tags are derived from the arch
+table and the sysroot's glibc: manylinux_2_N for every N from 17 to the sysroot's, manylinux2014, linux.
+The given wheel is unpacked even when its tags do not fit the arch, so the smoke can show that it cannot
+load there; a dependency with no wheel for the target is reported, and the sysroot's copy (if any) is
+what the target then sees.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import re
+import shutil
+import sys
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.markers import InvalidMarker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from crosslane.archs import Arch, info
+from crosslane.context import Context
+from crosslane.errors import UsageError
+from crosslane.gates import wheel as wheel_gate
+from crosslane.recipes.provided import package_version
+from crosslane.target import cpython
+from crosslane.target.sysroot import Sysroot
+
+OLDEST_MANYLINUX_GLIBC = 17
+PIP_TIMEOUT = 900.0
+
+
+@dataclass(frozen=True)
+class SiteInstall:
+    site: Path
+    wheel_fits: bool
+    installed: tuple[str, ...]
+    missing: tuple[str, ...]
+
+    def describe(self) -> str:
+        text = f"unpacked {', '.join(self.installed)} into {self.site}"
+        if self.missing:
+            text += f"; no wheel for the target: {', '.join(self.missing)}"
+        return text
+
+
+def glibc_version(root: Sysroot) -> tuple[int, int] | None:
+    version = package_version(root.packages(), "libc6")
+    match = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def platform_tags(arch: Arch, glibc: tuple[int, int] | None) -> list[str]:
+    machine = info(arch).wheel_platform.removeprefix("linux_")
+    tags = []
+    if glibc is not None:
+        tags += [f"manylinux_{glibc[0]}_{minor}_{machine}" for minor in range(glibc[1], OLDEST_MANYLINUX_GLIBC - 1, -1)]
+        tags.append(f"manylinux2014_{machine}")
+    tags.append(info(arch).wheel_platform)
+    return tags
+
+
+def wheel_identity(wheel: Path) -> tuple[str, str, set[str]]:
+    """(distribution, version, platform tags) from a wheel's file name."""
+    try:
+        name, version, _, tags = parse_wheel_filename(wheel.name)
+    except InvalidWheelFilename as exc:
+        raise UsageError(f"--wheel {wheel}: not a wheel file name ({exc})") from None
+    return str(name), str(version), {tag.platform for tag in tags}
+
+
+def marker_environment(arch: Arch, python_version: str) -> dict[str, str]:
+    return {"python_version": python_version, "python_full_version": f"{python_version}.0",
+            "platform_machine": info(arch).cmake_processor, "sys_platform": "linux", "platform_system": "Linux",
+            "os_name": "posix", "implementation_name": "cpython", "platform_python_implementation": "CPython",
+            "extra": ""}
+
+
+def requirements(wheel: Path, arch: Arch, python_version: str) -> list[str]:
+    """The wheel's Requires-Dist entries that apply on the target (extras not requested)."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            name = next((n for n in archive.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1),
+                        None)
+            if name is None:
+                raise UsageError(f"--wheel {wheel}: no .dist-info/METADATA inside; not a wheel")
+            metadata = email.parser.HeaderParser().parsestr(archive.read(name).decode("utf-8"))
+    except (OSError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as exc:
+        raise UsageError(f"--wheel {wheel}: cannot read it ({exc})") from None
+    wanted = []
+    env = marker_environment(arch, python_version)
+    for line in metadata.get_all("Requires-Dist") or []:
+        try:
+            requirement = Requirement(line)
+            applies = requirement.marker is None or requirement.marker.evaluate(env)
+        except (InvalidRequirement, InvalidMarker) as exc:
+            raise UsageError(f"--wheel {wheel}: bad Requires-Dist {line!r} ({exc})") from None
+        if applies:
+            requirement.marker = None
+            wanted.append(str(requirement))
+    return wanted
+
+
+def unpack(wheel: Path, site: Path) -> None:
+    """Unpack a wheel as an installer would for a site folder: .data/purelib and platlib go to the top.
+
+    Members go through the wheel gate's checks first (no '..', absolute paths, links, bombs).
+    """
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            wheel_gate.unpack(archive, wheel_gate.plan(archive, wheel_gate.Limits()), site)
+    except (OSError, zipfile.BadZipFile, zlib.error) as exc:
+        raise UsageError(f"{wheel}: not a readable wheel ({exc})", fix="delete it and download it again") from None
+    except wheel_gate.UnsafeWheel as exc:
+        raise UsageError(f"{wheel}: refused to unpack ({exc})", fix="the wheel is hostile or broken") from None
+    for data in site.glob("*.data"):
+        for scheme in ("purelib", "platlib"):
+            for entry in sorted((data / scheme).glob("*")) if (data / scheme).is_dir() else []:
+                target = site / entry.name
+                if target.is_dir() and entry.is_dir():
+                    shutil.copytree(entry, target, dirs_exist_ok=True)
+                else:
+                    shutil.move(str(entry), target)
+        shutil.rmtree(data)
+
+
+def pip_download(ctx: Context, wanted: list[str], tags: list[str], python_version: str, dest: Path) -> bool:
+    nodot = python_version.replace(".", "")
+    argv = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--only-binary=:all:",
+            "--python-version", python_version, "--implementation", "cp",
+            "--abi", f"cp{nodot}", "--abi", "abi3", "--abi", "none", "--dest", str(dest)]
+    for tag in tags:
+        argv += ["--platform", tag]
+    result = ctx.runner.run([*argv, *wanted], timeout=PIP_TIMEOUT, check=False)
+    return result.ok
+
+
+def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
+    """Fill *folder*/site with *wheel* and what it requires for *arch*; *folder* is rebuilt every time."""
+    root = ctx.sysroot(arch)
+    python_version = cpython.locate(root.path, arch).version
+    tags = platform_tags(arch, glibc_version(root))
+    _, _, wheel_platforms = wheel_identity(wheel)
+    fits = bool(wheel_platforms & {*tags, "any"})
+    if not fits:
+        ctx.log.warn(f"{wheel.name} is built for {', '.join(sorted(wheel_platforms))}, not {arch}; "
+                     "installing it anyway so the smoke shows whether it loads")
+    shutil.rmtree(folder, ignore_errors=True)
+    site, dest = folder / "site", folder / "downloads"
+    site.mkdir(parents=True)
+    dest.mkdir()
+    wanted = requirements(wheel, arch, python_version)
+    missing: list[str] = []
+    if wanted and not pip_download(ctx, wanted, tags, python_version, dest):
+        # Find out which requirement has no wheel for the target, and fetch the others one by one.
+        missing = [req for req in wanted if not pip_download(ctx, [req], tags, python_version, dest)]
+    installed = []
+    for dependency in sorted(dest.glob("*.whl")):
+        unpack(dependency, site)
+        name, version, _ = wheel_identity(dependency)
+        installed.append(f"{name} {version}")
+    unpack(wheel, site)
+    name, version, _ = wheel_identity(wheel)
+    installed.append(f"{name} {version}")
+    return SiteInstall(site, fits, tuple(installed), tuple(missing))
+
+
+def given(ctx: Context, paths: list[str]) -> Context:
+    """Attach wheels given on the command line to the components they are builds of (by distribution name)."""
+    by_name = {canonicalize_name(name): name for name in ctx.config.components}
+    for value in paths:
+        wheel = Path(value).expanduser().resolve()
+        if not wheel.is_file():
+            raise UsageError(f"--wheel {value}: no such file")
+        distribution, _, _ = wheel_identity(wheel)
+        component = by_name.get(canonicalize_name(distribution))
+        if component is None:
+            raise UsageError(f"--wheel {value}: distribution {distribution} is no component of versions.toml "
+                             f"(known: {', '.join(ctx.config.components)})")
+        ctx.wheels[component] = wheel
+    return ctx

@@ -1,0 +1,220 @@
+"""Debian sysroots: resolve with apt in an isolated configuration, download, extract, fix up.
+
+The host's apt state and sources are never touched: apt runs with its own Dir::State, Dir::Cache
+and sources list under a work folder. The sysroot is assembled in a temporary folder and renamed
+into place, keyed by a hash of its inputs; a manifest records package=version and each .deb's sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from crosslane.archs import Arch, info
+from crosslane.config import SysrootSpec
+from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.log import Progress
+from crosslane.paths import cache_dir
+from crosslane.runner import Runner
+
+# Bump when the assembly below changes, so old sysroots are not reused.
+FORMAT = 3
+MANIFEST = "crosslane-manifest.json"
+USRMERGE_DIRS = ("bin", "sbin", "lib", "lib64")
+
+
+@dataclass(frozen=True)
+class Sysroot:
+    arch: Arch
+    path: Path
+    key: str
+
+    def packages(self) -> list[dict[str, str]]:
+        """package, version and sha256 of every .deb the sysroot was made from."""
+        data: dict[str, list[dict[str, str]]] = json.loads((self.path / MANIFEST).read_text())
+        return data["packages"]
+
+
+def inputs(spec: SysrootSpec, arch: Arch) -> dict[str, object]:
+    return {"format": FORMAT, "suite": spec.suite, "mirror": spec.mirror, "arch": info(arch).debian_arch,
+            "packages": sorted(spec.packages_for(arch))}
+
+
+def sysroot_key(spec: SysrootSpec, arch: Arch) -> str:
+    return hashlib.sha256(json.dumps(inputs(spec, arch), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def sysroot_path(spec: SysrootSpec, arch: Arch) -> Path:
+    return cache_dir() / "sysroots" / f"{arch}-{spec.suite}-{sysroot_key(spec, arch)}"
+
+
+def find(spec: SysrootSpec, arch: Arch) -> Sysroot | None:
+    path = sysroot_path(spec, arch)
+    if (path / MANIFEST).is_file():
+        return Sysroot(arch, path, sysroot_key(spec, arch))
+    return None
+
+
+def ensure(runner: Runner, spec: SysrootSpec, arch: Arch) -> Sysroot:
+    existing = find(spec, arch)
+    if existing:
+        runner.log.info(f"    sysroot {arch}: up to date ({existing.path})")
+        return existing
+    final = sysroot_path(spec, arch)
+    work = final.with_name(f".work-{final.name}-{os.getpid()}")
+    if not Path(spec.keyring).is_file():
+        raise MissingPrerequisite(f"archive keyring {spec.keyring} not found",
+                                  fix="apt-get install debian-archive-keyring, or set sysroot.keyring")
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        debs = download(runner, spec, arch, work / "apt")
+        root = work / "root"
+        assemble(runner, root, debs, arch)
+        if runner.dry_run:
+            return Sysroot(arch, final, sysroot_key(spec, arch))
+        write_manifest(root, debs, inputs(spec, arch))
+        final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            root.rename(final)
+        except OSError:
+            if find(spec, arch) is None:
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Sysroot(arch, final, sysroot_key(spec, arch))
+
+
+def apt_config(spec: SysrootSpec, arch: Arch, state: Path) -> Path:
+    for sub in ("etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/sources.list.d", "lists/partial",
+                "archives/partial"):
+        (state / sub).mkdir(parents=True, exist_ok=True)
+    (state / "status").touch()
+    deb_arch = info(arch).debian_arch
+    (state / "etc/apt/sources.list").write_text(
+        f"deb [arch={deb_arch} signed-by={spec.keyring}] {spec.mirror} {spec.suite} main\n")
+    conf = state / "apt.conf"
+    options = {
+        "Dir": f"{state}/", "Dir::State": str(state), "Dir::State::Lists": f"{state}/lists",
+        "Dir::State::status": f"{state}/status", "Dir::Cache": str(state),
+        "Dir::Cache::archives": f"{state}/archives", "Dir::Etc": f"{state}/etc/apt",
+        "APT::Architecture": deb_arch, "APT::Install-Recommends": "false", "APT::Install-Suggests": "false",
+        "Acquire::Languages": "none", "Acquire::http::Timeout": "30", "Acquire::Retries": "2",
+        "Debug::NoLocking": "true",
+    }
+    lines = [f'{key} "{value}";' for key, value in options.items()]
+    lines.append(f'APT::Architectures {{ "{deb_arch}"; }};')
+    conf.write_text("\n".join(lines) + "\n")
+    return conf
+
+
+def download(runner: Runner, spec: SysrootSpec, arch: Arch, state: Path) -> list[Path]:
+    conf = apt_config(spec, arch, state)
+    env = {"APT_CONFIG": str(conf), "DEBIAN_FRONTEND": "noninteractive"}
+    runner.run(["apt-get", "-q", "update"], env=env, timeout=600, check=False)
+    if not runner.dry_run and not any((state / "lists").glob("*_Packages*")):
+        raise MissingPrerequisite(f"could not download the package index of {spec.mirror} {spec.suite} "
+                                  f"for {arch}", fix="check the network or set sysroot.mirror in versions.toml")
+    packages = spec.packages_for(arch)
+    progress = Progress(runner.log, f"download {arch} packages")
+    runner.run(["apt-get", "-q", "-y", "--download-only", "install", *packages], env=env, timeout=1800,
+               on_line=lambda line: progress.advance(detail=line.split()[3]) if line.startswith("Get:") else None)
+    progress.close()
+    return sorted((state / "archives").glob("*.deb"))
+
+
+def assemble(runner: Runner, root: Path, debs: list[Path], arch: Arch) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("usr/bin", "usr/sbin", "usr/lib", "usr/lib64"):
+        (root / name).mkdir(parents=True, exist_ok=True)
+    for name in USRMERGE_DIRS:
+        (root / name).symlink_to(f"usr/{name}")
+    progress = Progress(runner.log, f"extract {arch} packages", total=len(debs))
+
+    control = root / "var/lib/crosslane-control"
+    control.mkdir(parents=True, exist_ok=True)
+
+    def extract(deb: Path) -> None:
+        runner.run(["dpkg-deb", "-x", deb, root], quiet=True)
+        runner.run(["dpkg-deb", "-e", deb, control / deb.stem], quiet=True)
+        progress.advance(detail=deb.name)
+
+    if not runner.dry_run:
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            list(pool.map(extract, debs))
+    progress.close()
+    if runner.dry_run:
+        return
+    apply_alternatives(root)
+    relativize_links(root)
+
+
+def parse_alternatives(script: str) -> list[tuple[str, str, str, int]]:
+    """(link, name, path, priority) for every `update-alternatives --install` (and its --slave lines)."""
+    joined = script.replace("\\\n", " ")
+    found: list[tuple[str, str, str, int]] = []
+    for line in joined.splitlines():
+        if "update-alternatives" not in line or "--install" not in line:
+            continue
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:
+            continue
+        if "--install" not in words:
+            continue
+        at = words.index("--install")
+        link, name, path, priority = words[at + 1: at + 5]
+        if "$" in link + path or not priority.isdigit():
+            continue
+        found.append((link, name, path, int(priority)))
+        rest = words[at + 5:]
+        for index, word in enumerate(rest):
+            if word == "--slave" and len(rest) > index + 3:
+                slave_link, slave_name, slave_path = rest[index + 1: index + 4]
+                found.append((slave_link, slave_name, slave_path, int(priority)))
+    return found
+
+
+def apply_alternatives(root: Path) -> None:
+    """Make the links postinst scripts would have made, highest priority per name."""
+    best: dict[str, tuple[str, str, int]] = {}
+    for postinst in sorted((root / "var/lib/crosslane-control").glob("*/postinst")):
+        for link, name, path, priority in parse_alternatives(postinst.read_text(errors="replace")):
+            if (root / path.lstrip("/")).exists() and (name not in best or priority > best[name][2]):
+                best[name] = (link, path, priority)
+    for link, path, _ in best.values():
+        target = root / link.lstrip("/")
+        if target.exists() or target.is_symlink():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(os.path.relpath(root / path.lstrip("/"), target.parent))
+
+
+def relativize_links(root: Path) -> None:
+    """Absolute symlinks point into the host; make them point inside the sysroot."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            link = Path(dirpath) / name
+            if not link.is_symlink():
+                continue
+            dest = os.readlink(link)
+            if dest.startswith("/"):
+                link.unlink()
+                link.symlink_to(os.path.relpath(root / dest.lstrip("/"), link.parent))
+
+
+def write_manifest(root: Path, debs: list[Path], key_inputs: dict[str, object]) -> None:
+    packages = []
+    for deb in debs:
+        name, version, *_ = deb.name.removesuffix(".deb").split("_")
+        digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+        packages.append({"package": name, "version": version.replace("%3a", ":"), "sha256": digest})
+    if not packages:
+        raise StepFailed("apt downloaded no packages for the sysroot")
+    data = {"inputs": key_inputs, "packages": packages}
+    (root / MANIFEST).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
