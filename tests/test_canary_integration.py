@@ -142,7 +142,7 @@ def test_build_gates_catch_a_foreign_binary(built: Path, cfg: Config, tmp_path: 
     ctx = context(cfg)
     install = tmp_path / "install"
     shutil.copytree(cmake.plan(ctx, cfg.components["canary"], Arch.RISCV64).install_dir, install, symlinks=True)
-    assert [r.step for r in pipeline.gate_install(ctx, "canary", Arch.RISCV64, install)] == ["gates"]
+    assert [r.step for r in pipeline.gate_install(ctx, "canary", Arch.RISCV64, [install])] == ["gates"]
     shutil.copy(built / "amd64/canary/install/bin/canary-cli", install / "bin/canary-cli")
-    rows = pipeline.gate_install(ctx, "canary", Arch.RISCV64, install)
+    rows = pipeline.gate_install(ctx, "canary", Arch.RISCV64, [install])
     assert any(r.verdict is Verdict.FAIL and "bin/canary-cli: x86-64, expected RISC-V" in r.reason for r in rows), rows

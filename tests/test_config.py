@@ -160,12 +160,22 @@ def test_bad_exemption_key(tmp_path: Path) -> None:
         config.load(write(tmp_path, GOOD + '[parity.exemptions]\n"riscv64" = "x"\n'))
 
 
-def test_smoke_kinds_and_recipes_match_their_registries() -> None:
-    from crosslane.recipes import RECIPES
-    from crosslane.smokes import SMOKES
+def test_every_registry_entry_imports() -> None:
+    from crosslane import recipes, smokes
+    from crosslane.host import OPTIONS, rules
 
-    assert set(config.SMOKE_KINDS) == set(SMOKES)
-    assert set(config.RECIPES) == set(RECIPES)
+    for name in recipes.RECIPES.names():
+        assert callable(recipes.load(recipes.RECIPES, name).run)
+    for kind in smokes.SMOKES.names():
+        assert callable(smokes.load(smokes.SMOKES, kind))
+    for option in OPTIONS.names():
+        assert callable(rules.option_rule(option))
+
+
+def test_unknown_recipe_is_checked_against_the_registry(tmp_path: Path) -> None:
+    text = GOOD + 'recipe = "cmak"\n'
+    with pytest.raises(ConfigError, match="unknown recipe 'cmak'; did you mean 'cmake'"):
+        config.load(write(tmp_path, text))
 
 
 def test_provided_recipe_goes_with_sysroot_package_sources(tmp_path: Path) -> None:

@@ -119,7 +119,9 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
     root.mkdir()
     (root / "crosslane-manifest.json").write_text(json.dumps({"packages": packages}))
     ctx = Context(cfg, Runner(Log()), _sysroots={Arch.RISCV64: Sysroot(Arch.RISCV64, root, "k")})
-    [row] = provided.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, Probes(ctx), False)
+    built = provided.RECIPE.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, Probes(ctx), force=False)
+    [row] = built.rows
+    assert built.gated == ()
     assert row.verdict.value == verdict and words in row.reason
     record = tmp_path / "build" / "riscv64" / "onnxruntime" / "install" / provided.PROVIDED
     assert record.is_file() is (verdict == "PASS")

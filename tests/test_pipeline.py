@@ -19,7 +19,7 @@ from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.host import buildtools
 from crosslane.log import Log, Progress
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 from crosslane.runner import Runner
 from crosslane.smokes.payloads import canary_payload
 from crosslane.smokes.payloads import path as payload_path
@@ -30,7 +30,7 @@ def test_run_prints_summary_and_json(tmp_path: Path, capsys: pytest.CaptureFixtu
                                      monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    rows = [Row("canary", "riscv64", "cli@rvv128", Verdict.PASS, "fine")]
+    rows = [Row("canary", "riscv64", "cli@rvv128", Verdict.PASS, "fine", stage=Stage.SMOKE)]
     code = commands.run(lambda ctx: rows, json_path=str(tmp_path / "out.json"),
                         config_path=str(repo / "versions.toml"))
     assert code == 0
@@ -40,7 +40,8 @@ def test_run_prints_summary_and_json(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_run_fails_on_a_fail_row(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
-    code = commands.run(lambda ctx: [Row("c", "a", "s", Verdict.FAIL, "x")], config_path=str(repo / "versions.toml"))
+    code = commands.run(lambda ctx: [Row("c", "a", "s", Verdict.FAIL, "x", stage=Stage.SMOKE)],
+                        config_path=str(repo / "versions.toml"))
     assert code == 1
     assert "crosslane: error: 1 of 1 checks failed" in capsys.readouterr().err
 
@@ -166,7 +167,7 @@ def test_bad_keyring(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_unwritable_places_are_one_line_exit_3(repo: Path, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = [Row("canary", "riscv64", "build", Verdict.PASS, "ok")]
+    rows = [Row("canary", "riscv64", "build", Verdict.PASS, "ok", stage=Stage.BUILD)]
     code = commands.run(lambda ctx: rows, json_path="/proc/crosslane-no/x.json",
                         config_path=str(repo / "versions.toml"))
     err = capsys.readouterr().err

@@ -12,7 +12,7 @@ from crosslane.archs import ARCHS, Arch, by_elf_machine, ext_suffix, info
 from crosslane.config import Profile
 from crosslane.host.toolchains import Compiler
 from crosslane.recipes import cmake_toolchain
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 from crosslane.smokes import canary, sentinel
 
 
@@ -153,13 +153,17 @@ def test_toolchain_file_clang_and_gcc(tmp_path: Path) -> None:
 
 
 def test_report_table_and_json(tmp_path: Path) -> None:
-    rows = [Row("canary", "riscv64", "cli@rvv128", Verdict.PASS, "ok"), Row("c", "a", "s", Verdict.FAIL, "x|y")]
+    rows = [Row("canary", "riscv64", "cli@rvv128", Verdict.PASS, "ok", stage=Stage.SMOKE, profile="rvv128"),
+            Row("c", "a", "s", Verdict.FAIL, "x|y", stage=Stage.GATE)]
     text = report.table(rows)
     assert text.splitlines()[0].split() == ["component", "arch", "step", "verdict", "reason"]
     assert "cli@rvv128" in text
     assert "x/y" in report.markdown(rows)
     report.write_json(rows, tmp_path / "r.json")
-    assert json.loads((tmp_path / "r.json").read_text())[1]["verdict"] == "FAIL"
+    written = json.loads((tmp_path / "r.json").read_text())
+    assert written[1]["verdict"] == "FAIL"
+    assert (written[0]["stage"], written[0]["profile"]) == ("smoke", "rvv128")
+    assert [Row.from_dict(d) for d in written] == rows
     assert report.failed(rows) == rows[1:]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from crosslane import recipes, smokes
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile
 from crosslane.context import Context
@@ -14,9 +15,7 @@ from crosslane.host import buildtools, hostsetup
 from crosslane.host.probes import Probes
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
-from crosslane.recipes import RECIPES
-from crosslane.report import Row, Verdict
-from crosslane.smokes import SMOKES
+from crosslane.report import Row, Stage, Verdict
 
 
 def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
@@ -51,7 +50,8 @@ def setup(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
         tools = buildtools.ensure(ctx.runner, ctx.config.tools)
     what = f"installed {' '.join(installed)}" if installed else "all host packages present"
     return [Row("host", ",".join(arches), "setup", Verdict.PASS,
-                f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}")]
+                f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}",
+                stage=Stage.SETUP)]
 
 
 def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
@@ -60,7 +60,8 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
         with ctx.log.group(f"sysroot: {arch} ({ctx.config.sysroot.suite})"):
             found = ctx.ensure_sysroot(arch)
         count = len(found.packages()) if not ctx.runner.dry_run else 0
-        rows.append(Row("sysroot", arch.value, "sysroot", Verdict.PASS, f"{count} packages at {found.path}"))
+        rows.append(Row("sysroot", arch.value, "sysroot", Verdict.PASS, f"{count} packages at {found.path}",
+                        stage=Stage.SYSROOT))
     return rows
 
 
@@ -77,29 +78,29 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
             rows.append(off)
             continue
         component = ctx.config.components[name]
-        recipe = RECIPES[component.recipe]
+        recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
         with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"):
-            step_rows = recipe.run(ctx, component, arch, probes, force)
-            row = step_rows[-1]
-            ctx.log.info(f"    {row.verdict.value}: {row.reason}")
-        rows += step_rows
-        if row.verdict is Verdict.FAIL:
+            built = recipe.run(ctx, component, arch, probes, force=force)
+            ctx.log.info(f"    {built.build.verdict.value}: {built.build.reason}")
+        rows += built.rows
+        if built.build.verdict is Verdict.FAIL:
             break
-        if row.verdict is Verdict.PASS and recipe.gated:
-            rows += gate_install(ctx, name, arch, ctx.component_dir(arch, name) / "install")
+        if built.build.verdict is Verdict.PASS and built.gated:
+            rows += gate_install(ctx, name, arch, built.gated)
     return rows
 
 
-def gate_install(ctx: Context, name: str, arch: Arch, install: Path) -> list[Row]:
-    """The artifact gates on what a build installed: failures each get a row, passes one summary row."""
+def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> list[Row]:
+    """The artifact gates on what a build produced: failures each get a row, passes one summary row."""
     staging = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[name].depends]
-    found = verify.run(ctx, arch, [install], staging)
+    found = verify.run(ctx, arch, list(paths), staging)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     if failed:
-        return [Row(name, arch.value, f"gate:{r.step}", r.verdict, f"{r.component}: {r.reason}") for r in failed]
+        return [Row(name, arch.value, f"gate:{r.step}", r.verdict, f"{r.component}: {r.reason}",
+                    stage=Stage.GATE) for r in failed]
     checked = {r.component for r in found if r.verdict is Verdict.PASS}
     return [Row(name, arch.value, "gates", Verdict.PASS,
-                f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED")]
+                f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED", stage=Stage.GATE)]
 
 
 def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None, *,
@@ -115,10 +116,11 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
         spec = ctx.config.components[name].smoke
         if spec is None:
             if name in names or not names:
-                rows.append(Row(name, arch.value, "smoke", Verdict.SKIP, "no smoke declared in versions.toml"))
+                rows.append(Row(name, arch.value, "smoke", Verdict.SKIP, "no smoke declared in versions.toml",
+                                stage=Stage.SMOKE))
             continue
         with ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"):
-            rows += SMOKES[spec.kind](ctx, arch, name, chosen)
+            rows += smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
     return rows
 
 

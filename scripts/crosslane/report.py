@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+
+class Stage(enum.StrEnum):
+    """What kind of check a row reports: floors count SMOKE rows, parity compares PARITY rows, and so on."""
+
+    SETUP = "setup"
+    SYSROOT = "sysroot"
+    SOURCE = "source"
+    PATCH = "patch"
+    BUILD = "build"
+    GATE = "gate"
+    INSTALL = "install"
+    SMOKE = "smoke"
+    PARITY = "parity"  # an output compared with the amd64 control's
+    PREFLIGHT = "preflight"
+    POLICY = "policy"  # ARCH-PARITY, consistency
+    FLOOR = "floor"
 
 
 class Verdict(enum.StrEnum):
@@ -22,6 +40,17 @@ class Row:
     step: str
     verdict: Verdict
     reason: str = ""
+    stage: Stage = dataclasses.field(kw_only=True)
+    profile: str = dataclasses.field(default="", kw_only=True)  # the CPU profile a smoke or parity row ran on
+
+    @classmethod
+    def from_dict(cls, data: object, index: int = 0) -> Row:
+        """One entry of a --json report; ValueError names the entry and what is wrong with it."""
+        fields = ("component", "arch", "step", "verdict", "stage")
+        if not isinstance(data, dict) or not all(isinstance(data.get(f), str) for f in fields):
+            raise ValueError(f"entry {index} lacks the text fields {', '.join(fields)}")
+        return cls(data["component"], data["arch"], data["step"], Verdict(data["verdict"]),
+                   str(data.get("reason", "")), stage=Stage(data["stage"]), profile=str(data.get("profile", "")))
 
 
 def table(rows: Iterable[Row]) -> str:
@@ -45,7 +74,7 @@ def markdown(rows: Iterable[Row]) -> str:
 
 
 def to_json(rows: Iterable[Row]) -> str:
-    return json.dumps([{**asdict(r), "verdict": r.verdict.value} for r in rows], indent=1)
+    return json.dumps([{**asdict(r), "verdict": r.verdict.value, "stage": r.stage.value} for r in rows], indent=1)
 
 
 def failed(rows: Iterable[Row]) -> list[Row]:

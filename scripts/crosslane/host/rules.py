@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from crosslane.archs import Arch, info
 from crosslane.errors import MissingPrerequisite
+from crosslane.host import OPTIONS
 from crosslane.host.probes import Probes, RustupListing
 from crosslane.host.toolchains import Compiler
 
@@ -102,5 +103,11 @@ def rust_options_for(probes: Probes, component: str, arch: Arch) -> Decision | N
     return rust_options(probes.rustup(), info(arch).rust_target, options)
 
 
-# Every components.<name>.options key (config.OPTION_NAMES) and the rule that decides it.
-OPTION_RULES: dict[str, Callable[[Probes, str, Arch], Decision | None]] = {"xnnpack": xnnpack_for}
+Rule = Callable[[Probes, str, Arch], "Decision | None"]
+
+
+def option_rule(name: str) -> Rule:
+    """The rule host.OPTIONS registers for a components.<name>.options key."""
+    rule = OPTIONS.load(name)
+    assert callable(rule), f"{OPTIONS.entries[name]} is not a rule"
+    return rule

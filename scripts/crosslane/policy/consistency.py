@@ -23,7 +23,7 @@ from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config import Config, tomlcompat
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 
 ALLOWLIST = "consistency-allow.toml"
 SCANNED = (".github/workflows/*.yml", ".github/workflows/*.yaml", "noxfile.py", "README.md", "docs/*.md")
@@ -223,11 +223,13 @@ def lint(cfg: Config, root: Path) -> list[Row]:
             if entry is not None:
                 used.add(entry)
                 continue
-            rows.append(Row(f"{finding.file}:{finding.line}", "all", STEP, Verdict.FAIL, finding.message()))
+            rows.append(Row(f"{finding.file}:{finding.line}", "all", STEP, Verdict.FAIL, finding.message(),
+                            stage=Stage.POLICY))
     rows += [Row(ALLOWLIST, "all", STEP, Verdict.FAIL,
-                 f"stale allow entry file={a.file!r} value={a.value!r}: matches nothing; delete it")
+                 f"stale allow entry file={a.file!r} value={a.value!r}: matches nothing; delete it", stage=Stage.POLICY)
              for a in allow if a not in used]
     if not rows:
         rows.append(Row("consistency", "all", STEP, Verdict.PASS,
-                        f"{len(files)} files agree with versions.toml ({', '.join(p.name for p in files)})"))
+                        f"{len(files)} files agree with versions.toml ({', '.join(p.name for p in files)})",
+                        stage=Stage.POLICY))
     return rows

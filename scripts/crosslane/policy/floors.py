@@ -1,7 +1,7 @@
 """Floors: per-arch minimum counts of components whose smoke passed; they only ever go up.
 
-A component's smoke passed on an arch when it has at least one smoke row (step "smoke" or a
-profile-qualified step such as "cli@rvv128") and none of them failed. `check` compares a report with
+A component's smoke passed on an arch when it has at least one row of stage SMOKE and none of them failed
+(parity rows against the control are not smokes: they do not count). `check` compares a report with
 `[floors]`; `check_change` refuses lowering a floor, and raising one unless the two most recent recorded
 runs (observations, one JSON file each) both reached the new value.
 """
@@ -16,20 +16,16 @@ from pathlib import Path
 
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.errors import ConfigError
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 
 STEP = "floor"
 RUNS_TO_RAISE = 2
 
 
-def is_smoke_step(step: str) -> bool:
-    return step == "smoke" or "@" in step
-
-
 def passed_counts(rows: Iterable[Row]) -> dict[Arch, int]:
     verdicts: dict[tuple[str, str], list[Verdict]] = {}
     for r in rows:
-        if is_smoke_step(r.step) and r.arch in KNOWN_ARCHS:
+        if r.stage is Stage.SMOKE and r.arch in KNOWN_ARCHS:
             verdicts.setdefault((r.arch, r.component), []).append(r.verdict)
     counts: dict[Arch, int] = {}
     for (arch, _), seen in verdicts.items():
@@ -42,12 +38,7 @@ def load_report(path: Path) -> list[Row]:
     """The JSON a command writes with --json: a list of Row dicts."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        fields = ("component", "arch", "step", "verdict")
-        for index, d in enumerate(data):
-            if not isinstance(d, dict) or not all(isinstance(d.get(f), str) for f in fields):
-                raise ValueError(f"entry {index} lacks the text fields {', '.join(fields)}")
-        return [Row(d["component"], d["arch"], d["step"], Verdict(d["verdict"]), str(d.get("reason", "")))
-                for d in data]
+        return [Row.from_dict(d, index) for index, d in enumerate(data)]
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the report ({exc.strerror or exc}); pass the file --json wrote") \
             from exc
@@ -63,9 +54,11 @@ def check(floors: Mapping[Arch, int], rows: Iterable[Row]) -> list[Row]:
         if count < floor:
             result.append(Row("floors", arch.value, STEP, Verdict.FAIL,
                               f"{count} components passed their smoke, below the floor {floor} "
-                              f"([floors] {arch} = {floor}); a regression: fix it, floors only go up"))
+                              f"([floors] {arch} = {floor}); a regression: fix it, floors only go up",
+                              stage=Stage.FLOOR))
         else:
-            result.append(Row("floors", arch.value, STEP, Verdict.PASS, f"{count} passed ≥ floor {floor}"))
+            result.append(Row("floors", arch.value, STEP, Verdict.PASS, f"{count} passed ≥ floor {floor}",
+                              stage=Stage.FLOOR))
     return result
 
 
@@ -128,10 +121,11 @@ def run(floors: Mapping[Arch, int], build_root: Path, *, report: Path | None = N
         rows += check(floors, report_rows)
         if record_it:
             path = record(report_rows, folder)
-            rows.append(Row("floors", "all", "record", Verdict.PASS, f"observation recorded: {path}"))
+            rows.append(Row("floors", "all", "record", Verdict.PASS, f"observation recorded: {path}",
+                            stage=Stage.FLOOR))
     if previous is not None:
         problems = check_change(previous, floors, observations(folder))
-        rows += [Row("floors", "all", "floor-change", Verdict.FAIL, p) for p in problems]
+        rows += [Row("floors", "all", "floor-change", Verdict.FAIL, p, stage=Stage.FLOOR) for p in problems]
         if not problems:
-            rows.append(Row("floors", "all", "floor-change", Verdict.PASS, "floors change allowed"))
+            rows.append(Row("floors", "all", "floor-change", Verdict.PASS, "floors change allowed", stage=Stage.FLOOR))
     return rows

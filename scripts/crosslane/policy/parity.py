@@ -16,7 +16,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.policy import lanes
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 
 STEP = "parity"
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
@@ -65,7 +65,8 @@ def check(cfg: Config, arch: Arch, present: set[str], where: str) -> list[Row]:
             if exemption is None:
                 covered.add(dist)
                 why = f" ({state.reason})" if state.reason else ""
-                rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"not expected: lane off by {setting}{why}"))
+                rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"not expected: lane off by {setting}{why}",
+                                stage=Stage.POLICY))
             continue
         covered.add(dist)
         if exemption is not None:
@@ -73,24 +74,25 @@ def check(cfg: Config, arch: Arch, present: set[str], where: str) -> list[Row]:
             if dist in present:
                 rows.append(Row(dist, arch.value, STEP, Verdict.FAIL,
                                 f"stale exemption: [parity.exemptions] \"{key}\" but {dist} is installed in "
-                                f"{where}; delete the exemption"))
+                                f"{where}; delete the exemption", stage=Stage.POLICY))
             elif lane is not None:
                 rows.append(Row(dist, arch.value, STEP, Verdict.FAIL,
                                 f"exemption \"{key}\" contradicts {setting}; delete the exemption or turn the "
-                                "lane off"))
+                                "lane off", stage=Stage.POLICY))
             else:
-                rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"exempt: {reason}"))
+                rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"exempt: {reason}", stage=Stage.POLICY))
             continue
         if dist in present:
-            rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"installed in {where}"))
+            rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"installed in {where}", stage=Stage.POLICY))
         else:
             rows.append(Row(dist, arch.value, STEP, Verdict.FAIL,
                             f"drift: {dist} (component {name}) is expected on {arch} but not installed in "
                             f"{where}; build it, or set [lanes.{name}.{arch}] enabled = false, or add "
-                            f"[parity.exemptions] \"{arch}:{dist}\" = \"<reason>\""))
+                            f"[parity.exemptions] \"{arch}:{dist}\" = \"<reason>\"", stage=Stage.POLICY))
     for dist, (key, _) in sorted(exempt.items()):
         if dist not in covered:
             rows.append(Row(dist, arch.value, STEP, Verdict.FAIL,
                             f"stale exemption: [parity.exemptions] \"{key}\": {arch} is not expected to have "
-                            f"{dist} (no component builds it, or its lane is off); delete the exemption"))
+                            f"{dist} (no component builds it, or its lane is off); delete the exemption",
+                            stage=Stage.POLICY))
     return rows

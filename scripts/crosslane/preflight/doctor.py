@@ -17,7 +17,7 @@ from crosslane.host.probes import Probes
 from crosslane.host.rules import Status
 from crosslane.policy import lanes
 from crosslane.preflight.checks import REGISTRY, Check, Outcome, Subject
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,8 @@ def rows(findings: Sequence[Finding]) -> list[Row]:
     """As report rows (a check that is not FAIL does not fail the command)."""
     verdicts = {Status.FAIL: Verdict.FAIL, Status.SKIP: Verdict.SKIP}
     return [Row(f.component if f.component != "-" else "host", f.arch, f"preflight:{f.check}",
-                verdicts.get(f.status, Verdict.PASS), f"{f.message}; {f.fix}" if f.fix else f.message)
+                verdicts.get(f.status, Verdict.PASS), f"{f.message}; {f.fix}" if f.fix else f.message,
+                stage=Stage.PREFLIGHT)
             for f in findings]
 
 

@@ -1,33 +1,51 @@
 """Build recipes by name (versions.toml `recipe`): how a component becomes an install folder.
 
-A recipe returns its report rows, the build row last. Recipes that compile something have their
-install folder read by the artifact gates afterwards; a recipe that only records what the sysroot
-already ships has nothing to gate. A new lane (a wheel built by a project's own build script, an
-ExecuTorch runner) is a new recipe here, not a special case in the pipeline.
+A recipe is an object with `run(ctx, component, arch, probes, *, force) -> Built`. `Built` carries the
+build step's verdict, the rows of what preparing it reported (source, patches), and the paths the
+artifact gates must read (none for a recipe that only records what the sysroot ships). A new lane (a
+wheel built by a project's own build script, an ExecuTorch runner) is a new module here and one entry
+in RECIPES, not a special case in the pipeline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Protocol
 
-from crosslane.archs import Arch
-from crosslane.config import Component
-from crosslane.context import Context
-from crosslane.host.probes import Probes
-from crosslane.recipes import cmake, provided
-from crosslane.report import Row
+from crosslane.registry import Registry
 
-
-@dataclass(frozen=True)
-class Recipe:
-    run: Callable[[Context, Component, Arch, Probes, bool], list[Row]]
-    # Whether the install folder holds built artifacts for the gates (ELF arch, EXT_SUFFIX, DT_NEEDED).
-    gated: bool
+if TYPE_CHECKING:
+    from crosslane.archs import Arch
+    from crosslane.config import Component
+    from crosslane.context import Context
+    from crosslane.host.probes import Probes
+    from crosslane.report import Row
 
 
-RECIPES: Mapping[str, Recipe] = MappingProxyType({
-    "cmake": Recipe(cmake.run, gated=True),
-    "provided": Recipe(provided.run, gated=False),
-})
+@dataclass(frozen=True, kw_only=True)
+class Built:
+    build: Row  # the build step's verdict
+    before: tuple[Row, ...] = ()  # what preparing reported: which source served, each patch's state
+    gated: tuple[Path, ...] = ()  # what the artifact gates read (ELF arch, EXT_SUFFIX, DT_NEEDED, wheel)
+
+    @property
+    def rows(self) -> list[Row]:
+        return [*self.before, self.build]
+
+
+class Recipe(Protocol):
+    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, *, force: bool) -> Built: ...
+
+
+def load(registry: Registry, name: str) -> Recipe:
+    recipe = registry.load(name)
+    assert hasattr(recipe, "run"), f"{registry.entries[name]} is not a recipe"
+    return recipe
+
+
+RECIPES = Registry("recipe", MappingProxyType({
+    "cmake": "crosslane.recipes.cmake:RECIPE",
+    "provided": "crosslane.recipes.provided:RECIPE",
+}))

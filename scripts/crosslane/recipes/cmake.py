@@ -18,8 +18,8 @@ from crosslane.context import Context
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.host.probes import Probes
 from crosslane.log import Progress
-from crosslane.recipes import cmake_toolchain, crosswire
-from crosslane.report import Row, Verdict
+from crosslane.recipes import Built, cmake_toolchain, crosswire
+from crosslane.report import Row, Stage, Verdict
 from crosslane.sources import worktree
 from crosslane.target import cpython, qemu
 
@@ -124,11 +124,11 @@ def configured_source(build_dir: Path) -> Path | None:
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     name, arch = build.component.name, build.arch.value
     if not force and stamps.is_current(build.folder, build.stamp_key) and build.install_dir.is_dir():
-        return Row(name, arch, "build", Verdict.PASS, "up to date (skipped)")
+        return Row(name, arch, "build", Verdict.PASS, "up to date (skipped)", stage=Stage.BUILD)
     if ctx.runner.dry_run:
         for argv in (build.configure, build.build, build.install):
             ctx.runner.run(argv, env=build.env, unset=build.unset)
-        return Row(name, arch, "build", Verdict.SKIP, "dry run")
+        return Row(name, arch, "build", Verdict.SKIP, "dry run", stage=Stage.BUILD)
     stamps.clear(build.folder)
     shutil.rmtree(build.install_dir, ignore_errors=True)
     if configured_source(build.build_dir) not in (None, build.source / build.component.source_subdir):
@@ -152,13 +152,16 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         ctx.log.error(exc.message)
         if exc.detail:
             ctx.log.info(exc.detail)
-        return Row(name, arch, "build", Verdict.FAIL, f"{step} failed; see the output tail above")
+        return Row(name, arch, "build", Verdict.FAIL, f"{step} failed; see the output tail above", stage=Stage.BUILD)
     progress.close()
     stamps.write(build.folder, build.stamp_key, build.stamp_inputs)
-    return Row(name, arch, "build", Verdict.PASS, "built")
+    return Row(name, arch, "build", Verdict.PASS, "built", stage=Stage.BUILD)
 
 
-def run(ctx: Context, component: Component, arch: Arch, probes: Probes, force: bool) -> list[Row]:
-    plan_ = plan(ctx, component, arch, probes)
-    row = execute(ctx, plan_, force=force)
-    return [*plan_.rows, row]
+class CMakeRecipe:
+    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, *, force: bool) -> Built:
+        planned = plan(ctx, component, arch, probes)
+        return Built(build=execute(ctx, planned, force=force), before=planned.rows, gated=(planned.install_dir,))
+
+
+RECIPE = CMakeRecipe()

@@ -80,7 +80,7 @@ def wire(probes: Probes, component: Component, arch: Arch, compiler: Compiler, s
         args += component.rust_options
     placeholders = {}
     for name in component.options:
-        decision = rules.OPTION_RULES[name](probes, component.name, arch)
+        decision = rules.option_rule(name)(probes, component.name, arch)
         assert decision is not None
         if decision.status is rules.Status.FAIL:
             raise MissingPrerequisite(decision.message, fix=decision.fix)

@@ -13,7 +13,8 @@ from crosslane.archs import Arch
 from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.host.probes import Probes
-from crosslane.report import Row, Verdict
+from crosslane.recipes import Built
+from crosslane.report import Row, Stage, Verdict
 
 # Written into the component's install folder, so later steps see it installed and know what it is.
 PROVIDED = "crosslane-provided.json"
@@ -24,20 +25,29 @@ def package_version(packages: list[dict[str, str]], package: str) -> str | None:
     return next((entry["version"] for entry in packages if entry.get("package") == package), None)
 
 
-def run(ctx: Context, component: Component, arch: Arch, probes: Probes, force: bool) -> list[Row]:
+class ProvidedRecipe:
+    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, *, force: bool) -> Built:
+        return Built(build=record(ctx, component, arch))
+
+
+RECIPE = ProvidedRecipe()
+
+
+def record(ctx: Context, component: Component, arch: Arch) -> Row:
     package = component.sources[0].package
     assert package is not None  # config.py requires a sysroot-package source for this recipe
     if ctx.runner.dry_run:
-        return [Row(component.name, arch.value, "build", Verdict.SKIP, f"dry run (provided by {package})")]
+        return Row(component.name, arch.value, "build", Verdict.SKIP, f"dry run (provided by {package})",
+                   stage=Stage.BUILD)
     root = ctx.sysroot(arch)
     version = package_version(root.packages(), package)
     if version is None:
-        return [Row(component.name, arch.value, "build", Verdict.FAIL,
-                    f"{package} is not in the {arch} sysroot; add it to sysroot.packages in versions.toml "
-                    f"and run invoke sysroot --arch {arch}")]
+        return Row(component.name, arch.value, "build", Verdict.FAIL,
+                   f"{package} is not in the {arch} sysroot; add it to sysroot.packages in versions.toml "
+                   f"and run invoke sysroot --arch {arch}", stage=Stage.BUILD)
     install = ctx.component_dir(arch, component.name) / "install"
     install.mkdir(parents=True, exist_ok=True)
-    record = {"package": package, "version": version, "sysroot": str(root.path)}
-    (install / PROVIDED).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
-    return [Row(component.name, arch.value, "build", Verdict.PASS,
-                f"provided by the sysroot (Debian {package} {version})")]
+    what = {"package": package, "version": version, "sysroot": str(root.path)}
+    (install / PROVIDED).write_text(json.dumps(what, indent=1, sort_keys=True) + "\n")
+    return Row(component.name, arch.value, "build", Verdict.PASS,
+               f"provided by the sysroot (Debian {package} {version})", stage=Stage.BUILD)

@@ -1,21 +1,33 @@
-"""Smokes by kind: each takes (ctx, arch, component, profiles) and returns report rows."""
+"""Smokes by kind (versions.toml `smoke.kind`): each is `run(ctx, arch, component, profiles) -> rows`.
+
+The registry names the module attribute; the smoke's module is imported only when a run uses it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from crosslane.archs import Arch
-from crosslane.config import Profile
-from crosslane.context import Context
-from crosslane.report import Row
-from crosslane.smokes import canary, cpuinfo, genai, ort
+from crosslane.registry import Registry
 
-Smoke = Callable[[Context, Arch, str, Sequence[Profile]], list[Row]]
+if TYPE_CHECKING:
+    from crosslane.archs import Arch
+    from crosslane.config import Profile
+    from crosslane.context import Context
+    from crosslane.report import Row
 
-SMOKES: Mapping[str, Smoke] = MappingProxyType({
-    "canary": canary.run,
-    "cpuinfo-isa": cpuinfo.run,
-    "ort": ort.run,
-    "genai": genai.run,
-})
+Smoke = Callable[["Context", "Arch", str, "Sequence[Profile]"], "list[Row]"]
+
+SMOKES = Registry("smoke kind", MappingProxyType({
+    "canary": "crosslane.smokes.canary:run",
+    "cpuinfo-isa": "crosslane.smokes.cpuinfo:run",
+    "ort": "crosslane.smokes.ort:run",
+    "genai": "crosslane.smokes.genai:run",
+}))
+
+
+def load(registry: Registry, kind: str) -> Smoke:
+    smoke = registry.load(kind)
+    assert callable(smoke), f"{registry.entries[kind]} is not callable"
+    return smoke

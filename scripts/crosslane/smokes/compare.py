@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 
 
 @dataclass(frozen=True)
@@ -166,5 +166,5 @@ def rows(component: str, comparisons: Sequence[Comparison]) -> list[Row]:
         reason = "; ".join(f"{c.output}: {c.note}" for c in shown)
         result.append(Row(component, sample.arch, f"parity@{sample.profile}",
                           Verdict.FAIL if failed else Verdict.PASS,
-                          ("= control: " if not failed else "") + reason))
+                          ("= control: " if not failed else "") + reason, stage=Stage.PARITY))
     return result

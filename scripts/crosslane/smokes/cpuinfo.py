@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 from crosslane.smokes import sentinel, target
 
 ISA_INFO = "bin/isa-info"
@@ -46,7 +46,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     binary = ctx.component_dir(arch, component) / "install" / ISA_INFO
     if not binary.is_file():
         return [Row(component, arch.value, "smoke", Verdict.FAIL,
-                    f"{binary} missing: invoke build --arch {arch} --component {component}")]
+                    f"{binary} missing: invoke build --arch {arch} --component {component}", stage=Stage.SMOKE)]
 
     def one(profile: Profile) -> Row:
         step = f"isa-info@{profile.name}"
@@ -55,14 +55,16 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
             why = sentinel.crash_reason(result.returncode) or f"exit {result.returncode}"
             if result.timed_out:
                 why = f"timed out after {timeout:.0f}s"
-            return Row(component, arch.value, step, Verdict.FAIL, f"isa-info failed ({why}): {result.tail(2)}")
+            return Row(component, arch.value, step, Verdict.FAIL, f"isa-info failed ({why}): {result.tail(2)}",
+                       stage=Stage.SMOKE)
         problems = check(result.output, arch, profile)
         if problems:
-            return Row(component, arch.value, step, Verdict.FAIL, "; ".join(problems))
+            return Row(component, arch.value, step, Verdict.FAIL, "; ".join(problems), stage=Stage.SMOKE)
         lines = result.output.splitlines()
         vector = [line.strip() for line in lines if line.strip().startswith("Vector:")]
         count = sum(1 for line in lines if FEATURE.match(line))
         summary = f"'{headings(lines)[0]}' and {count} features listed"
-        return Row(component, arch.value, step, Verdict.PASS, f"{summary}; {vector[0]}" if vector else summary)
+        return Row(component, arch.value, step, Verdict.PASS, f"{summary}; {vector[0]}" if vector else summary,
+                   stage=Stage.SMOKE)
 
     return target.per_profile(profiles, one)

@@ -7,13 +7,14 @@ tier 2 with the arch table's ELF machine; tier 4 is armed when GENAI_MODEL_DIR i
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 
 from crosslane.archs import Arch, info
 from crosslane.config import Component, Profile
 from crosslane.context import Context
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 from crosslane.smokes import payload
 from crosslane.target import site
 
@@ -34,19 +35,20 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     wheel = ctx.wheels.get(component)
     if wheel is None:
         return [Row(component, arch.value, "install", Verdict.FAIL,
-                    f"no {component} wheel to smoke: pass --wheel PATH")]
+                    f"no {component} wheel to smoke: pass --wheel PATH", stage=Stage.INSTALL)]
     install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / "target-site")
     problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
         [f"{req} has no wheel for {arch}" for req in install.missing]
     rows = [Row(component, arch.value, "install", Verdict.FAIL if problems else Verdict.PASS,
-                "; ".join(problems) + (" — " if problems else "") + install.describe())]
+                "; ".join(problems) + (" — " if problems else "") + install.describe(), stage=Stage.INSTALL)]
     # A given wheel is pinned by its own file name (tier 1 then proves the module that loads is that wheel,
     # not a shadowing copy); versions.toml's pin is for the lane's own build and is noted when it differs.
     _, wheel_version, _ = site.wheel_identity(wheel)
     pinned = pin(ctx.config.components[component])
     if pinned and pinned != wheel_version:
-        rows[0] = Row(rows[0].component, rows[0].arch, rows[0].step, rows[0].verdict,
-                      f"{rows[0].reason} (wheel {wheel_version}; versions.toml pins {pinned} for the lane's build)")
+        rows[0] = dataclasses.replace(
+            rows[0], reason=f"{rows[0].reason} (wheel {wheel_version}; versions.toml pins {pinned} for the lane's "
+                            "build)")
     env = {"GENAI_PIN": wheel_version,
            "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine)}
     model_dir = os.environ.get("GENAI_MODEL_DIR")

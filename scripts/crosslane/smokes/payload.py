@@ -25,7 +25,7 @@ from pathlib import Path
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 from crosslane.runner import Result
 from crosslane.smokes import compare, sentinel, target
 from crosslane.smokes.payloads import path as payload_path
@@ -155,7 +155,7 @@ def run_profiles(ctx: Context, arch: Arch, profiles: Sequence[Profile], payload:
 def row(component: str, attempt: Attempt, step: str | None = None) -> Row:
     step = step or f"run@{attempt.profile.name}"
     return Row(component, attempt.arch.value, step, attempt.outcome.verdict,
-               attempt.reason + f" [{attempt.result.seconds:.1f}s]")
+               attempt.reason + f" [{attempt.result.seconds:.1f}s]", stage=Stage.SMOKE)
 
 
 def run_jobs(ctx: Context, jobs: Sequence[tuple[Arch, Profile]], payload: Payload, *, base_timeout: float,
@@ -183,7 +183,8 @@ def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: A
     if reference is None:
         why = control.reason if control.outcome.verdict is not Verdict.PASS else "its sentinel carried no outputs"
         return [Row(component, a.arch.value, f"parity@{a.profile.name}", Verdict.FAIL,
-                    f"no {control.arch}@{control.profile.name} control to compare with: {why}") for a in attempts]
+                    f"no {control.arch}@{control.profile.name} control to compare with: {why}",
+                    stage=Stage.PARITY) for a in attempts]
     samples = []
     for attempt in attempts:
         found = sample(attempt)
@@ -191,7 +192,7 @@ def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: A
             samples.append(found)
         elif attempt.outcome.verdict is Verdict.PASS:
             rows.append(Row(component, attempt.arch.value, f"parity@{attempt.profile.name}", Verdict.FAIL,
-                            "the sentinel carried no outputs"))
+                            "the sentinel carried no outputs", stage=Stage.PARITY))
     comparisons = compare.compare(samples, reference, tolerances)
     if comparisons:
         ctx.log.info(compare.table(comparisons, reference))

@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from crosslane.archs import Arch
 from crosslane.config import Component, PatchSpec
 from crosslane.errors import ConfigError, PatchConflict
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Stage, Verdict
 from crosslane.runner import Result, Runner
 
 PATCH = ("patch", "-p1", "--batch", "--forward", "--binary", "-F0", "--no-backup-if-mismatch", "-r", "-")
@@ -201,7 +201,7 @@ def rows(component: Component, arch: Arch, steps: Sequence[Step], *, check: bool
                 verdict, text = Verdict.SKIP, f"NOT-FOR-ARCH ({step.detail})"
             case _:
                 verdict, text = Verdict.FAIL, f"CONFLICT ({step.detail})"
-        result.append(Row(component.name, arch.value, "patch", verdict, f"{step.name}: {text}"))
+        result.append(Row(component.name, arch.value, "patch", verdict, f"{step.name}: {text}", stage=Stage.PATCH))
     return result
 
 

@@ -1,0 +1,182 @@
+"""The configuration's data model: frozen dataclasses, one per table of versions.toml."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from crosslane.archs import Arch, info
+from crosslane.recipes import RECIPES
+from crosslane.registry import Registry
+from crosslane.smokes import SMOKES
+
+
+@dataclass(frozen=True)
+class Tools:
+    cmake: str
+    ninja: str
+
+
+@dataclass(frozen=True)
+class SysrootSpec:
+    suite: str
+    mirror: str
+    keyring: str
+    packages: tuple[str, ...]
+    arch_packages: Mapping[Arch, tuple[str, ...]]
+
+    def packages_for(self, arch: Arch) -> tuple[str, ...]:
+        return self.packages + self.arch_packages.get(arch, ())
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    name: str
+    family: str
+    version: int | None
+    packages: Mapping[Arch, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    cpu: str
+
+    @property
+    def properties(self) -> dict[str, str]:
+        props: dict[str, str] = {}
+        for part in self.cpu.split(",")[1:]:
+            key, _, value = part.partition("=")
+            props[key] = value
+        return props
+
+    def vector_enabled(self, arch: Arch) -> bool:
+        prop = info(arch).vector_cpu_property
+        return prop is not None and self.properties.get(prop) == "true"
+
+    def vlen(self, arch: Arch) -> int | None:
+        if not self.vector_enabled(arch):
+            return None
+        return int(self.properties["vlen"])
+
+
+@dataclass(frozen=True)
+class ArchConfig:
+    arch: Arch
+    toolchain: str
+    components: tuple[str, ...]
+    profiles: tuple[Profile, ...]
+    default_profile: str
+
+    def profile(self, name: str) -> Profile:
+        for profile in self.profiles:
+            if profile.name == name:
+                return profile
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    kind: str
+    path: Path | None = None
+    url: str | None = None
+    tag: str | None = None
+    commit: str | None = None
+    sha256: str | None = None
+    package: str | None = None
+    version: str | None = None
+    suite: str | None = None
+
+
+@dataclass(frozen=True)
+class PatchSpec:
+    path: Path
+    sha256: str
+    arches: tuple[Arch, ...]
+
+
+@dataclass(frozen=True)
+class SmokeSpec:
+    kind: str
+    timeout: float
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    sources: tuple[SourceSpec, ...]
+    arches: tuple[Arch, ...]
+    depends: tuple[str, ...]
+    recipe: str
+    source_subdir: str
+    cmake_args: tuple[str, ...]
+    arch_cmake_args: Mapping[Arch, tuple[str, ...]]
+    toolchain: Mapping[Arch, str]
+    smoke: SmokeSpec | None
+    patches: tuple[PatchSpec, ...]
+    # Feature options ("auto" | "on" | "off"); preflight decides what "auto" becomes (rules.py).
+    options: Mapping[str, str] = field(default_factory=dict)
+    # Builds Rust through Corrosion: gets Rust_CARGO_TARGET and the cross linker (crosswire.py).
+    rust: bool = False
+    # Configure arguments that need the Rust target's std; dropped only on positive evidence (rules.py).
+    rust_options: tuple[str, ...] = ()
+    # Host tools the build compiles for the build machine (flatc, protoc, cargo build scripts).
+    host_tools: tuple[str, ...] = ()
+    # The Python distribution it installs ("onnxruntime-genai"); None: no Python package (ARCH-PARITY).
+    distribution: str | None = None
+
+    def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
+        return self.cmake_args + self.arch_cmake_args.get(arch, ())
+
+
+@dataclass(frozen=True)
+class Lane:
+    component: str
+    arch: Arch
+    enabled: bool
+    experimental: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Registries:
+    """The names versions.toml may use for recipes and smokes, and where each is implemented."""
+
+    recipes: Registry = RECIPES
+    smokes: Registry = SMOKES
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    root: Path
+    tools: Tools
+    host_packages: tuple[str, ...]
+    sysroot: SysrootSpec
+    toolchains: Mapping[str, Toolchain]
+    arches: Mapping[Arch, ArchConfig]
+    components: Mapping[str, Component]
+    lanes: Mapping[tuple[str, Arch], Lane] = field(default_factory=dict)
+    parity_exemptions: Mapping[str, str] = field(default_factory=dict)
+    floors: Mapping[Arch, int] = field(default_factory=dict)
+    registries: Registries = field(default_factory=Registries)
+
+    def toolchain_for(self, component: str, arch: Arch) -> Toolchain:
+        name = self.components[component].toolchain.get(arch, self.arches[arch].toolchain)
+        return self.toolchains[name]
+
+    def build_order(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """*names* plus their dependencies, dependencies first."""
+        ordered: list[str] = []
+
+        def visit(name: str) -> None:
+            if name in ordered:
+                return
+            for dep in self.components[name].depends:
+                visit(dep)
+            ordered.append(name)
+
+        for name in names:
+            visit(name)
+        return tuple(ordered)
