@@ -1,4 +1,7 @@
-"""Invoke tasks: parse arguments, call crosslane. `invoke --list` shows them."""
+"""Invoke tasks: parse arguments, call crosslane. `invoke --list` shows them.
+
+Each task imports what it calls, so `invoke --list` and the first line of any task come fast.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +10,7 @@ from pathlib import Path
 from invoke.context import Context
 from invoke.tasks import task
 
-from crosslane import pipeline
 from crosslane.archs import KNOWN_ARCHS
-from crosslane.cli import commands, gate_tasks
-from crosslane.preflight import doctor
-from crosslane.sources import worktree
-from crosslane.target import site
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
 COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JSON to this file",
@@ -24,6 +22,8 @@ COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JS
 def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = False, json: str = "",
           config: str = "") -> None:
     """Install the host packages and pinned build tools the arches need (apt, non-interactive)."""
+    from crosslane import pipeline
+    from crosslane.cli import commands
     commands.exit_with(commands.run(
         lambda ctx: pipeline.setup(ctx, [commands.parse_arch(a) for a in arch] or list(ctx.config.arches)),
         debug=debug, dry_run=dry_run, json_path=json or None, config_path=config or None))
@@ -33,6 +33,8 @@ def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = Fals
 def sysroot(c: Context, arch: str, dry_run: bool = False, debug: bool = False, json: str = "",
             config: str = "") -> None:
     """Build (or reuse) the Debian sysroot of an arch from versions.toml's package list."""
+    from crosslane import pipeline
+    from crosslane.cli import commands
     commands.exit_with(commands.run(lambda ctx: pipeline.sysroots(ctx, [commands.parse_arch(arch)]),
                                     debug=debug, dry_run=dry_run, json_path=json or None,
                                     config_path=config or None))
@@ -45,6 +47,8 @@ def sysroot(c: Context, arch: str, dry_run: bool = False, debug: bool = False, j
 def build(c: Context, arch: str, component: list[str], source: list[str], dry_run: bool = False,
           force: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:
     """Cross-build components for an arch; a second run with nothing changed skips every step."""
+    from crosslane import pipeline
+    from crosslane.cli import commands
     commands.exit_with(commands.run(
         lambda ctx: pipeline.build_components(ctx, commands.parse_arch(arch), component, force=force),
         debug=debug, dry_run=dry_run, json_path=json or None, config_path=config or None, sources=source))
@@ -57,6 +61,9 @@ def build(c: Context, arch: str, component: list[str], source: list[str], dry_ru
 def smoke(c: Context, arch: str, component: list[str], wheel: list[str], cpu: str = "", debug: bool = False,
           json: str = "", config: str = "") -> None:
     """Run the components' smokes under qemu-user on every CPU profile of an arch, in parallel."""
+    from crosslane import pipeline
+    from crosslane.cli import commands
+    from crosslane.target import site
     commands.exit_with(commands.run(
         lambda ctx: pipeline.smoke_components(site.given(ctx, wheel), commands.parse_arch(arch), component,
                                               cpu or None),
@@ -69,6 +76,9 @@ def smoke(c: Context, arch: str, component: list[str], wheel: list[str], cpu: st
 def preflight(c: Context, arch: str, component: list[str], json: bool = False, debug: bool = False,
                 config: str = "") -> None:
     """Check every prerequisite of an arch's build and smoke at once; each problem comes with its fix."""
+    from crosslane import pipeline
+    from crosslane.cli import commands
+    from crosslane.preflight import doctor
     commands.exit_with(commands.run(
         lambda ctx: doctor.command(ctx, commands.parse_arch(arch),
                                   pipeline.components_for(ctx, commands.parse_arch(arch), component),
@@ -79,6 +89,8 @@ def preflight(c: Context, arch: str, component: list[str], json: bool = False, d
 @task(help={"arch": ARCH_HELP, **COMMON_HELP})
 def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str = "") -> None:  # noqa: A001
     """Setup, sysroots, build (with the amd64 control) and smoke for one arch: what nox build-<arch> runs."""
+    from crosslane import pipeline
+    from crosslane.cli import commands
     commands.exit_with(commands.run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch)),
                                     debug=debug, json_path=json or None, config_path=config or None))
 
@@ -86,6 +98,7 @@ def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str 
 @task(help={"config": COMMON_HELP["config"]})
 def matrix(c: Context, config: str = "") -> None:
     """Print the GitHub Actions matrix derived from versions.toml (matrix=<json>, for $GITHUB_OUTPUT)."""
+    from crosslane.cli import commands
     commands.exit_with(commands.print_matrix(config_path=config or None))
 
 
@@ -96,6 +109,8 @@ def matrix(c: Context, config: str = "") -> None:
 def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bool = False, debug: bool = False,
           json: str = "", config: str = "") -> None:
     """Plan, then apply a component's patch series for an arch: one row per patch (exit 4 on a conflict)."""
+    from crosslane.cli import commands
+    from crosslane.sources import worktree
     commands.exit_with(commands.run(
         lambda ctx: worktree.patch_command(ctx, component, commands.parse_arch(arch),
                                           Path(source_dir) if source_dir else None, check=check),
@@ -108,6 +123,7 @@ def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bo
 def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bool = False, json: str = "",
            config: str = "") -> None:
     """Run the artifact gates (ELF arch, wheel, EXT_SUFFIX, DT_NEEDED) on wheels, folders and ELF files."""
+    from crosslane.cli import commands, gate_tasks
     commands.exit_with(commands.run(gate_tasks.verify(arch, path, staging, c.remainder),
                                     debug=debug, json_path=json or None, config_path=config or None))
 
@@ -116,6 +132,7 @@ def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bo
       iterable=["path"])
 def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
     """ARCH-PARITY: every distribution versions.toml builds for the arch is installed, or exempt with a reason."""
+    from crosslane.cli import commands, gate_tasks
     commands.exit_with(commands.run(gate_tasks.parity(arch, path), debug=debug, json_path=json or None,
                                     config_path=config or None))
 
@@ -127,6 +144,7 @@ def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: st
 def floors(c: Context, check: str = "", record: bool = False, previous: str = "", debug: bool = False,
            json: str = "", config: str = "") -> None:
     """Per-arch floors of components whose smoke passed; floors only go up."""
+    from crosslane.cli import commands, gate_tasks
     commands.exit_with(commands.run(gate_tasks.floors(check, record, previous), debug=debug,
                                     json_path=json or None, config_path=config or None))
 
@@ -134,5 +152,6 @@ def floors(c: Context, check: str = "", record: bool = False, previous: str = ""
 @task(help=COMMON_HELP)
 def consistency(c: Context, debug: bool = False, json: str = "", config: str = "") -> None:
     """Lint: pins, toggles and arch lists in workflows, noxfile and README agree with versions.toml."""
+    from crosslane.cli import commands, gate_tasks
     commands.exit_with(commands.run(gate_tasks.consistency, debug=debug, json_path=json or None,
                                     config_path=config or None))

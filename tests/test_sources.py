@@ -11,7 +11,7 @@ import pytest
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import SourceSpec, SysrootSpec
-from crosslane.errors import ConfigError, MissingPrerequisite
+from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.log import Log
 from crosslane.runner import Runner
 from crosslane.sources import debsrc, pinned, safe_extract, worktree
@@ -72,9 +72,10 @@ def test_archive_with_good_checksum_is_extracted_and_cached(tmp_path: Path) -> N
 def test_archive_with_bad_checksum_is_refused_and_not_cached(tmp_path: Path) -> None:
     archive = good_tarball(tmp_path / "pkg.tar.gz")
     cfg = write_config(tmp_path, component_toml(archive_source(archive.as_uri(), "0" * 64)))
-    with pytest.raises(ConfigError, match=f"sha256 is {sha256(archive.read_bytes())}, versions.toml pins 0000") as err:
+    pinned_wrong = f"sha256 is {sha256(archive.read_bytes())}, versions.toml pins 0000"
+    with pytest.raises(IntegrityError, match=pinned_wrong) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
-    assert err.value.exit_code == 2
+    assert err.value.exit_code == 6
     assert pinned.cached("demo", cfg.components["demo"].sources[0]) is None
     assert not list((tmp_path / "cache/sources/demo").iterdir())
 
@@ -204,9 +205,9 @@ def test_dsc_files_are_verified_and_the_orig_tarball_found(tmp_path: Path) -> No
 
 def test_dsc_with_a_wrong_checksum_is_refused(tmp_path: Path) -> None:
     dsc = fake_dsc(tmp_path, corrupt=True)
-    with pytest.raises(ConfigError, match=r"demo_1.0-1.dsc: demo_1.0.orig.tar.gz has sha256 [0-9a-f]{64}") as err:
+    with pytest.raises(IntegrityError, match=r"demo_1.0-1.dsc: demo_1.0.orig.tar.gz has sha256 [0-9a-f]{64}") as err:
         debsrc.verify(dsc)
-    assert err.value.exit_code == 2 and "\n" not in err.value.one_line()
+    assert err.value.exit_code == 6 and "\n" not in err.value.one_line()
 
 
 def test_dsc_without_its_upstream_tarball_is_refused(tmp_path: Path) -> None:
@@ -286,9 +287,10 @@ def test_git_pin_is_checked_out_byte_exact(tmp_path: Path, upstream: dict[str, s
 def test_moved_tag_is_an_error_naming_both_commits(tmp_path: Path, upstream: dict[str, str]) -> None:
     cfg = write_config(tmp_path, component_toml(
         f'{{ kind = "git", url = "{upstream["url"]}", tag = "v2", commit = "{upstream["first"]}" }}'))
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(IntegrityError) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     message = err.value.one_line()
+    assert err.value.exit_code == 6
     assert upstream["first"] in message and upstream["second"] in message and "moved tag" in message
     assert pinned.cached("demo", cfg.components["demo"].sources[0]) is None
 
@@ -340,7 +342,7 @@ def test_debian_source_package_is_fetched_verified_and_extracted(tmp_path: Path)
 
 
 @pytest.mark.parametrize(("pin", "url", "code"), [
-    pytest.param("0" * 64, "archive", 2, id="checksum-mismatch-exits-2"),
+    pytest.param("0" * 64, "archive", 6, id="checksum-mismatch-exits-6"),
     pytest.param("0" * 64, UNREACHABLE, 3, id="unreachable-exits-3"),
 ])
 def test_source_errors_are_one_line_with_their_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str],

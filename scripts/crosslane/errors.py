@@ -7,6 +7,7 @@ Exit codes (also in README.md):
   3  a prerequisite is missing: a host tool, a sysroot, the network, a non-Debian host
   4  a patch conflicts with its source tree (the tree is left as it was)
   5  an external command run by a step failed
+  6  integrity: what a mirror or the network served is not what versions.toml pins (hash, moved tag)
 """
 
 from __future__ import annotations
@@ -53,3 +54,9 @@ class PatchConflict(CrosslaneError):
 
 class StepFailed(CrosslaneError):
     exit_code = 5
+
+
+class IntegrityError(CrosslaneError):
+    """What was served differs from the pin: not the user's input, so not exit 2."""
+
+    exit_code = 6

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane.errors import ConfigError, MissingPrerequisite
+from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.runner import Runner
 from crosslane.sources import net
 
@@ -90,7 +90,7 @@ def verify(dsc: Path) -> tuple[Path, ...]:
         data = path.read_bytes()
         actual = hashlib.sha256(data).hexdigest()
         if len(data) != item.size or actual != item.sha256:
-            raise ConfigError(f"{dsc.name}: {item.name} has sha256 {actual} ({len(data)} bytes), the .dsc lists "
+            raise IntegrityError(f"{dsc.name}: {item.name} has sha256 {actual} ({len(data)} bytes), the .dsc lists "
                               f"{item.sha256} ({item.size} bytes)",
                               fix="the download is corrupt or tampered with; delete the cache entry and retry")
         paths.append(path)
@@ -149,7 +149,7 @@ def _fetch_checked(name: str, uri: str, expected: str, dest: Path, what: str) ->
     actual = net.download(uri, path)
     if actual != expected:
         path.unlink()
-        raise ConfigError(f"{name}: sha256 is {actual}, {what} lists {expected}",
+        raise IntegrityError(f"{name}: sha256 is {actual}, {what} lists {expected}",
                           fix="the mirror served different bytes; try another mirror")
     return path
 
@@ -186,7 +186,7 @@ def download(runner: Runner, origin: Origin, state: Path, dest: Path) -> Path:
     for item in listed_files:
         in_index = index.get(item.name)
         if in_index is None or (in_index[2] and in_index[2] != item.sha256):
-            raise ConfigError(f"{dsc.name}: {item.name} sha256 {item.sha256} does not match the {origin.suite} "
+            raise IntegrityError(f"{dsc.name}: {item.name} sha256 {item.sha256} does not match the {origin.suite} "
                               "Sources index", fix="the .dsc or the index is inconsistent; try another mirror")
     for item in listed_files:
         if item.name == upstream_name(dsc, listed_files):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from crosslane import stamps
 from crosslane.config import Component, SourceSpec, SysrootSpec
-from crosslane.errors import ConfigError, MissingPrerequisite
+from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
 from crosslane.sources import debsrc, net, safe_extract
@@ -164,12 +164,12 @@ def fetch_git(runner: Runner, spec: SourceSpec, work: Path) -> Path:
                      quiet=True).output.strip()
     if got != spec.commit:
         what = f"tag {spec.tag}" if spec.tag else "the fetched commit"
-        raise ConfigError(f"{spec.url}: {what} is commit {got or '(none)'}, versions.toml pins {spec.commit} "
+        raise IntegrityError(f"{spec.url}: {what} is commit {got or '(none)'}, versions.toml pins {spec.commit} "
                           "(a moved tag)", fix="check upstream; update commit only if the move is legitimate")
     runner.run([*git, "checkout", "-q", "--detach", spec.commit], env=GIT_ENV, timeout=600, quiet=True)
     head = runner.run([*git, "rev-parse", "HEAD"], env=GIT_ENV, timeout=60, quiet=True).output.strip()
     if head != spec.commit:
-        raise ConfigError(f"{spec.url}: checked out {head}, versions.toml pins {spec.commit}",
+        raise IntegrityError(f"{spec.url}: checked out {head}, versions.toml pins {spec.commit}",
                           fix="delete the cache entry and retry")
     shutil.rmtree(tree / ".git")
     safe_extract.check_tree_links(tree)
@@ -181,7 +181,7 @@ def fetch_archive(spec: SourceSpec, work: Path) -> Path:
     download = work / "download"
     actual = net.download(spec.url, download)
     if actual != spec.sha256:
-        raise ConfigError(f"{spec.url}: sha256 is {actual}, versions.toml pins {spec.sha256}",
+        raise IntegrityError(f"{spec.url}: sha256 is {actual}, versions.toml pins {spec.sha256}",
                           fix="the download differs from the pin; check the URL, update sha256 only if the "
                               "change is legitimate")
     return safe_extract.extract(download, work / "tree")
