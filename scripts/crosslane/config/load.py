@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
@@ -34,6 +35,7 @@ SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
 # Kinds that name fixed content by a pin, so another of them can mirror it.
 PINNED_KINDS = ("git", "archive", "debian")
 TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
+NAME_RE = re.compile(r"[A-Za-z0-9_]+")
 # The values a per-component feature option (components.<name>.options, host.OPTIONS) may take.
 OPTION_VALUES = ("auto", "on", "off")
 
@@ -82,7 +84,8 @@ def _source(table: Table, root: Path) -> SourceSpec:
             if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
                 table.fail("commit", f"'{commit}' is not a full 40-hex commit; pin the full hash")
             spec = SourceSpec(kind, url=table.string("url", required=True),
-                              tag=table.optional_string("tag"), commit=commit)
+                              tag=table.optional_string("tag"), commit=commit,
+                              absent_ok=table.strings("absent_ok"))
         case "archive":
             url = table.string("url", required=True)
             if not table.has("sha256"):
@@ -105,10 +108,7 @@ def _sha256(table: Table, key: str) -> str:
     return value
 
 
-def _component(name: str, table: Table, root: Path, registries: Registries) -> Component:
-    if not table.has("source"):
-        table.fail(None, "missing required key 'source'; add source = { kind = \"tree\", path = \"components/"
-                   f"{name}\" }} or a pinned git/archive/debian source")
+def _source_with_mirrors(table: Table, root: Path) -> tuple[SourceSpec, ...]:
     sources = [_source(table.table("source"), root)]
     for mirror_table in table.tables("mirrors"):
         mirror = _source(mirror_table, root)
@@ -116,6 +116,40 @@ def _component(name: str, table: Table, root: Path, registries: Registries) -> C
             mirror_table.fail("kind", f"a mirror must be pinned content ({', '.join(PINNED_KINDS)}), not "
                               f"'{mirror.kind}'")
         sources.append(mirror)
+    return tuple(sources)
+
+
+def _fetchcontent(table: Table, root: Path) -> Mapping[str, tuple[SourceSpec, ...]]:
+    deps = {}
+    for name, dep in table.table("fetchcontent").subtables():
+        if not NAME_RE.fullmatch(name):
+            table.fail(f"fetchcontent.{name}", "a FetchContent name is letters, digits and _ (as CMake declares it)")
+        if not dep.has("source"):
+            dep.fail(None, "missing required key 'source'; add the pinned source CMake would have downloaded")
+        sources = _source_with_mirrors(dep, root)
+        if sources[0].kind not in PINNED_KINDS:
+            dep.fail("source", f"a FetchContent dependency must be pinned ({', '.join(PINNED_KINDS)}), not "
+                     f"'{sources[0].kind}'")
+        dep.finish()
+        deps[name] = sources
+    return MappingProxyType(deps)
+
+
+def _links(table: Table) -> Mapping[str, str]:
+    sub = table.table("links")
+    links = {key: sub.string(key) for key in list(sub.keys())}
+    for key, value in links.items():
+        if not NAME_RE.fullmatch(key) or PurePosixPath(value).is_absolute() or ".." in PurePosixPath(value).parts:
+            sub.fail(key, f"'{key}' = '{value}': a link is a plain name pointing to a relative path in the sysroot")
+    sub.finish()
+    return MappingProxyType(links)
+
+
+def _component(name: str, table: Table, root: Path, registries: Registries) -> Component:
+    if not table.has("source"):
+        table.fail(None, "missing required key 'source'; add source = { kind = \"tree\", path = \"components/"
+                   f"{name}\" }} or a pinned git/archive/debian source")
+    sources = _source_with_mirrors(table, root)
     provided = sources[0].kind == "sysroot-package"
     recipe = table.string("recipe", "provided" if provided else "cmake")
     if recipe not in registries.recipes:
@@ -163,6 +197,8 @@ def _component(name: str, table: Table, root: Path, registries: Registries) -> C
         rust_options=table.strings("rust_options"),
         host_tools=table.strings("host_tools"),
         distribution=table.optional_string("distribution"),
+        fetchcontent=_fetchcontent(table, root),
+        links=_links(table),
     )
     table.finish()
     return component

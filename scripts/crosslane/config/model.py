@@ -87,6 +87,8 @@ class SourceSpec:
     package: str | None = None
     version: str | None = None
     suite: str | None = None
+    # git: paths a partial mirror may lack (globs; test data the build never reads), reported when absent.
+    absent_ok: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,12 @@ class Component:
     host_tools: tuple[str, ...] = ()
     # The Python distribution it installs ("onnxruntime-genai"); None: no Python package (ARCH-PARITY).
     distribution: str | None = None
+    # Dependencies its CMake would download with FetchContent, by FetchContent name: each a pinned source
+    # (with mirrors) that crosslane fetches and hands over as FETCHCONTENT_SOURCE_DIR_<NAME>.
+    fetchcontent: Mapping[str, tuple[SourceSpec, ...]] = field(default_factory=dict)
+    # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
+    # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
+    links: Mapping[str, str] = field(default_factory=dict)
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())

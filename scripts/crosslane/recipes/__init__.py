@@ -47,5 +47,6 @@ def load(registry: Registry, name: str) -> Recipe:
 
 RECIPES = Registry("recipe", MappingProxyType({
     "cmake": "crosslane.recipes.cmake:RECIPE",
+    "cmake-wheel": "crosslane.recipes.cmake_wheel:RECIPE",
     "provided": "crosslane.recipes.provided:RECIPE",
 }))

@@ -16,6 +16,12 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def gcc_install_dir(sysroot: Path, multiarch: str) -> Path | None:
+    """The sysroot's newest usr/lib/gcc/<multiarch>/<N> (the libstdc++/libgcc that clang links against)."""
+    found = [p for p in (sysroot / "usr/lib/gcc" / multiarch).glob("*") if p.is_dir() and p.name.isdigit()]
+    return max(found, key=lambda p: int(p.name)) if found else None
+
+
 def render(compiler: Compiler, sysroot: Path, emulator: list[str], launcher: str | None = None) -> str:
     arch = info(compiler.arch)
     flags = " ".join(compiler.target_flags)
@@ -34,6 +40,14 @@ def render(compiler: Compiler, sysroot: Path, emulator: list[str], launcher: str
     if compiler.family == "clang":
         lines.append(f"set(CMAKE_C_COMPILER_TARGET {arch.triplet})")
         lines.append(f"set(CMAKE_CXX_COMPILER_TARGET {arch.triplet})")
+        gcc_dir = gcc_install_dir(sysroot, arch.multiarch)
+        if gcc_dir is not None:
+            # In a merged-usr sysroot clang would pick <sysroot>/lib/gcc/… through the lib -> usr/lib link; its
+            # depfiles then name headers as lib/gcc/…/../../../../include/…, which ninja folds lexically to
+            # <sysroot>/include/… (absent), so every C++ object was dirty on every run. Name the real folder.
+            flag = f"--gcc-install-dir={gcc_dir}"
+            lines.append(f"set(CMAKE_C_FLAGS_INIT {_quote(flag)})")
+            lines.append(f"set(CMAKE_CXX_FLAGS_INIT {_quote(flag)})")
     elif flags:
         lines.append(f"set(CMAKE_C_FLAGS_INIT {_quote(flags)})")
         lines.append(f"set(CMAKE_CXX_FLAGS_INIT {_quote(flags)})")

@@ -2,14 +2,15 @@
 
 Nothing is built: the step proves the package is in the sysroot, names its version (from the sysroot's
 manifest) and records both in build/<arch>/<component>/install/crosslane-provided.json, so the smoke
-tests exactly what Debian ships.
+tests exactly what Debian ships. `links` make the install folder a prefix other builds can use (ORT_HOME:
+include/ and lib/ pointing into the sysroot), so they compile against exactly the chain's package.
 """
 
 from __future__ import annotations
 
 import json
 
-from crosslane.archs import Arch
+from crosslane.archs import Arch, info
 from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.host.probes import Probes
@@ -47,7 +48,17 @@ def record(ctx: Context, component: Component, arch: Arch) -> Row:
                    f"and run invoke sysroot --arch {arch}", stage=Stage.BUILD)
     install = ctx.component_dir(arch, component.name) / "install"
     install.mkdir(parents=True, exist_ok=True)
-    what = {"package": package, "version": version, "sysroot": str(root.path)}
+    for link, target in component.links.items():
+        where = root.path / target.format(multiarch=info(arch).multiarch)
+        if not where.exists():
+            return Row(component.name, arch.value, "build", Verdict.FAIL,
+                       f"{where} is not in the {arch} sysroot (components.{component.name}.links.{link}); add the "
+                       "package that ships it to sysroot.packages", stage=Stage.BUILD)
+        made = install / link
+        if made.is_symlink() or made.exists():
+            made.unlink()
+        made.symlink_to(where)
+    what = {"package": package, "version": version, "sysroot": str(root.path), "links": dict(component.links)}
     (install / PROVIDED).write_text(json.dumps(what, indent=1, sort_keys=True) + "\n")
     return Row(component.name, arch.value, "build", Verdict.PASS,
                f"provided by the sysroot (Debian {package} {version})", stage=Stage.BUILD)

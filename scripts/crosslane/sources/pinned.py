@@ -17,17 +17,21 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from crosslane import stamps
 from crosslane.config import Component, SourceSpec, SysrootSpec
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
-from crosslane.sources import debsrc, net, safe_extract
+from crosslane.sources import debsrc, gitexport, net, safe_extract
 
 FETCH_TIMEOUT = 1800.0
+OFFLINE_ENV = "CROSSLANE_OFFLINE"
+MIRROR_ENV = "CROSSLANE_GIT_MIRROR"
 PIN_FILE = "pin.json"
 GIT_CONFIG = ("-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=30", "-c", "core.autocrlf=false",
               "-c", "advice.detachedHead=false", "-c", "init.defaultBranch=main")
@@ -83,22 +87,34 @@ def cached(component: str, spec: SourceSpec) -> Path | None:
 
 def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override: Path | None = None) -> Fetched:
     """The component's pristine source tree: the override, a cached pin, or the first mirror that serves."""
-    name = component.name
     if override is not None:
         return Fetched(override, "local:" + stamps.tree_digest(override), f"local, unverified: {override}", True)
     first = component.sources[0]
     if first.kind == "tree" and first.path is not None:
         return Fetched(first.path, identity(first), f"tree {first.path.name} (in this repository)")
-    for spec in component.sources:
+    return fetch_pinned(runner, component.name, component.sources, defaults)
+
+
+def fetch_pinned(runner: Runner, name: str, specs: Sequence[SourceSpec], defaults: SysrootSpec) -> Fetched:
+    """A pinned source (and its mirrors) by cache name: cached, else staged from a git mirror or the network.
+
+    With CROSSLANE_OFFLINE=1 nothing is downloaded: a source that is not staged is an error naming the pin
+    and the `invoke sources` command that stages it.
+    """
+    first = specs[0]
+    for spec in specs:
         tree = cached(name, spec)
         if tree is not None:
             return Fetched(tree, identity(spec), f"{describe(spec)} (cached)")
     if runner.dry_run:
         runner.log.info(f"    would fetch {name} from {describe(first)}")
         return Fetched(cache_entry(name, first) / "tree", identity(first), f"{describe(first)} (not fetched: dry run)")
+    staged_only = offline()
     failures: list[net.Unavailable] = []
-    for index, spec in enumerate(component.sources):
+    for index, spec in enumerate(specs):
         role = "source" if index == 0 else f"mirror {index}"
+        if staged_only and git_mirror(spec) is None:
+            continue
         runner.log.info(f"    fetching {name} from {role}: {describe(spec)}")
         try:
             tree = _fetch_one(runner, name, spec, defaults)
@@ -108,9 +124,39 @@ def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override:
             continue
         served = f"{describe(spec)} (fetched" + (f" from {role}, after {len(failures)} failed)" if failures else ")")
         return Fetched(tree, identity(spec), served)
+    component = name.partition("+")[0]
+    stage = f"invoke sources --component {component} (where the network or a git mirror reaches it)"
+    if staged_only:
+        raise MissingPrerequisite(f"{name}: {describe(first)} is not staged and {OFFLINE_ENV}=1 forbids fetching",
+                                  fix=f"stage it: {stage}")
     hosts = ", ".join(f"{f.host} {f.reason}" for f in failures)
-    raise MissingPrerequisite(f"{hosts} for {name}", fix=f"pass --source {name}=PATH or add a mirror",
-                              detail="\n".join(str(f) for f in failures))
+    raise MissingPrerequisite(f"{hosts} for {name}",
+                              fix=f"stage it: {stage}, set {MIRROR_ENV}, pass --source {component}=PATH or add a "
+                                  "mirror", detail="\n".join(str(f) for f in failures))
+
+
+def offline() -> bool:
+    return os.environ.get(OFFLINE_ENV, "") not in ("", "0")
+
+
+def git_mirror(spec: SourceSpec) -> Path | None:
+    """The local git folder CROSSLANE_GIT_MIRROR names for a git source, when it exists (Yocto's PREMIRRORS).
+
+    The template may use {host}, {owner}, {name} and {path} of the URL: "/srv/git/{owner}/{name}.git".
+    What it serves is verified against the pinned commit like anything the network serves.
+    """
+    template = os.environ.get(MIRROR_ENV)
+    if not template or spec.kind != "git" or spec.url is None:
+        return None
+    parts = urlsplit(spec.url)
+    path = parts.path.strip("/").removesuffix(".git")
+    owner, _, name = path.rpartition("/")
+    try:
+        folder = Path(template.format(host=parts.hostname or "", owner=owner, name=name, path=path))
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(f"{MIRROR_ENV}={template!r}: unknown placeholder {exc}",
+                          fix="use {host}, {owner}, {name} or {path}") from None
+    return folder if folder.is_dir() else None
 
 
 def _fetch_one(runner: Runner, name: str, spec: SourceSpec, defaults: SysrootSpec) -> Path:
@@ -147,18 +193,27 @@ def _fetch_one(runner: Runner, name: str, spec: SourceSpec, defaults: SysrootSpe
 
 def fetch_git(runner: Runner, spec: SourceSpec, work: Path) -> Path:
     assert spec.url is not None and spec.commit is not None
-    net.probe(spec.url)
     tree = work / "tree"
     tree.mkdir()
+    mirror = git_mirror(spec)
+    if mirror is not None:
+        exported = gitexport.export(mirror, spec.commit, spec.tag, spec.url, tree, spec.absent_ok)
+        if exported.absent:
+            runner.log.notice(f"{spec.url}: {len(exported.absent)} files absent from the mirror {mirror}, allowed by "
+                              f"absent_ok: {', '.join(exported.absent[:3])}{' …' if len(exported.absent) > 3 else ''}")
+        safe_extract.check_tree_links(tree)
+        return tree
+    origin = spec.url
+    net.probe(spec.url)
     git = ["git", *GIT_CONFIG, "-C", str(tree)]
     runner.run([*git, "init", "-q"], env=GIT_ENV, timeout=60, quiet=True)
     wanted = f"refs/tags/{spec.tag}:refs/tags/{spec.tag}" if spec.tag else spec.commit
-    fetched = runner.run([*git, "fetch", "-q", "--depth", "1", "--no-tags", spec.url, wanted], env=GIT_ENV,
+    fetched = runner.run([*git, "fetch", "-q", "--depth", "1", "--no-tags", origin, wanted], env=GIT_ENV,
                          timeout=FETCH_TIMEOUT, check=False)
     if not fetched.ok:
         what = f"tag {spec.tag}" if spec.tag else f"commit {spec.commit}"
         last = fetched.tail(1).strip() or f"git exited {fetched.returncode}"
-        raise net.Unavailable(net.host_of(spec.url), f"did not serve {what}", last)
+        raise net.Unavailable(net.host_of(origin), f"did not serve {what}", last)
     ref = f"refs/tags/{spec.tag}^{{commit}}" if spec.tag else "FETCH_HEAD^{commit}"
     got = runner.run([*git, "rev-parse", "--verify", "-q", ref], env=GIT_ENV, timeout=60, check=False,
                      quiet=True).output.strip()
