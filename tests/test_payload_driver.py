@@ -116,7 +116,8 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
 
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     root = tmp_path / "sysroot"
-    root.mkdir()
+    (root / "usr/include/onnxruntime").mkdir(parents=True)
+    (root / "usr/lib/riscv64-linux-gnu").mkdir(parents=True)
     (root / "crosslane-manifest.json").write_text(json.dumps({"packages": packages}))
     ctx = Context(cfg, Runner(Log()), _sysroots={Arch.RISCV64: Sysroot(Arch.RISCV64, root, "k")})
     built = provided.RECIPE.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, Probes(ctx), force=False)
@@ -125,4 +126,7 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
     assert row.verdict.value == verdict and words in row.reason
     record = tmp_path / "build" / "riscv64" / "onnxruntime" / "install" / provided.PROVIDED
     assert record.is_file() is (verdict == "PASS")
+    if verdict == "PASS":  # the links make the install folder ORT_HOME: the chain's headers and libraries
+        assert (record.parent / "include").resolve() == (root / "usr/include/onnxruntime").resolve()
+        assert (record.parent / "lib").resolve() == (root / "usr/lib/riscv64-linux-gnu").resolve()
     assert cfg.components["onnxruntime"].recipe == "provided" and cfg.components["canary"].recipe == "cmake"

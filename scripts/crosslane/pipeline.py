@@ -100,7 +100,8 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> 
                     stage=Stage.GATE) for r in failed]
     checked = {r.component for r in found if r.verdict is Verdict.PASS}
     return [Row(name, arch.value, "gates", Verdict.PASS,
-                f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED", stage=Stage.GATE)]
+                f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor",
+                stage=Stage.GATE)]
 
 
 def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None, *,

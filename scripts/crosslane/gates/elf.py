@@ -14,6 +14,7 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError, ELFParseError, ELFRelocationError
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
+from elftools.elf.gnuversions import GNUVerNeedSection
 from elftools.elf.sections import SymbolTableSection
 from elftools.elf.segments import InterpSegment
 
@@ -47,6 +48,8 @@ class ElfInfo:
     undefined_atomics: tuple[str, ...]
     # Every PyInit_<name> in the dynamic string table (an extension module exports its own).
     py_inits: tuple[str, ...]
+    # Symbol versions it needs from other objects (.gnu.version_r): GLIBC_2.34, GLIBCXX_3.4.30, …
+    version_needs: tuple[str, ...] = ()
 
     @property
     def arch(self) -> ArchInfo | None:
@@ -178,6 +181,11 @@ def read(path: Path) -> ElfInfo | ElfDefect:
                 rpath = _strings(dynamic, "DT_RPATH")
             dynstr = _dynstr(elf)
             machine = _raw_machine(elf)
+            needs: list[str] = []
+            verneed = elf.get_section_by_name(".gnu.version_r")
+            if isinstance(verneed, GNUVerNeedSection):
+                for _, auxiliaries in verneed.iter_versions():
+                    needs += [aux.name for aux in auxiliaries]
             return ElfInfo(
                 path=path,
                 machine=machine,
@@ -193,6 +201,7 @@ def read(path: Path) -> ElfInfo | ElfDefect:
                 rpath=tuple(rpath),
                 undefined_atomics=_undefined_atomics(elf, dynstr),
                 py_inits=_py_inits(dynstr),
+                version_needs=tuple(sorted(set(needs))),
             )
     except (ELFError, ELFParseError, ELFRelocationError, struct.error, ValueError, KeyError, UnicodeDecodeError,
             EOFError) as exc:

@@ -3,6 +3,7 @@
 wheel   → platform tag, safe unpack, RECORD, then per member: ELF arch, EXT_SUFFIX, DT_NEEDED
 folder  → every wheel in it as above; every ELF (by magic) or .so-named file: ELF arch, EXT_SUFFIX, DT_NEEDED
 ELF     → ELF arch, EXT_SUFFIX, DT_NEEDED
+and on all ELF files found: RUNPATH (no build-machine paths) and the glibc floor against the target's glibc.
 DT_NEEDED resolves against the arch's sysroot (SKIP when none is built) and the other artifacts verified.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
-from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, dtneeded, elf, row
+from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, dtneeded, elf, portability, row
 from crosslane.gates import wheel as wheel_gate
 from crosslane.report import Row, Verdict
 from crosslane.target import cpython, sysroot
@@ -47,7 +48,8 @@ def _scan_wheel(arch: Arch, sysroot_path: Path | None, staging: Sequence[Path]) 
         matching = [f for f in found if check_elf_arch(f, "", arch).verdict is Verdict.PASS]
         resolver = dtneeded.Resolver(arch, sysroot_path, staging=staging,
                                      artifacts=sorted({f.path.parent for f in matching}))
-        return dtneeded.scan(resolver, [(f, f.path.relative_to(root).as_posix()) for f in matching])
+        named = [(f, f.path.relative_to(root).as_posix()) for f in matching]
+        return dtneeded.scan(resolver, named) + portability.rows(named, portability.ALL, arch, sysroot_path)
     return extra
 
 
@@ -87,6 +89,7 @@ def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, pyth
         resolver = dtneeded.Resolver(arch, sysroot_path, staging=staging,
                                      artifacts=sorted({o.path.parent for o, _ in loose}))
         rows += dtneeded.scan(resolver, loose)
+        rows += portability.rows(loose, portability.ALL, arch, sysroot_path)
     return rows
 
 
