@@ -94,3 +94,17 @@ def test_given_maps_a_wheel_to_its_component(cfg: Config, tmp_path: Path) -> Non
         target_site.given(Context(cfg, Runner(Log())), [str(stray)])
     with pytest.raises(UsageError, match="no such file"):
         target_site.given(Context(cfg, Runner(Log())), [str(tmp_path / "missing.whl")])
+
+
+def test_requirements_the_sysroot_provides_are_not_downloaded(tmp_path: Path) -> None:
+    from crosslane.target import site as site_mod
+
+    dist = tmp_path / "usr/lib/python3/dist-packages"
+    (dist / "onnxruntime-1.23.egg-info").mkdir(parents=True)
+    (dist / "numpy-2.4.6.dist-info").mkdir()
+    present = site_mod.sysroot_distributions(tmp_path)
+    assert present == {"onnxruntime": "1.23", "numpy": "2.4.6"}
+    rest, provided = site_mod.split_provided(["numpy>=1.21.6", "onnxruntime>=1.20.1", "onnxruntime>=1.30", "sympy"],
+                                             present)
+    assert provided == ["numpy 2.4.6", "onnxruntime 1.23"]
+    assert rest == ["onnxruntime>=1.30", "sympy"]

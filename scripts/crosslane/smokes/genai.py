@@ -1,4 +1,4 @@
-"""The onnxruntime-genai smoke: a given wheel (or, later, the genai lane's) installed for the target, then
+"""The onnxruntime-genai smoke: the lane's own wheel (or one given with --wheel) installed for the target, then
 payloads/genai_payload.py on every CPU profile.
 
 The payload's tier 1 compares with the pin (a given wheel's own version; versions.toml's for the lane's build),
@@ -10,10 +10,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from crosslane.archs import Arch, info
 from crosslane.config import Component, Profile
 from crosslane.context import Context
+from crosslane.recipes import cmake_wheel
 from crosslane.report import Row, Stage, Verdict
 from crosslane.smokes import payload
 from crosslane.target import site
@@ -29,13 +31,20 @@ def pin(component: Component) -> str:
     return (source.tag or "").removeprefix("v")
 
 
+def lane_wheel(ctx: Context, arch: Arch, component: str) -> Path | None:
+    """The one wheel the lane's build left in its install folder (recipes/cmake_wheel.py), else None."""
+    found = cmake_wheel.wheels(ctx.component_dir(arch, component) / "install")
+    return found[0] if len(found) == 1 else None
+
+
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     base = spec.timeout if spec else DEFAULT_TIMEOUT
-    wheel = ctx.wheels.get(component)
+    wheel = ctx.wheels.get(component) or lane_wheel(ctx, arch, component)
     if wheel is None:
         return [Row(component, arch.value, "install", Verdict.FAIL,
-                    f"no {component} wheel to smoke: pass --wheel PATH", stage=Stage.INSTALL)]
+                    f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} makes one "
+                    "(or pass --wheel PATH)", stage=Stage.INSTALL)]
     install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / "target-site")
     problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
         [f"{req} has no wheel for {arch}" for req in install.missing]

@@ -24,6 +24,7 @@ from pathlib import Path
 from packaging.markers import InvalidMarker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from crosslane.archs import Arch, info
 from crosslane.context import Context
@@ -156,7 +157,7 @@ def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
     site, dest = folder / "site", folder / "downloads"
     site.mkdir(parents=True)
     dest.mkdir()
-    wanted = requirements(wheel, arch, python_version)
+    wanted, provided = split_provided(requirements(wheel, arch, python_version), sysroot_distributions(root.path))
     missing: list[str] = []
     if wanted and not pip_download(ctx, wanted, tags, python_version, dest):
         # Find out which requirement has no wheel for the target, and fetch the others one by one.
@@ -169,7 +170,34 @@ def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
     unpack(wheel, site)
     name, version, _ = wheel_identity(wheel)
     installed.append(f"{name} {version}")
+    installed += [f"{p} (the sysroot's)" for p in provided]
     return SiteInstall(site, fits, tuple(installed), tuple(missing))
+
+
+def sysroot_distributions(root: Path) -> dict[str, str]:
+    """Python distributions the sysroot's Debian packages installed (dist-packages), by normalized name."""
+    found = {}
+    for meta in (root / "usr/lib/python3/dist-packages").glob("*-*.*-info"):
+        name, _, version = meta.name.rsplit(".", 1)[0].partition("-")
+        found[canonicalize_name(name)] = version
+    return found
+
+
+def split_provided(wanted: list[str], present: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(still to download, satisfied by the sysroot): the chain's own numpy and onnxruntime are used as they are."""
+    rest, provided = [], []
+    for text in wanted:
+        requirement = Requirement(text)
+        have = present.get(canonicalize_name(requirement.name))
+        try:
+            fits = have is not None and requirement.specifier.contains(Version(have), prereleases=True)
+        except InvalidVersion:
+            fits = False
+        if fits:
+            provided.append(f"{requirement.name} {have}")
+        else:
+            rest.append(text)
+    return rest, provided
 
 
 def given(ctx: Context, paths: list[str]) -> Context:
