@@ -54,6 +54,17 @@ def build(c: Context, arch: str, component: list[str], source: list[str], dry_ru
         debug=debug, dry_run=dry_run, json_path=json or None, config_path=config or None, sources=source))
 
 
+@task(help={"arch": ARCH_HELP, "component": "component whose sources to stage (repeatable; default: the arch's list)",
+            **COMMON_HELP}, iterable=["component"])
+def sources(c: Context, arch: str, component: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
+    """Fetch and verify every pinned source a job needs into the cache (then CROSSLANE_OFFLINE=1 builds offline)."""
+    from crosslane import pipeline
+    from crosslane.cli import commands
+    commands.exit_with(commands.run(
+        lambda ctx: pipeline.stage_sources(ctx, commands.parse_arch(arch), component),
+        debug=debug, json_path=json or None, config_path=config or None))
+
+
 @task(help={"arch": ARCH_HELP, "component": "component to smoke (repeatable; default: the arch's list)",
             "cpu": "one CPU profile instead of all",
             "wheel": "smoke this wheel (installed for the target with its dependencies)", **COMMON_HELP},

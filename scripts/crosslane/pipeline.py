@@ -7,7 +7,7 @@ from pathlib import Path
 
 from crosslane import recipes, smokes
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import Profile
+from crosslane.config import Profile, SourceSpec
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import verify
@@ -16,6 +16,7 @@ from crosslane.host.probes import Probes
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
 from crosslane.report import Row, Stage, Verdict
+from crosslane.sources import pinned
 
 
 def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
@@ -141,3 +142,24 @@ def run_arch(ctx: Context, arch: Arch) -> list[Row]:
     # Every orchestrated run is an observation the floors may later be raised on.
     floors.record(rows, floors.observations_dir(ctx.build_root))
     return rows + floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
+
+
+def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
+    """`invoke sources`: every pinned source the arch's job needs (each component's own and its FetchContent
+    dependencies), fetched and verified into the cache, so a later build needs no network (CROSSLANE_OFFLINE=1)."""
+    wanted: list[tuple[str, str, tuple[SourceSpec, ...]]] = []
+    for name in components_for(ctx, arch, names):
+        component = ctx.config.components[name]
+        if component.sources[0].kind in pinned.PINNED_KINDS:
+            wanted.append((name, name, component.sources))
+        wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.fetchcontent.items()]
+    rows = []
+    for index, (owner, cache_name, specs) in enumerate(wanted, 1):
+        fetched = pinned.fetch_pinned(ctx.runner, cache_name, specs, ctx.config.sysroot)
+        size = sum(p.stat().st_size for p in fetched.path.rglob("*") if p.is_file() and not p.is_symlink()) \
+            if fetched.path.is_dir() else 0
+        ctx.log.info(f"[{index}/{len(wanted)}] {cache_name}: {size / 1e6:.1f} MB, {fetched.served_by}")
+        verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS
+        rows.append(Row(owner, arch.value, f"source:{cache_name.partition('+')[2] or 'main'}", verdict,
+                        f"{size / 1e6:.1f} MB; {fetched.served_by}", stage=Stage.SOURCE))
+    return rows

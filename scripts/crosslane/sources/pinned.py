@@ -31,6 +31,7 @@ from crosslane.sources import debsrc, gitexport, net, safe_extract
 
 FETCH_TIMEOUT = 1800.0
 OFFLINE_ENV = "CROSSLANE_OFFLINE"
+PINNED_KINDS = ("git", "archive", "debian")  # what `invoke sources` stages
 MIRROR_ENV = "CROSSLANE_GIT_MIRROR"
 PIN_FILE = "pin.json"
 GIT_CONFIG = ("-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=30", "-c", "core.autocrlf=false",
@@ -125,7 +126,7 @@ def fetch_pinned(runner: Runner, name: str, specs: Sequence[SourceSpec], default
         served = f"{describe(spec)} (fetched" + (f" from {role}, after {len(failures)} failed)" if failures else ")")
         return Fetched(tree, identity(spec), served)
     component = name.partition("+")[0]
-    stage = f"invoke sources --component {component} (where the network or a git mirror reaches it)"
+    stage = f"invoke sources --arch <arch> --component {component} (where the network or a git mirror reaches it)"
     if staged_only:
         raise MissingPrerequisite(f"{name}: {describe(first)} is not staged and {OFFLINE_ENV}=1 forbids fetching",
                                   fix=f"stage it: {stage}")

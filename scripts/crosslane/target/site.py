@@ -176,7 +176,7 @@ def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
 
 def sysroot_distributions(root: Path) -> dict[str, str]:
     """Python distributions the sysroot's Debian packages installed (dist-packages), by normalized name."""
-    found = {}
+    found: dict[str, str] = {}
     for meta in (root / "usr/lib/python3/dist-packages").glob("*-*.*-info"):
         name, _, version = meta.name.rsplit(".", 1)[0].partition("-")
         found[canonicalize_name(name)] = version
