@@ -91,9 +91,9 @@ def test_unreachable_source_fails_fast_and_names_the_fix(tmp_path: Path) -> None
     with pytest.raises(MissingPrerequisite) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     assert time.monotonic() - start < 5
-    assert err.value.one_line() == ("127.0.0.1 unreachable for demo; stage it: invoke sources --arch <arch> --component demo "
-                                    "(where the network or a git mirror reaches it), set CROSSLANE_GIT_MIRROR, "
-                                    "pass --source demo=PATH or add a mirror")
+    assert err.value.one_line() == ("127.0.0.1 unreachable for demo; stage it: invoke sources --arch <arch> "
+                                    "--component demo (where the network or a git mirror reaches it), "
+                                    "set CROSSLANE_GIT_MIRROR, pass --source demo=PATH or add a mirror")
     assert err.value.exit_code == 3
 
 
@@ -303,9 +303,9 @@ def test_missing_tag_falls_through_to_a_clear_error(tmp_path: Path, upstream: di
         f'{{ kind = "git", url = "{upstream["url"]}", tag = "v9", commit = "{upstream["first"]}" }}'))
     with pytest.raises(MissingPrerequisite) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
-    assert err.value.one_line().endswith("did not serve tag v9 for demo; stage it: invoke sources --arch <arch> --component demo "
-                                         "(where the network or a git mirror reaches it), set CROSSLANE_GIT_MIRROR, "
-                                         "pass --source demo=PATH or add a mirror")
+    assert err.value.one_line().endswith("did not serve tag v9 for demo; stage it: invoke sources --arch <arch> "
+                                         "--component demo (where the network or a git mirror reaches it), "
+                                         "set CROSSLANE_GIT_MIRROR, pass --source demo=PATH or add a mirror")
     assert "couldn't find remote ref" in (err.value.detail or "")
 
 

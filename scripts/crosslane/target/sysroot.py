@@ -105,6 +105,9 @@ def apt_config(spec: SysrootSpec, arch: Arch, state: Path) -> Path:
         "Dir::Cache::archives": f"{state}/archives", "Dir::Etc": f"{state}/etc/apt",
         "APT::Architecture": deb_arch, "APT::Install-Recommends": "false", "APT::Install-Suggests": "false",
         "Acquire::Languages": "none", "Acquire::http::Timeout": "30", "Acquire::Retries": "2",
+        # Testing suites' Release files expire; a mirror serving a stale one would stop apt. The signature is
+        # still checked, and the manifest records exactly which versions were resolved.
+        "Acquire::Check-Valid-Until": "false",
         "Debug::NoLocking": "true",
     }
     lines = [f'{key} "{value}";' for key, value in options.items()]

@@ -1,0 +1,141 @@
+"""Air-gapped staging: a pinned git commit exported from a local mirror (CROSSLANE_GIT_MIRROR), partial
+mirrors, offline mode, and FetchContent dependencies in versions.toml."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from crosslane import config
+from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
+from crosslane.log import Log
+from crosslane.recipes import cmake
+from crosslane.runner import Runner
+from crosslane.sources import gitexport, pinned
+from crosslane_helpers import versions_header
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> dict[str, str]:
+    """owner/name laid out as the template expects, a bare mirror with v1 and a later commit."""
+    work = tmp_path / "upstream"
+    work.mkdir()
+    git(work, "init", "-q")
+    (work / "src").mkdir()
+    (work / "src" / "a.c").write_text("int a;\n")
+    (work / "run.sh").write_text("#!/bin/sh\n")
+    (work / "run.sh").chmod(0o755)
+    (work / "link").symlink_to("src/a.c")
+    (work / "test").mkdir()
+    (work / "test" / "big.bin").write_bytes(b"\0" * 4096)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "one")
+    git(work, "tag", "v1")
+    first = git(work, "rev-parse", "HEAD")
+    (work / "src" / "b.c").write_text("int b;\n")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "two")
+    bare = tmp_path / "mirrors" / "acme+widget" / "repo"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
+    big = git(work, "rev-parse", "HEAD:test/big.bin")
+    return {"first": first, "second": git(work, "rev-parse", "HEAD"), "bare": str(bare), "big": big,
+            "template": str(tmp_path / "mirrors" / "{owner}+{name}" / "repo")}
+
+
+def drop_blob(bare: Path, oid: str) -> None:
+    """Make *bare* a partial mirror: unpack, then delete one blob's object file."""
+    for pack in (bare / "objects" / "pack").glob("*.pack"):
+        subprocess.run(["git", "--git-dir", str(bare), "unpack-objects", "-q"], stdin=pack.open("rb"), check=True)
+        pack.unlink()
+        pack.with_suffix(".idx").unlink()
+    (bare / "objects" / oid[:2] / oid[2:]).unlink()
+
+
+@pytest.mark.spawns
+def test_export_writes_the_commit_tree_with_modes_and_links(tmp_path: Path, mirror: dict[str, str]) -> None:
+    dest = tmp_path / "out"
+    done = gitexport.export(Path(mirror["bare"]), mirror["first"], "v1", "https://x/acme/widget", dest)
+    assert (dest / "src" / "a.c").read_text() == "int a;\n" and not (dest / "src" / "b.c").exists()
+    assert (dest / "run.sh").stat().st_mode & 0o111
+    assert (dest / "link").is_symlink() and (dest / "link").read_text() == "int a;\n"
+    assert (done.files, done.absent) == (4, ())
+
+
+@pytest.mark.spawns
+def test_a_moved_tag_in_the_mirror_is_an_integrity_error(tmp_path: Path, mirror: dict[str, str]) -> None:
+    with pytest.raises(IntegrityError, match=r"tag v1 is commit .*, versions\.toml pins") as err:
+        gitexport.export(Path(mirror["bare"]), mirror["second"], "v1", "u", tmp_path / "out")
+    assert err.value.exit_code == 6
+
+
+@pytest.mark.spawns
+def test_a_commit_the_mirror_lacks_is_missing(tmp_path: Path, mirror: dict[str, str]) -> None:
+    with pytest.raises(MissingPrerequisite, match=r"lacks commit 0{40}"):
+        gitexport.export(Path(mirror["bare"]), "0" * 40, None, "u", tmp_path / "out")
+
+
+@pytest.mark.spawns
+@pytest.mark.parametrize("allowed", [True, False], ids=["absent-ok", "not-declared"])
+def test_a_partial_mirror_needs_absent_ok(tmp_path: Path, mirror: dict[str, str], allowed: bool) -> None:
+    drop_blob(Path(mirror["bare"]), mirror["big"])
+    dest = tmp_path / "out"
+    if not allowed:
+        with pytest.raises(MissingPrerequisite, match=r"the mirror lacks test/big\.bin"):
+            gitexport.export(Path(mirror["bare"]), mirror["first"], None, "u", dest)
+        return
+    done = gitexport.export(Path(mirror["bare"]), mirror["first"], None, "u", dest, absent_ok=["test/*"])
+    assert done.absent == ("test/big.bin",) and (dest / "src" / "a.c").is_file()
+
+
+COMPONENT = """
+[components.widget]
+source = {{ kind = "git", url = "https://example.invalid/acme/widget", tag = "v1", commit = "{commit}" }}
+arches = ["riscv64"]
+[components.widget.fetchcontent.gadget]
+source = {{ kind = "git", url = "https://example.invalid/acme/widget", commit = "{commit}" }}
+"""
+
+
+def load(tmp_path: Path, text: str) -> config.Config:
+    path = tmp_path / "versions.toml"
+    path.write_text(versions_header(riscv64_toolchain="gcc") + text)
+    return config.load(path)
+
+
+@pytest.mark.spawns
+def test_pinned_fetch_goes_through_the_mirror_and_then_offline_reads_the_cache(
+        tmp_path: Path, mirror: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = load(tmp_path, COMPONENT.format(commit=mirror["first"]))
+    specs = cfg.components["widget"].fetchcontent["gadget"]
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CROSSLANE_OFFLINE", "1")
+    with pytest.raises(MissingPrerequisite, match=r"widget\+gadget: git .* is not staged") as err:
+        pinned.fetch_pinned(Runner(Log()), "widget+gadget", specs, cfg.sysroot)
+    assert err.value.exit_code == 3 and "invoke sources --arch <arch> --component widget" in err.value.one_line()
+    monkeypatch.setenv("CROSSLANE_GIT_MIRROR", mirror["template"])  # staging from a local mirror is allowed offline
+    fetched = pinned.fetch_pinned(Runner(Log()), "widget+gadget", specs, cfg.sysroot)
+    assert (fetched.path / "src" / "a.c").is_file()
+    monkeypatch.delenv("CROSSLANE_GIT_MIRROR")
+    again = pinned.fetch_pinned(Runner(Log()), "widget+gadget", specs, cfg.sysroot)
+    assert again.path == fetched.path and again.served_by.endswith("(cached)")
+
+
+def test_fetchcontent_dependencies_must_be_pinned(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    text = COMPONENT.format(commit="a" * 40).replace(
+        'source = { kind = "git", url = "https://example.invalid/acme/widget", commit = "' + "a" * 40 + '" }',
+        'source = { kind = "tree", path = "src" }')
+    with pytest.raises(ConfigError, match=r"fetchcontent.gadget.source: a FetchContent dependency must be pinned"):
+        load(tmp_path, text)
+
+
+def test_the_python_wrapper_runs_the_target_interpreter_under_qemu() -> None:
+    text = cmake.python_wrapper(["/usr/bin/qemu-riscv64-static", "-L", "/s r", "-cpu", "rv64"], Path("/s r/usr/bin/py"))
+    assert text.splitlines()[-1] == "exec /usr/bin/qemu-riscv64-static -L '/s r' -cpu rv64 '/s r/usr/bin/py' \"$@\""
