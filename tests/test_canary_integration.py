@@ -44,7 +44,7 @@ def built(cfg: Config, sysroots: dict[Arch, Path], session_build_dir: Path) -> P
 @pytest.mark.parametrize("arch", list(Arch), ids=[a.value for a in Arch])
 def test_artifacts_are_for_the_target(built: Path, arch: Arch) -> None:
     install = built / arch.value / "canary" / "install"
-    suffix = f".cpython-313-{info(arch).multiarch}.so"
+    suffix = f".cpython-314-{info(arch).multiarch}.so"
     extension = install / "python" / f"canary{suffix}"
     for path in (install / "bin/canary-cli", extension):
         with path.open("rb") as handle:

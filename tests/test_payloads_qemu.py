@@ -99,9 +99,9 @@ def test_ort_smoke_matches_the_amd64_control(ctx: Context, arch: Arch) -> None:
 def genai_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("wheels")
     runner = Runner(Log())
-    runner.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.13",
+    runner.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.14",
                 "--platform", "manylinux_2_28_aarch64", "--dest", str(dest), "onnxruntime-genai==0.18.0"], timeout=600)
-    (wheel,) = dest.glob("onnxruntime_genai-0.18.0-cp313-cp313-*aarch64.whl")
+    (wheel,) = dest.glob("onnxruntime_genai-0.18.0-cp314-cp314-*aarch64.whl")
     return wheel
 
 

@@ -1,4 +1,4 @@
-"""Sysroots: alternatives and links as units; a real trixie sysroot per arch as integration."""
+"""Sysroots: alternatives and links as units; a real forky sysroot per arch as integration."""
 
 from __future__ import annotations
 
@@ -89,8 +89,8 @@ def test_real_sysroot(sysroots: dict[Arch, Path], cfg: Config, arch: Arch) -> No
     absolute = [p for p in root.rglob("*") if p.is_symlink() and os.readlink(p).startswith("/")]
     assert absolute == []
     python = cpython.locate(root, arch)
-    assert python.version == "3.13"
-    assert python.ext_suffix == f".cpython-313-{triplet}.so"
+    assert python.version == "3.14"
+    assert python.ext_suffix == f".cpython-314-{triplet}.so"
     assert python.pyconfig.is_file()
 
 

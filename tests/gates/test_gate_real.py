@@ -97,8 +97,8 @@ def overlay_without(sysroot: Path, triplet: str, tmp_path: Path, missing: str) -
 
 @pytest.mark.cross
 @pytest.mark.parametrize(("library", "dependency"), [
-    ("libpython3.13.so.1.0", "libz.so.1"),
-    ("libonnxruntime.so.1.21", "libprotobuf.so.32"),
+    ("libpython3.14.so.1.0", "libz.so.1"),
+    ("libonnxruntime.so.1.23", "libprotobuf.so.32"),
 ], ids=["libpython", "libonnxruntime"])
 def test_sysroot_library_resolves_and_removed_dependency_is_named(sysroots: dict[Arch, Path], tmp_path: Path,
                                                                   library: str, dependency: str) -> None:
@@ -166,4 +166,4 @@ def test_other_machine_candidate_is_skipped_and_staging_resolves(cross_elfs: dic
 @pytest.mark.cross
 def test_target_python_version_from_the_real_sysroot(sysroots: dict[Arch, Path]) -> None:
     from crosslane.gates.verify import target_python_version
-    assert target_python_version(sysroots[Arch.RISCV64], Arch.RISCV64) == "3.13"
+    assert target_python_version(sysroots[Arch.RISCV64], Arch.RISCV64) == "3.14"
