@@ -8,6 +8,7 @@ from pathlib import Path
 from crosslane import recipes, smokes
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile, SourceSpec
+from crosslane.config.load import PINNED_KINDS
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import verify
@@ -150,7 +151,7 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     wanted: list[tuple[str, str, tuple[SourceSpec, ...]]] = []
     for name in components_for(ctx, arch, names):
         component = ctx.config.components[name]
-        if component.sources[0].kind in pinned.PINNED_KINDS:
+        if component.sources[0].kind in PINNED_KINDS:
             wanted.append((name, name, component.sources))
         wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.fetchcontent.items()]
     rows = []

@@ -88,7 +88,8 @@ def fetchcontent_args(ctx: Context, component: Component) -> tuple[list[str], li
     for name, specs in component.fetchcontent.items():
         fetched = pinned.fetch_pinned(ctx.runner, f"{component.name}+{name}", specs, ctx.config.sysroot)
         args.append(f"-DFETCHCONTENT_SOURCE_DIR_{name.upper()}={fetched.path}")
-        rows.append(Row(component.name, "-", f"source:{name}", Verdict.PASS, fetched.served_by, stage=Stage.SOURCE))
+        verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS  # a dry run fetched nothing
+        rows.append(Row(component.name, "-", f"source:{name}", verdict, fetched.served_by, stage=Stage.SOURCE))
         pins[name] = fetched.identity
     return args, rows, pins
 

@@ -31,7 +31,6 @@ from crosslane.sources import debsrc, gitexport, net, safe_extract
 
 FETCH_TIMEOUT = 1800.0
 OFFLINE_ENV = "CROSSLANE_OFFLINE"
-PINNED_KINDS = ("git", "archive", "debian")  # what `invoke sources` stages
 MIRROR_ENV = "CROSSLANE_GIT_MIRROR"
 PIN_FILE = "pin.json"
 GIT_CONFIG = ("-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=30", "-c", "core.autocrlf=false",
