@@ -159,25 +159,49 @@ def test_decide_generation(prompt: list[int], sequence: list[int], kind: str, wo
     assert line.kind == kind and words in line.text
 
 
+@pytest.mark.parametrize(("new", "expected", "kind", "words"), [
+    ([9, 4, 7], [9, 4, 7], "PROVEN", "equal to the host reference"),
+    ([9, 4, 7], [9, 4, 8], "DEFECT", "from step 2"),
+    ([9, 4], [9, 4, 7], "DEFECT", "from step 2"),
+    ([3, 4, 7], [9, 4, 7], "DEFECT", "from step 0"),
+], ids=["equal", "last-differs", "short", "first-differs"])
+def test_decide_generation_against_the_reference(new: list[int], expected: list[int], kind: str,
+                                                 words: str) -> None:
+    line = gp.decide_generation([1, 2], [1, 2, *new], expected)
+    assert line.kind == kind and words in line.text
+
+
+def test_generation_from_environ() -> None:
+    ask = gp.Generation.from_environ({"GENAI_MODEL_DIR": "/m", "GENAI_PROMPT": "Hi", "GENAI_EXPECTED_TOKENS": "[5, 6]"})
+    assert (ask.model_dir, ask.prompt, ask.max_new, ask.expected) == ("/m", "Hi", 2, [5, 6])
+    plain = gp.Generation.from_environ({"GENAI_MODEL_DIR": "", "GENAI_NEW_TOKENS": "4"})
+    assert (plain.model_dir, plain.prompt, plain.max_new, plain.expected) == (None, gp.PROMPT, 4, None)
+
+
 def test_tier_generate_unarmed_says_so() -> None:
-    line, tokens = gp.tier_generate(stand_in(), None)
+    line, tokens = gp.tier_generate(stand_in(), gp.Generation(None))
     assert line.kind == "SKIP" and "not armed" in line.text and tokens == []
 
 
-def test_tier_generate_armed() -> None:
-    line, tokens = gp.tier_generate(stand_in(), "/models/m", run=lambda og, d: ([1, 2], [1, 2, 3, 4]))
-    assert line.kind == "PROVEN" and tokens == [3, 4]
+def test_tier_generate_armed_passes_prompt_and_count() -> None:
+    seen: list[object] = []
+
+    def run(og: object, folder: str, prompt: str, count: int) -> tuple[list[int], list[int]]:
+        seen.extend([folder, prompt, count])
+        return [1, 2], [1, 2, 3, 4]
+    line, tokens = gp.tier_generate(stand_in(), gp.Generation("/models/m", "Hello", 2), run=run)
+    assert line.kind == "PROVEN" and tokens == [3, 4] and seen == ["/models/m", "Hello", 2]
 
 
 def test_tier_generate_repeated_fails() -> None:
-    line, _ = gp.tier_generate(stand_in(), "/models/m", run=lambda og, d: ([1], [1, 7, 7, 7]))
+    line, _ = gp.tier_generate(stand_in(), gp.Generation("/models/m"), run=lambda og, d, p, n: ([1], [1, 7, 7, 7]))
     assert line.kind == "DEFECT" and "#594" in line.text
 
 
 def test_tier_generate_raising_is_a_defect() -> None:
-    def broken(og: object, model_dir: str) -> tuple[list[int], list[int]]:
+    def broken(og: object, model_dir: str, prompt: str, count: int) -> tuple[list[int], list[int]]:
         raise RuntimeError("Error opening genai_config.json")
-    line, _ = gp.tier_generate(stand_in(), "/models/m", run=broken)
+    line, _ = gp.tier_generate(stand_in(), gp.Generation("/models/m"), run=broken)
     assert line.kind == "DEFECT" and "raised RuntimeError" in line.text
 
 

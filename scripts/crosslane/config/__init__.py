@@ -8,6 +8,7 @@ from crosslane.config.model import (
     Component,
     Config,
     Lane,
+    ModelSpec,
     PatchSpec,
     Profile,
     Registries,
@@ -18,6 +19,6 @@ from crosslane.config.model import (
     Tools,
 )
 
-__all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "Component", "Config", "Lane", "PatchSpec", "Profile",
-           "Registries", "SmokeSpec", "SourceSpec", "SysrootSpec", "Toolchain", "Tools", "find_config", "load",
-           "parse"]
+__all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "Component", "Config", "Lane", "ModelSpec", "PatchSpec",
+           "Profile", "Registries", "SmokeSpec", "SourceSpec", "SysrootSpec", "Toolchain", "Tools", "find_config",
+           "load", "parse"]

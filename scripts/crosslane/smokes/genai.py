@@ -2,12 +2,15 @@
 payloads/genai_payload.py on every CPU profile.
 
 The payload's tier 1 compares with the pin (a given wheel's own version; versions.toml's for the lane's build),
-tier 2 with the arch table's ELF machine; tier 4 is armed when GENAI_MODEL_DIR is set on the host.
+tier 2 with the arch table's ELF machine. Tier 4 is armed by the smoke's `model` (a [models.*] entry, converted
+and cached on the host by models/, whose host-side greedy tokens the target must reproduce exactly) or, by
+hand, by GENAI_MODEL_DIR on the host (then only the degenerate-output checks apply).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,9 +18,12 @@ from pathlib import Path
 from crosslane.archs import Arch, info
 from crosslane.config import Component, Profile
 from crosslane.context import Context
+from crosslane.models import prepare
+from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Row, Stage, Verdict
 from crosslane.smokes import payload
+from crosslane.sources import pinned
 from crosslane.target import site
 
 DEFAULT_TIMEOUT = 120.0
@@ -35,6 +41,20 @@ def lane_wheel(ctx: Context, arch: Arch, component: str) -> Path | None:
     """The one wheel the lane's build left in its install folder (recipes/cmake_wheel.py), else None."""
     found = cmake_wheel.wheels(ctx.component_dir(arch, component) / "install")
     return found[0] if len(found) == 1 else None
+
+
+def generation_env(ctx: Context, model: str | None) -> dict[str, str]:
+    """Tier 4's environment: the prepared model and its reference, else a hand-set GENAI_MODEL_DIR, else none."""
+    by_hand = os.environ.get("GENAI_MODEL_DIR")
+    if by_hand:
+        return {"GENAI_MODEL_DIR": by_hand}
+    if model is None:
+        return {}
+    ready = prepare.prepare(ctx.runner, ctx.config.models[model], cache_dir(), offline=pinned.offline())
+    ctx.log.info(f"    tier 4: {ready.name} from {ready.folder}; host reference {list(ready.reference)} "
+                 f"({ready.by}; smallest top-2 margin {ready.min_margin})")
+    return {"GENAI_MODEL_DIR": str(ready.folder), "GENAI_PROMPT": ready.prompt,
+            "GENAI_NEW_TOKENS": str(len(ready.reference)), "GENAI_EXPECTED_TOKENS": json.dumps(list(ready.reference))}
 
 
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
@@ -60,9 +80,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                             "build)")
     env = {"GENAI_PIN": wheel_version,
            "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine)}
-    model_dir = os.environ.get("GENAI_MODEL_DIR")
-    if model_dir:
-        env["GENAI_MODEL_DIR"] = model_dir
+    env.update(generation_env(ctx, spec.model if spec else None))
     program = payload.Payload.builtin("genai_payload", "GENAI", env=env, pythonpath=(install.site,))
     attempts = payload.run_profiles(ctx, arch, profiles, program, base_timeout=base)
     return rows + [payload.row(component, a, f"genai@{a.profile.name}") for a in attempts]

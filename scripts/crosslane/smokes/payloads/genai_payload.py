@@ -5,8 +5,10 @@
 3. native code runs: the API objects exist, the capability predicates return booleans, a float32 numpy
    buffer round-trips through og.Tensor, and og.Config rejects a folder that is not a model (the library's
    own error; TypeError/AttributeError would mean the binding itself refused the call).
-4. generate(): armed only by GENAI_MODEL_DIR; fails on zero new tokens or on all new tokens being one
-   repeated token (the signature of onnxruntime-genai#594). Unarmed, a SKIP line says so.
+4. generate(): armed only by GENAI_MODEL_DIR; greedy from GENAI_PROMPT for GENAI_NEW_TOKENS tokens. Fails on
+   zero new tokens or on all new tokens being one repeated token (the signature of onnxruntime-genai#594);
+   with GENAI_EXPECTED_TOKENS (a JSON list: the host's own greedy tokens from the same folder) the new tokens
+   must equal it exactly, else the first differing step is named. Unarmed, a SKIP line says so.
 Every check prints PROVEN/UNPROVEN/DEFECT/SKIP; the last line is GENAI-BIND OK|FAIL|SKIP: ...
 """
 
@@ -165,14 +167,20 @@ def tier_native(og: Any, np: Any, scratch: str) -> list[Line]:
 
 
 # Tier 4 -----------------------------------------------------------------------------------------------------
-def decide_generation(prompt: list[int], sequence: list[int]) -> Line:
+def decide_generation(prompt: list[int], sequence: list[int], expected: list[int] | None = None) -> Line:
     new = list(sequence[len(prompt):])
     if not new:
         return Line("DEFECT", f"tier 4 generate() produced no new tokens after {len(prompt)} prompt tokens")
     if len(new) > 1 and len(set(new)) == 1:
         return Line("DEFECT", f"tier 4 all {len(new)} new tokens are token {new[0]} "
                               "(the signature of onnxruntime-genai#594)")
-    return Line("PROVEN", f"tier 4 generate() produced {len(new)} new tokens {new}")
+    if expected is None:
+        return Line("PROVEN", f"tier 4 generate() produced {len(new)} new tokens {new} (no reference to compare)")
+    if new != expected:
+        pairs = zip(new, expected, strict=False)
+        step = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(new), len(expected)))
+        return Line("DEFECT", f"tier 4 new tokens {new} differ from the host reference {expected} from step {step}")
+    return Line("PROVEN", f"tier 4 generate() produced {len(new)} new tokens {new}, equal to the host reference")
 
 
 def generate(og: Any, model_dir: str, prompt: str = PROMPT,
@@ -189,16 +197,45 @@ def generate(og: Any, model_dir: str, prompt: str = PROMPT,
     return tokens, [int(t) for t in generator.get_sequence(0)]
 
 
-def tier_generate(og: Any, model_dir: str | None,
-                  run: Callable[[Any, str], tuple[list[int], list[int]]] = generate) -> tuple[Line, list[int]]:
-    if not model_dir:
+@dataclass(frozen=True)
+class Generation:
+    """What tier 4 was asked to do, from the environment."""
+
+    model_dir: str | None
+    prompt: str = PROMPT
+    max_new: int = MAX_NEW_TOKENS
+    expected: list[int] | None = None
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Generation:
+        expected = None
+        if environ.get("GENAI_EXPECTED_TOKENS"):
+            expected = [int(t) for t in json.loads(environ["GENAI_EXPECTED_TOKENS"])]
+        count = environ.get("GENAI_NEW_TOKENS", "")
+        max_new = int(count) if count.isdigit() else len(expected) if expected else MAX_NEW_TOKENS
+        return cls(environ.get("GENAI_MODEL_DIR") or None, environ.get("GENAI_PROMPT") or PROMPT, max_new,
+                   expected)
+
+
+def tier_generate(og: Any, ask: Generation,
+                  run: Callable[[Any, str, str, int], tuple[list[int], list[int]]] = generate
+                  ) -> tuple[Line, list[int]]:
+    if not ask.model_dir:
         return Line("SKIP", "tier 4 generate(): not armed (set GENAI_MODEL_DIR to a model folder)"), []
     try:
-        prompt, sequence = run(og, model_dir)
+        prompt, sequence = run(og, ask.model_dir, ask.prompt, ask.max_new)
     # Loading a model and generating run native code end to end; any exception is this tier's defect.
     except Exception as exc:
-        return Line("DEFECT", f"tier 4 generate() with {model_dir} raised {type(exc).__name__}: {exc}"), []
-    return decide_generation(prompt, sequence), list(sequence[len(prompt):])
+        return Line("DEFECT", f"tier 4 generate() with {ask.model_dir} raised {type(exc).__name__}: {exc}"), []
+    return decide_generation(prompt, sequence, ask.expected), list(sequence[len(prompt):])
+
+
+def generation_summary(ask: Generation, new_tokens: list[int]) -> str:
+    if not ask.model_dir:
+        return "not armed"
+    if ask.expected is not None:
+        return f"{len(new_tokens)} tokens equal to the host reference"
+    return f"{len(new_tokens)} tokens (no reference)"
 
 
 # The program ------------------------------------------------------------------------------------------------
@@ -232,7 +269,8 @@ def main(environ: Mapping[str, str]) -> int:
             lines += tier_native(og, numpy.module, scratch)
     for line in lines[2:]:
         print(line, flush=True)
-    line, new_tokens = tier_generate(og, environ.get("GENAI_MODEL_DIR"))
+    ask = Generation.from_environ(environ)
+    line, new_tokens = tier_generate(og, ask)
     lines.append(line)
     print(line, flush=True)
     state, problems = verdict(lines)
@@ -240,7 +278,7 @@ def main(environ: Mapping[str, str]) -> int:
         return bindkit.finish(NAME, state, problems)
     version = getattr(og, "__version__", "")
     detail = {"version": version, "e_machine": expected_machine(environ), "extension": extension,
-              "generate": "armed" if new_tokens else "not armed", "outputs": {"new_tokens": new_tokens}}
+              "generate": generation_summary(ask, new_tokens), "outputs": {"new_tokens": new_tokens}}
     return bindkit.finish(NAME, "OK", json.dumps(detail, sort_keys=True))
 
 

@@ -1,0 +1,43 @@
+"""Writes that are all or nothing: a reader sees the old file or folder or the new one, never half of either."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write *text* to *path* through a sibling temporary file renamed over it (same file system)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def replace_dir(final: Path) -> Iterator[Path]:
+    """Yield an empty staging folder beside *final*; on success it replaces *final*, on error it is removed.
+
+    The old *final* (if any) is moved aside before the rename and deleted after it, so a crash between the
+    two leaves either the old or the new folder under the final name plus a stray `.old` folder, never a
+    half-written one.
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = final.with_name(f".{final.name}.{os.getpid()}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    old = final.with_name(f".{final.name}.{os.getpid()}.old")
+    if final.exists() or final.is_symlink():
+        final.rename(old)
+    staging.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
