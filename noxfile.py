@@ -16,31 +16,28 @@ nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "tests"]
 
 ROOT = Path(__file__).parent
-ARCHES = list(tomllib.loads((ROOT / "versions.toml").read_text())["arches"])
+# crosslane.sessions is stdlib-only: importable here before crosslane itself is installed into a session.
+sys.path.insert(0, str(ROOT / "scripts"))
+from crosslane import sessions as planned  # noqa: E402
+
+PLAN = planned.plan(tomllib.loads((ROOT / "versions.toml").read_text()))
 
 
 def _install(session: nox.Session, extras: str = "") -> None:
     session.install("-e", f".{extras}")
 
 
-def _make_build(arch: str) -> None:
-    @nox.session(name=f"build-{arch}")
-    def build(session: nox.Session) -> None:
+def _register(spec: planned.Session) -> None:
+    def run(session: nox.Session) -> None:
         _install(session)
-        session.run("invoke", "all", "--arch", arch, *session.posargs)
+        session.run("invoke", *spec.invoke_args(), *session.posargs)
 
-    build.__doc__ = f"Setup, sysroot, build and smoke everything versions.toml lists for {arch}."
-
-    @nox.session(name=f"smoke-{arch}")
-    def smoke(session: nox.Session) -> None:
-        _install(session)
-        session.run("invoke", "smoke", "--arch", arch, *session.posargs)
-
-    smoke.__doc__ = f"Smoke what is built for {arch} on every CPU profile under qemu-user."
+    run.__doc__ = spec.doc
+    nox.session(name=spec.name, tags=list(spec.tags))(run)
 
 
-for _arch in ARCHES:
-    _make_build(_arch)
+for _spec in PLAN:
+    _register(_spec)
 
 
 def _tests(session: nox.Session, marker: str) -> None:

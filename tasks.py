@@ -97,12 +97,15 @@ def preflight(c: Context, arch: str, component: list[str], json: bool = False, d
         debug=debug, config_path=config or None, stream_summary=False))
 
 
-@task(help={"arch": ARCH_HELP, **COMMON_HELP})
-def all(c: Context, arch: str, debug: bool = False, json: str = "", config: str = "") -> None:  # noqa: A001
-    """Setup, sysroots, build (with the amd64 control) and smoke for one arch: what nox build-<arch> runs."""
+@task(help={"arch": ARCH_HELP, "component": "only this component and what it needs (repeatable; default: the "
+                                            "arch's list)", **COMMON_HELP}, iterable=["component"])
+def all(c: Context, arch: str, component: list[str], debug: bool = False, json: str = "",  # noqa: A001
+        config: str = "") -> None:
+    """Setup, sysroots, build (with the amd64 control where a smoke compares with it) and smoke: what nox
+    build-<arch> and build-<arch>-<component> run."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    commands.exit_with(commands.run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch)),
+    commands.exit_with(commands.run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component),
                                     debug=debug, json_path=json or None, config_path=config or None))
 
 

@@ -41,14 +41,9 @@ def profiles_for(ctx: Context, arch: Arch, requested: str | None = None) -> tupl
     raise UsageError(f"unknown CPU profile '{requested}' for {arch} (known: {', '.join(p.name for p in profiles)})")
 
 
-def with_control(arch: Arch) -> tuple[Arch, ...]:
-    """An arch's job also needs the amd64 control that its outputs are compared with."""
-    return (arch,) if arch is CONTROL_ARCH else (arch, CONTROL_ARCH)
-
-
-def setup(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
+def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None = None) -> list[Row]:
     with ctx.log.group(f"setup: host packages and build tools for {', '.join(arches)}"):
-        installed = hostsetup.install(ctx.runner, hostsetup.packages_needed(ctx.config, arches))
+        installed = hostsetup.install(ctx.runner, hostsetup.packages_needed(ctx.config, arches, components))
         tools = buildtools.ensure(ctx.runner, ctx.config.tools)
     what = f"installed {' '.join(installed)}" if installed else "all host packages present"
     return [Row("host", ",".join(arches), "setup", Verdict.PASS,
@@ -110,7 +105,8 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
                      orchestrated: bool = False) -> list[Row]:
     rows: list[Row] = []
     chosen = profiles_for(ctx, arch, profile)
-    for name in components_for(ctx, arch, names):
+    # The components asked for, not the dependencies they pull into the build: those have their own smokes.
+    for name in (n for n in components_for(ctx, arch, names) if not names or n in names):
         # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
         lane_row = None if name in ctx.wheels else lanes.verify(ctx, name, arch, orchestrated=orchestrated)
         if lane_row is not None:
@@ -118,28 +114,35 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
             continue
         spec = ctx.config.components[name].smoke
         if spec is None:
-            if name in names or not names:
-                rows.append(Row(name, arch.value, "smoke", Verdict.SKIP, "no smoke declared in versions.toml",
-                                stage=Stage.SMOKE))
+            rows.append(Row(name, arch.value, "smoke", Verdict.SKIP, "no smoke declared in versions.toml",
+                            stage=Stage.SMOKE))
             continue
         with ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"):
             rows += smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
     return rows
 
 
-def run_arch(ctx: Context, arch: Arch) -> list[Row]:
-    """`nox -s build-<arch>`: setup → sysroots → build (with the control) → smoke."""
-    arches = with_control(arch)
-    rows = setup(ctx, arches) + sysroots(ctx, arches)
-    names = ctx.config.arches[arch].components
+def controlled(ctx: Context, names: Sequence[str]) -> tuple[str, ...]:
+    """Those of *names* whose smoke compares with the amd64 control (so the control must build them)."""
+    return tuple(n for n in names if (spec := ctx.config.components[n].smoke) and spec.kind in smokes.CONTROLLED
+                 and CONTROL_ARCH in ctx.config.components[n].arches)
+
+
+def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Row]:
+    """`nox -s build-<arch>` (every component the arch lists) and `nox -s build-<arch>-<component>` (one, with
+    what it needs): setup → sysroots → build (the control only for smokes that compare with it) → smoke."""
+    names = tuple(requested) or ctx.config.arches[arch].components
+    wanted = components_for(ctx, arch, names)
+    control = () if arch is CONTROL_ARCH else controlled(ctx, names)
+    arches = (arch, CONTROL_ARCH) if control else (arch,)
+    rows = setup(ctx, arches, wanted if requested else None) + sysroots(ctx, arches)
     for each in arches:
-        wanted = names if each is arch else tuple(n for n in names if each in ctx.config.components[n].arches)
-        rows += build_components(ctx, each, wanted, orchestrated=True)
+        rows += build_components(ctx, each, names if each is arch else control, orchestrated=True)
     if any(r.verdict is Verdict.FAIL for r in rows):
         return rows
     rows += smoke_components(ctx, arch, names, orchestrated=True)
-    if ctx.runner.dry_run:
-        return rows
+    if ctx.runner.dry_run or requested:
+        return rows  # floors count a whole arch's job; a per-component job is not an observation of one
     # Every orchestrated run is an observation the floors may later be raised on.
     floors.record(rows, floors.observations_dir(ctx.build_root))
     return rows + floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)

@@ -14,11 +14,18 @@ from crosslane.runner import Runner
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 
 
-def packages_needed(config: Config, arches: Iterable[Arch]) -> tuple[str, ...]:
-    # Every declared toolchain for the arch, not just the default: components and tests may choose another.
+def packages_needed(config: Config, arches: Iterable[Arch], components: Iterable[str] | None = None
+                    ) -> tuple[str, ...]:
+    """Host packages for *arches*: every declared toolchain (components and tests may choose another than the
+    default), or with *components* only the toolchains those components build with."""
     wanted: list[str] = list(config.host_packages)
+    names = tuple(components) if components is not None else None
     for arch in arches:
-        for toolchain in config.toolchains.values():
+        if names is None:
+            chains = list(config.toolchains.values())
+        else:
+            chains = [config.toolchain_for(n, arch) for n in names if arch in config.components[n].arches]
+        for toolchain in chains:
             wanted += toolchain.packages.get(arch, ())
     return tuple(dict.fromkeys(wanted))
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,11 +213,49 @@ def scanned_files(root: Path) -> list[Path]:
     return sorted({p for pattern in SCANNED for p in root.glob(pattern) if p.is_file()})
 
 
+def expected_sessions(cfg: Config) -> set[str]:
+    """build-/smoke- sessions versions.toml implies: per arch, and per arch × component it lists."""
+    names = set()
+    for arch in cfg.arches:
+        names |= {f"build-{arch}", f"smoke-{arch}"}
+        for name, component in cfg.components.items():
+            if arch in component.arches:
+                names |= {f"build-{arch}-{name}", f"smoke-{arch}-{name}"}
+    return names
+
+
+def registered_sessions(noxfile: Path) -> set[str] | None:
+    """The sessions nox really lists for the noxfile (`nox -l`: its `* name` and `- name` lines; --json lists
+    only the selected ones), or None without a noxfile."""
+    if not noxfile.is_file():
+        return None
+    listed = subprocess.run([sys.executable, "-m", "nox", "-f", str(noxfile), "-l"],
+                            capture_output=True, text=True, timeout=120, check=False)
+    if listed.returncode != 0:
+        raise ConfigError(f"{noxfile.name}: nox cannot list its sessions: {listed.stderr.strip()[-300:]}",
+                          fix="run nox -l to see why")
+    return {line[2:].split(" ", 1)[0] for line in listed.stdout.splitlines() if line[:2] in ("* ", "- ")}
+
+
+def session_findings(cfg: Config, root: Path) -> list[Finding]:
+    found = registered_sessions(root / "noxfile.py")
+    if found is None:
+        return []
+    per_job = {n for n in found if n.startswith(("build-", "smoke-"))}
+    want = expected_sessions(cfg)
+    return ([Finding("noxfile.py", 0, f"no session {n}", "one per arch × component it lists", "[components.*]")
+             for n in sorted(want - per_job)] +
+            [Finding("noxfile.py", 0, f"session {n}", "no such arch × component", "[components.*]")
+             for n in sorted(per_job - want)])
+
+
 def lint(cfg: Config, root: Path) -> list[Row]:
     allow = load_allowlist(root)
     used: set[Allow] = set()
     rows: list[Row] = []
     files = scanned_files(root)
+    for finding in session_findings(cfg, root):
+        rows.append(Row(f"{finding.file}", "all", STEP, Verdict.FAIL, finding.message(), stage=Stage.POLICY))
     for path in files:
         rel = path.relative_to(root).as_posix()
         for finding in lint_text(cfg, rel, path.read_text(encoding="utf-8", errors="replace")):

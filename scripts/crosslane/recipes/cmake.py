@@ -82,8 +82,8 @@ def python_wrapper(emulator: list[str], interpreter: Path) -> str:
 def fetchcontent_args(ctx: Context, component: Component) -> tuple[list[str], list[Row], dict[str, str]]:
     """FETCHCONTENT_SOURCE_DIR_<NAME> for every declared dependency, fetched and verified by crosslane, and
     FETCHCONTENT_FULLY_DISCONNECTED so CMake downloads nothing on its own."""
-    if not component.fetchcontent:
-        return [], [], {}
+    # Always disconnected, pins or not: a FetchContent dependency nobody pinned must not be downloaded
+    # behind crosslane's back (unpinned_fetchcontent then names it).
     args, rows, pins = ["-DFETCHCONTENT_FULLY_DISCONNECTED=ON"], [], {}
     for name, specs in component.fetchcontent.items():
         fetched = pinned.fetch_pinned(ctx.runner, f"{component.name}+{name}", specs, ctx.config.sysroot)
@@ -92,6 +92,24 @@ def fetchcontent_args(ctx: Context, component: Component) -> tuple[list[str], li
         rows.append(Row(component.name, "-", f"source:{name}", verdict, fetched.served_by, stage=Stage.SOURCE))
         pins[name] = fetched.identity
     return args, rows, pins
+
+
+def unpinned_fetchcontent(cache_text: str) -> list[str]:
+    """FetchContent dependencies a configure populated without a source folder, from CMakeCache.txt.
+
+    Fully disconnected, CMake does not fail for one: it hands the project an empty `_deps/<name>-src` path
+    and many projects configure on (a header-only or optional dependency just vanishes). FetchContent
+    records every dependency it populated as FETCHCONTENT_SOURCE_DIR_<NAME>, empty when none was given; the
+    comment line above it carries the declared name.
+    """
+    names, previous = [], ""
+    for line in cache_text.splitlines():
+        key, sep, value = line.partition(":PATH=")
+        if sep and key.startswith("FETCHCONTENT_SOURCE_DIR_") and not value.strip():
+            declared = previous.removeprefix("// for ").strip() if previous.startswith("// for ") else ""
+            names.append(declared or key.removeprefix("FETCHCONTENT_SOURCE_DIR_").lower())
+        previous = line
+    return names
 
 
 def expand(component: Component, arch: Arch, values: dict[str, object]) -> tuple[str, ...]:
@@ -185,6 +203,15 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     step = "configure"
     try:
         ctx.runner.run(build.configure, timeout=1800, env=build.env, unset=build.unset)
+        cache = build.build_dir / "CMakeCache.txt"
+        unpinned = unpinned_fetchcontent(cache.read_text(errors="replace")) if cache.is_file() else []
+        if unpinned:
+            progress.close()
+            table = f"[components.{name}.fetchcontent.{unpinned[0]}]"
+            return Row(name, arch, "build", Verdict.FAIL,
+                       f"FetchContent dependenc{'ies' if len(unpinned) > 1 else 'y'} {', '.join(unpinned)} "
+                       f"not pinned in versions.toml (CMake got an empty source folder); add {table} with its "
+                       "source", stage=Stage.BUILD)
         step = "compile"
         ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=build.env, unset=build.unset)
         step = "install"

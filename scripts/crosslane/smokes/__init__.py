@@ -26,6 +26,10 @@ SMOKES = Registry("smoke kind", MappingProxyType({
     "genai": "crosslane.smokes.genai:run",
 }))
 
+# Smoke kinds that compare the arch's outputs with the amd64 control: a job running one of them also builds
+# the control's copy of the component (per-component jobs build it only then).
+CONTROLLED = frozenset({"canary", "ort"})
+
 
 def load(registry: Registry, kind: str) -> Smoke:
     smoke = registry.load(kind)

@@ -1,0 +1,115 @@
+"""Nox sessions per arch × component: the plan, what nox really lists, the lint, and what a session runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crosslane import pipeline, sessions
+from crosslane.archs import Arch
+from crosslane.config import Config, tomlcompat
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.policy import consistency
+from crosslane.report import Row, Stage, Verdict
+from crosslane.runner import Runner
+
+
+def test_plan_follows_each_components_arches() -> None:
+    data = {"arches": {"amd64": {}, "riscv64": {}},
+            "components": {"a": {"arches": ["amd64", "riscv64"]}, "b": {"arches": ["riscv64"]}}}
+    names = [s.name for s in sessions.plan(data)]
+    assert names == ["build-amd64", "smoke-amd64", "build-amd64-a", "smoke-amd64-a",
+                     "build-riscv64", "smoke-riscv64", "build-riscv64-a", "smoke-riscv64-a",
+                     "build-riscv64-b", "smoke-riscv64-b"]
+    one = next(s for s in sessions.plan(data) if s.name == "build-riscv64-b")
+    assert one.tags == ("riscv64", "b", "build")
+    assert one.invoke_args() == ["all", "--arch", "riscv64", "--component", "b"]
+    assert "riscv64" in one.doc and "b" in one.doc
+
+
+@pytest.mark.spawns
+def test_nox_lists_the_riscv64_sessions_by_tag(repo: Path, cfg: Config) -> None:
+    listed = subprocess.run([sys.executable, "-m", "nox", "-f", str(repo / "noxfile.py"), "-t", "riscv64", "-l",
+                             "--json"], capture_output=True, text=True, timeout=120, check=True)
+    names = {entry["session"] for entry in json.loads(listed.stdout)}
+    riscv64 = [n for n, c in cfg.components.items() if Arch.RISCV64 in c.arches]
+    per_component = {f"{kind}-riscv64-{name}" for name in riscv64 for kind in ("build", "smoke")}
+    assert names == {"build-riscv64", "smoke-riscv64"} | per_component
+
+
+@pytest.mark.spawns
+def test_consistency_finds_missing_and_extra_sessions(cfg: Config, tmp_path: Path) -> None:
+    (tmp_path / "noxfile.py").write_text(
+        "import nox\n"
+        "@nox.session(name='build-riscv64')\ndef a(session): pass\n"
+        "@nox.session(name='build-riscv64-nothing')\ndef b(session): pass\n")
+    found = {f.found for f in consistency.session_findings(cfg, tmp_path)}
+    assert "session build-riscv64-nothing" in found
+    assert "no session build-riscv64-cpuinfo" in found and "no session smoke-riscv64" in found
+
+
+@pytest.mark.spawns
+def test_consistency_accepts_the_repository_noxfile(cfg: Config, repo: Path) -> None:
+    assert consistency.session_findings(cfg, repo) == []
+
+
+def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str, ...]]]:
+    calls: list[tuple[str, str, tuple[str, ...]]] = []
+
+    def setup(ctx: Context, arches: tuple[Arch, ...], components: tuple[str, ...] | None = None) -> list[Row]:
+        calls.append(("setup", ",".join(arches), tuple(components or ())))
+        return []
+
+    def sysroots(ctx: Context, arches: tuple[Arch, ...]) -> list[Row]:
+        calls.append(("sysroots", ",".join(arches), ()))
+        return []
+
+    def build(ctx: Context, arch: Arch, names: tuple[str, ...], **kw: object) -> list[Row]:
+        calls.append(("build", arch.value, tuple(names)))
+        return [Row(n, arch.value, "build", Verdict.PASS, "", stage=Stage.BUILD) for n in names]
+
+    def smoke(ctx: Context, arch: Arch, names: tuple[str, ...], **kw: object) -> list[Row]:
+        calls.append(("smoke", arch.value, tuple(names)))
+        return []
+
+    monkeypatch.setattr(pipeline, "setup", setup)
+    monkeypatch.setattr(pipeline, "sysroots", sysroots)
+    monkeypatch.setattr(pipeline, "build_components", build)
+    monkeypatch.setattr(pipeline, "smoke_components", smoke)
+    return calls
+
+
+def test_a_component_session_runs_only_what_it_needs(cfg: Config, monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path))
+    calls = recording(monkeypatch)
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    pipeline.run_arch(ctx, Arch.RISCV64, ["cpuinfo"])
+    # cpuinfo's smoke has no control: no amd64 at all, only cpuinfo's toolchain packages.
+    assert calls == [("setup", "riscv64", ("cpuinfo",)), ("sysroots", "riscv64", ()),
+                     ("build", "riscv64", ("cpuinfo",)), ("smoke", "riscv64", ("cpuinfo",))]
+    calls.clear()
+    pipeline.run_arch(ctx, Arch.RISCV64, ["canary"])
+    # The canary's smoke compares with the amd64 control, so the control builds the canary too.
+    assert ("build", "amd64", ("canary",)) in calls and ("smoke", "riscv64", ("canary",)) in calls
+    assert not (tmp_path / "reports").exists()  # a per-component run is no floors observation
+
+
+def test_the_arch_job_still_runs_everything(cfg: Config, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path))
+    calls = recording(monkeypatch)
+    pipeline.run_arch(Context(cfg, Runner(Log(io.StringIO()))), Arch.RISCV64)
+    listed = cfg.arches[Arch.RISCV64].components
+    assert ("build", "riscv64", listed) in calls and ("smoke", "riscv64", listed) in calls
+    assert ("setup", "riscv64,amd64", ()) in calls
+
+
+def test_the_repository_sessions_cover_versions_toml(repo: Path, cfg: Config) -> None:
+    planned = {s.name for s in sessions.plan(tomlcompat.loads((repo / "versions.toml").read_text()))}
+    assert planned == consistency.expected_sessions(cfg)
