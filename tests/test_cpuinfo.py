@@ -41,7 +41,7 @@ def test_smoke_kind_is_registered_and_used_by_versions_toml(cfg: Config) -> None
     spec = cfg.components["cpuinfo"].smoke
     assert spec is not None and load(SMOKES, spec.kind) is cpuinfo.run
     assert "cpuinfo" in cfg.arches[Arch.RISCV64].components and "cpuinfo" in cfg.arches[Arch.ARM64].components
-    assert all("onnxruntime-genai" not in a.components for a in cfg.arches.values())
+    assert all("onnxruntime-genai" in cfg.arches[a].components for a in (Arch.RISCV64, Arch.ARM64))
 
 
 @pytest.mark.cross

@@ -62,4 +62,5 @@ def previous_floors(path: Path, root: Path) -> Mapping[Arch, int]:
 
 
 def consistency(ctx: Context) -> list[Row]:
-    return consistency_mod.lint(ctx.config, ctx.config.root)
+    root = ctx.config.root
+    return consistency_mod.lint(ctx.config, root) + consistency_mod.lint_sessions(ctx.config, root)
