@@ -31,3 +31,11 @@ def test_feature_keys_default_off(tmp_path: Path) -> None:
 def test_feature_keys_rejected(tmp_path: Path, extra: str, expected: str) -> None:
     with pytest.raises(ConfigError, match=expected.replace("(", r"\(").replace("?", r"\?")):
         write_config(tmp_path, {"app": extra})
+
+
+def test_provenance_names_a_dependency(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, {"ort": "", "g": 'depends = ["ort"]\nprovenance = { ORT_HOME = "ort" }'})
+    assert dict(cfg.components["g"].provenance) == {"ORT_HOME": "ort"}
+    with pytest.raises(ConfigError, match=r"components\.g\.provenance\.ORT_HOME: 'cpuinfo' is not one of this "
+                                          r"component's depends \(ort\)"):
+        write_config(tmp_path, {"ort": "", "g": 'depends = ["ort"]\nprovenance = { ORT_HOME = "cpuinfo" }'})

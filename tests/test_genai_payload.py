@@ -253,3 +253,16 @@ def test_main_when_not_installed_is_skip(capsys: pytest.CaptureFixture[str]) -> 
         pass
     assert gp.main({}) == 3
     assert capsys.readouterr().out.splitlines()[-1].startswith("GENAI-BIND SKIP: distribution onnxruntime-genai")
+
+
+MAPS = """\
+7f0000000000-7f0000001000 r--p 00000000 08:01 123 /usr/lib/riscv64-linux-gnu/libonnxruntime.so.1.23.2
+7f0000001000-7f0000002000 r-xp 00001000 08:01 123 /usr/lib/riscv64-linux-gnu/libonnxruntime.so.1.23.2
+7f0000003000-7f0000004000 r--p 00000000 08:01 124 /site/onnxruntime_genai/libonnxruntime-genai.so
+7f0000005000-7f0000006000 rw-p 00000000 00:00 0
+"""
+
+
+def test_mapped_libraries_name_the_ort_that_was_loaded() -> None:
+    assert gp.mapped_libraries(MAPS) == ["/usr/lib/riscv64-linux-gnu/libonnxruntime.so.1.23.2"]
+    assert gp.mapped_libraries("") == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from crosslane.config import Profile, SourceSpec
 from crosslane.config.load import PINNED_KINDS
 from crosslane.context import Context
 from crosslane.errors import UsageError
-from crosslane.gates import verify
+from crosslane.gates import provenance, verify
 from crosslane.host import buildtools, hostsetup
 from crosslane.host.probes import Probes
 from crosslane.policy import floors, lanes
@@ -96,9 +97,23 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> 
         return [Row(name, arch.value, f"gate:{r.step}", r.verdict, f"{r.component}: {r.reason}",
                     stage=Stage.GATE) for r in failed]
     checked = {r.component for r in found if r.verdict is Verdict.PASS}
-    return [Row(name, arch.value, "gates", Verdict.PASS,
-                f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor",
-                stage=Stage.GATE)]
+    summary = Row(name, arch.value, "gates", Verdict.PASS,
+                  f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor",
+                  stage=Stage.GATE)
+    return [summary, *build_provenance(ctx, name, arch)]
+
+
+def build_provenance(ctx: Context, name: str, arch: Arch) -> list[Row]:
+    """versions.toml's `provenance`: each CMake cache variable points into its dependency's install folder,
+    and no downloaded ONNX Runtime lies in the build tree."""
+    component = ctx.config.components[name]
+    if not component.provenance:
+        return []
+    build = ctx.component_dir(arch, name) / "build"
+    rows = [provenance.check_cache_var(build, variable, ctx.component_dir(arch, dep) / "install", arch, name)
+            for variable, dep in component.provenance.items()]
+    rows.append(dataclasses.replace(provenance.check_no_download(build, arch), component=name))
+    return [dataclasses.replace(r, step=f"gate:{r.step}") for r in rows]
 
 
 def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None, *,

@@ -102,3 +102,29 @@ def test_missing_folders_fail(tmp_path: Path) -> None:
     assert provenance.check(tmp_path / "nope", chain, ort, Arch.RISCV64)[0].verdict is Verdict.FAIL
     rows = provenance.check(build, chain, tmp_path / "no-ort", Arch.RISCV64)
     assert [r.verdict for r in rows] == [Verdict.FAIL] and "build onnxruntime first" in rows[0].reason
+
+
+def test_loaded_library_must_be_the_chains(tmp_path: Path) -> None:
+    _, _, ort = build_tree(tmp_path)
+    sysroot = tmp_path / "sysroot"
+    guest = "/usr/lib/riscv64-linux-gnu/libonnxruntime.so.1.21.0"
+    (sysroot / guest.lstrip("/")).parent.mkdir(parents=True)
+    (sysroot / guest.lstrip("/")).write_bytes(ORT_BYTES)
+    assert provenance.check_loaded(guest, sysroot, ort, Arch.RISCV64).verdict is Verdict.PASS
+    (sysroot / guest.lstrip("/")).write_bytes(b"another build of ORT")
+    other = provenance.check_loaded(guest, sysroot, ort, Arch.RISCV64)
+    assert other.verdict is Verdict.FAIL and "not the chain's libonnxruntime.so.1.21.0" in other.reason
+    nothing = provenance.check_loaded("", sysroot, ort, Arch.RISCV64)
+    assert nothing.verdict is Verdict.FAIL and "mapped no libonnxruntime" in nothing.reason
+    gone = provenance.check_loaded("/nowhere/libonnxruntime.so.1", sysroot, ort, Arch.RISCV64)
+    assert gone.verdict is Verdict.FAIL and "not found on the host" in gone.reason
+
+
+def test_any_cache_variable_can_be_held_to_its_dependency(tmp_path: Path) -> None:
+    build, chain, ort = build_tree(tmp_path)
+    passed = provenance.check_cache_var(build, "ORT_HOME", ort, Arch.RISCV64, "genai")
+    assert (passed.verdict, passed.step, passed.component) == (Verdict.PASS, "ort-home", "genai")
+    elsewhere = provenance.check_cache_var(build, "ORT_HOME", chain / "cpuinfo", Arch.RISCV64)
+    assert elsewhere.verdict is Verdict.FAIL and "outside the chain root" in elsewhere.reason
+    missing = provenance.check_cache_var(build, "OTHER_HOME", ort, Arch.RISCV64)
+    assert missing.verdict is Verdict.FAIL and "no OTHER_HOME entry" in missing.reason

@@ -202,9 +202,23 @@ def _component(name: str, table: Table, root: Path, registries: Registries) -> C
         distribution=table.optional_string("distribution"),
         fetchcontent=_fetchcontent(table, root),
         links=_links(table),
+        provenance=_provenance(table),
     )
     table.finish()
     return component
+
+
+def _provenance(table: Table) -> Mapping[str, str]:
+    sub = table.table("provenance")
+    depends = table.strings("depends")
+    result = {}
+    for key in list(sub.keys()):
+        dependency = sub.string(key)
+        if dependency not in depends:
+            sub.fail(key, f"'{dependency}' is not one of this component's depends ({', '.join(depends) or 'none'})")
+        result[key] = dependency
+    sub.finish()
+    return MappingProxyType(result)
 
 
 def _options(table: Table) -> Mapping[str, str]:

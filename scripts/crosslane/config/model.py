@@ -155,6 +155,9 @@ class Component:
     # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
     # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
     links: Mapping[str, str] = field(default_factory=dict)
+    # Build provenance: CMake cache variable → the dependency whose install folder it must point into
+    # (ORT_HOME → onnxruntime: genai is built on the chain's ORT, never a downloaded one; gates/provenance.py).
+    provenance: Mapping[str, str] = field(default_factory=dict)
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())

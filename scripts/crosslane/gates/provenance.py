@@ -38,15 +38,36 @@ def ort_home(build: Path) -> tuple[str | None, str]:
     return None, f"{cache}: no ORT_HOME entry; configure genai with -DORT_HOME=<the chain's ORT install>"
 
 
-def check_ort_home(build: Path, chain_root: Path, arch: Arch) -> Row:
-    value, why = ort_home(build)
+def cache_value(build: Path, variable: str) -> tuple[str | None, str]:
+    """(the CMakeCache.txt value of *variable* or None, why not)."""
+    cache = build / "CMakeCache.txt"
+    try:
+        text = cache.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return None, f"{cache}: cannot read ({exc.strerror or exc}); is this a configured build folder?"
+    pattern = re.compile(rf"^{re.escape(variable)}(?::[A-Z]+)?=(.*)$")
+    for line in text.splitlines():
+        match = pattern.match(line.strip())
+        if match and match.group(1).strip():
+            return match.group(1).strip(), ""
+    return None, f"{cache}: no {variable} entry; configure with -D{variable}=<the chain's install>"
+
+
+def check_cache_var(build: Path, variable: str, chain_root: Path, arch: Arch, subject: str = COMPONENT) -> Row:
+    """*variable* in the build's CMakeCache.txt points inside *chain_root* (what crosslane built or linked)."""
+    step = f"{variable.lower().replace('_', '-')}"
+    value, why = cache_value(build, variable)
     if value is None:
-        return row(COMPONENT, arch, "ort-home", Verdict.FAIL, why)
+        return row(subject, arch, step, Verdict.FAIL, why)
     home = (build / value).resolve()  # an absolute value replaces build
     if not home.is_relative_to(chain_root.resolve()):
-        return row(COMPONENT, arch, "ort-home", Verdict.FAIL,
-                   f"{build / 'CMakeCache.txt'}: ORT_HOME={value} is outside the chain root {chain_root}")
-    return row(COMPONENT, arch, "ort-home", Verdict.PASS, f"ORT_HOME={value}")
+        return row(subject, arch, step, Verdict.FAIL,
+                   f"{build / 'CMakeCache.txt'}: {variable}={value} is outside the chain root {chain_root}")
+    return row(subject, arch, step, Verdict.PASS, f"{variable}={value}, the chain's")
+
+
+def check_ort_home(build: Path, chain_root: Path, arch: Arch) -> Row:
+    return check_cache_var(build, "ORT_HOME", chain_root, arch)
 
 
 def downloaded_ort(build: Path) -> list[Path]:
@@ -105,6 +126,24 @@ def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:
         return row(COMPONENT, arch, "ort-bytes", Verdict.FAIL, "; ".join(problems))
     return row(COMPONENT, arch, "ort-bytes", Verdict.PASS,
                f"{', '.join(sorted(ours))}: same bytes as the chain's ORT")
+
+
+def check_loaded(loaded: str, sysroot: Path, ort_install: Path, arch: Arch, subject: str = COMPONENT) -> Row:
+    """The ONNX Runtime library the target process really mapped (payload: /proc/self/maps) has the bytes of
+    the chain's library of the same name. qemu-user shows guest paths; they are looked up in the sysroot."""
+    if not loaded:
+        return row(subject, arch, "ort-loaded", Verdict.FAIL,
+                   "the target process mapped no libonnxruntime.so* (the payload read /proc/self/maps)")
+    candidates = [sysroot / loaded.lstrip("/"), Path(loaded)]
+    found = next((p for p in candidates if p.is_file()), None)
+    if found is None:
+        return row(subject, arch, "ort-loaded", Verdict.FAIL, f"{loaded}: mapped on the target, not found on the host")
+    chain = ort_libraries(ort_install / "lib") if (ort_install / "lib").is_dir() else ort_libraries(ort_install)
+    same = [p for p in chain.get(found.name, []) if _sha256(p) == _sha256(found)]
+    if not same:
+        return row(subject, arch, "ort-loaded", Verdict.FAIL,
+                   f"{loaded}: not the chain's {found.name} (no same-named file with these bytes in {ort_install})")
+    return row(subject, arch, "ort-loaded", Verdict.PASS, f"{loaded}: the chain's {found.name} (same bytes)")
 
 
 def check(build: Path, chain_root: Path, ort_install: Path, arch: Arch, shipped: Path | None = None) -> list[Row]:

@@ -28,7 +28,7 @@ SMOKES = Registry("smoke kind", MappingProxyType({
 
 # Smoke kinds that compare the arch's outputs with the amd64 control: a job running one of them also builds
 # the control's copy of the component (per-component jobs build it only then).
-CONTROLLED = frozenset({"canary", "ort"})
+CONTROLLED = frozenset({"canary", "ort", "genai"})
 
 
 def load(registry: Registry, kind: str) -> Smoke:

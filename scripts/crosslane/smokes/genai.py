@@ -13,20 +13,25 @@ import dataclasses
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane.archs import Arch, info
+from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import Component, Profile
 from crosslane.context import Context
+from crosslane.gates import provenance
 from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Row, Stage, Verdict
 from crosslane.smokes import payload
+from crosslane.smokes.compare import EXACT
 from crosslane.sources import pinned
 from crosslane.target import site
 
 DEFAULT_TIMEOUT = 120.0
+# Greedy token ids: equal, or the build computes something else.
+TOLERANCES = {"new_tokens": EXACT}
 
 
 def pin(component: Component) -> str:
@@ -57,30 +62,79 @@ def generation_env(ctx: Context, model: str | None) -> dict[str, str]:
             "GENAI_NEW_TOKENS": str(len(ready.reference)), "GENAI_EXPECTED_TOKENS": json.dumps(list(ready.reference))}
 
 
-def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
-    spec = ctx.config.components[component].smoke
-    base = spec.timeout if spec else DEFAULT_TIMEOUT
-    wheel = ctx.wheels.get(component) or lane_wheel(ctx, arch, component)
+@dataclass(frozen=True)
+class Prepared:
+    """The target site a wheel was installed into, or why there is none (the install row says)."""
+
+    row: Row
+    site: Path | None
+    version: str
+
+
+def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -> Prepared:
     if wheel is None:
-        return [Row(component, arch.value, "install", Verdict.FAIL,
-                    f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} makes one "
-                    "(or pass --wheel PATH)", stage=Stage.INSTALL)]
+        return Prepared(Row(component, arch.value, "install", Verdict.FAIL,
+                            f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} "
+                            "makes one (or pass --wheel PATH)", stage=Stage.INSTALL), None, "")
     install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / "target-site")
     problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
         [f"{req} has no wheel for {arch}" for req in install.missing]
-    rows = [Row(component, arch.value, "install", Verdict.FAIL if problems else Verdict.PASS,
-                "; ".join(problems) + (" — " if problems else "") + install.describe(), stage=Stage.INSTALL)]
+    reason = "; ".join(problems) + (" — " if problems else "") + install.describe()
     # A given wheel is pinned by its own file name (tier 1 then proves the module that loads is that wheel,
     # not a shadowing copy); versions.toml's pin is for the lane's own build and is noted when it differs.
     _, wheel_version, _ = site.wheel_identity(wheel)
     pinned = pin(ctx.config.components[component])
     if pinned and pinned != wheel_version:
-        rows[0] = dataclasses.replace(
-            rows[0], reason=f"{rows[0].reason} (wheel {wheel_version}; versions.toml pins {pinned} for the lane's "
-                            "build)")
-    env = {"GENAI_PIN": wheel_version,
-           "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine)}
-    env.update(generation_env(ctx, spec.model if spec else None))
-    program = payload.Payload.builtin("genai_payload", "GENAI", env=env, pythonpath=(install.site,))
-    attempts = payload.run_profiles(ctx, arch, profiles, program, base_timeout=base)
-    return rows + [payload.row(component, a, f"genai@{a.profile.name}") for a in attempts]
+        reason += f" (wheel {wheel_version}; versions.toml pins {pinned} for the lane's build)"
+    row = Row(component, arch.value, "install", Verdict.FAIL if problems else Verdict.PASS, reason,
+              stage=Stage.INSTALL)
+    return Prepared(row, None if problems else install.site, wheel_version)
+
+
+def program_for(arch: Arch, prepared: Prepared, generation: dict[str, str]) -> payload.Payload:
+    assert prepared.site is not None
+    env = {"GENAI_PIN": prepared.version, "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine), **generation}
+    return payload.Payload.builtin("genai_payload", "GENAI", env=env, pythonpath=(prepared.site,))
+
+
+def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payload.Attempt]) -> list[Row]:
+    """Which ONNX Runtime the first passing run really mapped, checked against the chain's bytes."""
+    passed = [a for a in attempts if a.outcome.verdict is Verdict.PASS]
+    if not passed:
+        return []
+    detail = passed[0].outcome.detail
+    try:
+        loaded = str(json.loads(detail[detail.index("{"):]).get("ort_library", ""))
+    except ValueError:
+        loaded = ""
+    chain = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[component].depends]
+    rows = [provenance.check_loaded(loaded, ctx.sysroot(arch).path, root, arch, component) for root in chain]
+    return [dataclasses.replace(r, step=f"provenance:{r.step}", stage=Stage.SMOKE) for r in rows]
+
+
+def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+    """Tiers 1–4 on every profile; with tier 4 armed, the new tokens are also compared with the amd64
+    control's (the lane's amd64 wheel under qemu-x86_64), exactly."""
+    spec = ctx.config.components[component].smoke
+    base = spec.timeout if spec else DEFAULT_TIMEOUT
+    mine = install_site(ctx, arch, component, ctx.wheels.get(component) or lane_wheel(ctx, arch, component))
+    rows = [mine.row]
+    if mine.site is None:
+        return rows
+    generation = generation_env(ctx, spec.model if spec else None)
+    attempts = payload.run_profiles(ctx, arch, profiles, program_for(arch, mine, generation), base_timeout=base)
+    rows += [payload.row(component, a, f"genai@{a.profile.name}") for a in attempts]
+    rows += loaded_ort(ctx, arch, component, attempts)
+    if arch is CONTROL_ARCH or "GENAI_MODEL_DIR" not in generation:
+        return rows
+    control_cfg = ctx.config.arches[CONTROL_ARCH]
+    control_profile = control_cfg.profile(control_cfg.default_profile)
+    theirs = install_site(ctx, CONTROL_ARCH, component, lane_wheel(ctx, CONTROL_ARCH, component))
+    if theirs.site is None:
+        return rows + [Row(component, arch.value, f"parity@{a.profile.name}", Verdict.FAIL,
+                           f"no {CONTROL_ARCH} control to compare with: {theirs.row.reason}", stage=Stage.PARITY)
+                       for a in attempts]
+    control = payload.run(ctx, CONTROL_ARCH, control_profile, program_for(CONTROL_ARCH, theirs, generation),
+                          base_timeout=base)
+    rows.insert(1, payload.row(component, control, f"control:genai@{control_profile.name}"))
+    return rows + payload.parity(ctx, component, attempts, control, TOLERANCES)

@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from types import ModuleType
 from typing import Any
 
@@ -238,6 +239,25 @@ def generation_summary(ask: Generation, new_tokens: list[int]) -> str:
     return f"{len(new_tokens)} tokens (no reference)"
 
 
+def mapped_libraries(maps_text: str, prefix: str = "libonnxruntime.so") -> list[str]:
+    """Files mapped into this process whose name starts with *prefix* (from /proc/self/maps): which ONNX
+    Runtime the genai library really loaded, for the provenance check on the host."""
+    found: list[str] = []
+    for line in maps_text.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) == 6 and PurePosixPath(parts[5]).name.startswith(prefix) and parts[5] not in found:
+            found.append(parts[5])
+    return found
+
+
+def read_maps() -> str:
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
 # The program ------------------------------------------------------------------------------------------------
 def verdict(lines: Iterable[Line]) -> tuple[str, str]:
     defects = [line.text for line in lines if line.kind == "DEFECT"]
@@ -277,7 +297,9 @@ def main(environ: Mapping[str, str]) -> int:
     if state != "OK":
         return bindkit.finish(NAME, state, problems)
     version = getattr(og, "__version__", "")
-    detail = {"version": version, "e_machine": expected_machine(environ), "extension": extension,
+    ort = mapped_libraries(read_maps())
+    detail = {"version": version, "e_machine": expected_machine(environ),
+              "extension": PurePosixPath(extension or "").name, "ort_library": ort[0] if ort else "",
               "generate": generation_summary(ask, new_tokens), "outputs": {"new_tokens": new_tokens}}
     return bindkit.finish(NAME, "OK", json.dumps(detail, sort_keys=True))
 
