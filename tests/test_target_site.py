@@ -108,3 +108,25 @@ def test_requirements_the_sysroot_provides_are_not_downloaded(tmp_path: Path) ->
                                              present)
     assert provided == ["numpy 2.4.6", "onnxruntime 1.23"]
     assert rest == ["onnxruntime>=1.30", "sympy"]
+
+
+def test_install_removes_gpu_variants_before_unpacking(cfg: Config, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from crosslane_helpers import fake_sysroot
+
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    fake_sysroot(cfg, Arch.RISCV64, python="3.14")
+    metadata = "Metadata-Version: 2.4\nName: thing\nVersion: 1.0\nRequires-Dist: sympy\n"
+    wheel = make_wheel(tmp_path, "thing-1.0-cp314-cp314-linux_riscv64.whl", metadata, {"thing/__init__.py": ""})
+
+    def download(ctx: Context, wanted: list[str], tags: list[str], version: str, dest: Path) -> bool:
+        make_wheel(dest, "sympy-1.0-py3-none-any.whl", "Name: sympy\nVersion: 1.0\n", {"sympy/__init__.py": ""})
+        make_wheel(dest, "onnxruntime_gpu-1.23.0-cp314-cp314-linux_riscv64.whl", "Name: onnxruntime-gpu\n",
+                   {"onnxruntime/__init__.py": "gpu"})
+        return True
+
+    monkeypatch.setattr(target_site, "pip_download", download)
+    done = target_site.install(Context(cfg, Runner(Log())), Arch.RISCV64, wheel, tmp_path / "site")
+    assert done.pruned == ("onnxruntime_gpu-1.23.0-cp314-cp314-linux_riscv64.whl",)
+    assert not (done.site / "onnxruntime").exists() and (done.site / "sympy").is_dir()
+    assert "GPU variants removed: onnxruntime_gpu-1.23.0" in done.describe()

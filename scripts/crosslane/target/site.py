@@ -29,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 from crosslane.archs import Arch, info
 from crosslane.context import Context
 from crosslane.errors import UsageError
+from crosslane.gates import prune
 from crosslane.gates import wheel as wheel_gate
 from crosslane.recipes.provided import package_version
 from crosslane.target import cpython
@@ -44,9 +45,12 @@ class SiteInstall:
     wheel_fits: bool
     installed: tuple[str, ...]
     missing: tuple[str, ...]
+    pruned: tuple[str, ...] = ()
 
     def describe(self) -> str:
         text = f"unpacked {', '.join(self.installed)} into {self.site}"
+        if self.pruned:
+            text += f"; GPU variants removed: {', '.join(self.pruned)}"
         if self.missing:
             text += f"; no wheel for the target: {', '.join(self.missing)}"
         return text
@@ -162,6 +166,8 @@ def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
     if wanted and not pip_download(ctx, wanted, tags, python_version, dest):
         # Find out which requirement has no wheel for the target, and fetch the others one by one.
         missing = [req for req in wanted if not pip_download(ctx, [req], tags, python_version, dest)]
+    # A dependency resolved to a GPU flavour (onnxruntime-gpu, …) would shadow the CPU package the smoke means.
+    pruned = tuple(p.name for p in prune.prune(dest))
     installed = []
     for dependency in sorted(dest.glob("*.whl")):
         unpack(dependency, site)
@@ -171,7 +177,7 @@ def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
     name, version, _ = wheel_identity(wheel)
     installed.append(f"{name} {version}")
     installed += [f"{p} (the sysroot's)" for p in provided]
-    return SiteInstall(site, fits, tuple(installed), tuple(missing))
+    return SiteInstall(site, fits, tuple(installed), tuple(missing), pruned)
 
 
 def sysroot_distributions(root: Path) -> dict[str, str]:
