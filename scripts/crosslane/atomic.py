@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -41,3 +41,25 @@ def replace_dir(final: Path) -> Iterator[Path]:
         final.rename(old)
     staging.rename(final)
     shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def publish_dir(final: Path, whole: Callable[[Path], bool]) -> Iterator[Path]:
+    """Yield an empty staging folder beside *final*; on success it is renamed to *final*, which must not exist.
+
+    For caches several processes may fill at once: when another one published *final* first, its copy is
+    kept if *whole* says it is complete, else the rename's error stands. The staging folder never survives.
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = final.with_name(f".{final.name}.{os.getpid()}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        yield staging
+        try:
+            staging.rename(final)
+        except OSError:
+            if not whole(final):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -8,11 +8,19 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from crosslane import atomic
+
 STAMP = ".crosslane-stamp.json"
 
 
 def key(inputs: Mapping[str, object]) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """A file's sha256, read in chunks (a .deb or a wheel is never held in memory whole)."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def tree_digest(root: Path, ignore: tuple[str, ...] = (".git",)) -> str:
@@ -52,6 +60,5 @@ def clear(folder: Path) -> None:
 
 def write(folder: Path, stamp_key: str, inputs: Mapping[str, object]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / (STAMP + ".tmp")
-    tmp.write_text(json.dumps({"key": stamp_key, "inputs": inputs}, indent=1, sort_keys=True, default=str) + "\n")
-    tmp.replace(folder / STAMP)
+    atomic.write_text(folder / STAMP,
+                      json.dumps({"key": stamp_key, "inputs": inputs}, indent=1, sort_keys=True, default=str) + "\n")

@@ -8,11 +8,11 @@ Given the genai build folder, the chain root and the chain's ORT install:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
 
+from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.gates import row
 from crosslane.report import Row, Verdict
@@ -101,11 +101,7 @@ def ort_libraries(folder: Path) -> dict[str, list[Path]]:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return stamps.file_sha256(path)
 
 
 def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:

@@ -152,13 +152,10 @@ def check_record(archive: zipfile.ZipFile, hashes: dict[str, str], dest: Path) -
 
 def _rehash(path: Path, algorithm: str) -> str:
     try:
-        digest = hashlib.new(algorithm)
+        with path.open("rb") as handle:
+            return record_hash(hashlib.file_digest(handle, algorithm).digest())
     except ValueError:
         return f"(unknown algorithm {algorithm})"
-    with path.open("rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return record_hash(digest.digest())
 
 
 @dataclass(frozen=True)

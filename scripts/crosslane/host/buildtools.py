@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import atomic
 from crosslane.config import Tools
 from crosslane.errors import MissingPrerequisite
 from crosslane.paths import cache_dir
@@ -43,22 +42,18 @@ def ensure(runner: Runner, tools: Tools) -> BuildTools:
     if found:
         return found
     root = tools_dir(tools)
-    staging = root.with_name(root.name + f".tmp{os.getpid()}")
-    try:
+
+    def install(target: Path) -> None:
         runner.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "--target", str(staging), "--no-warn-script-location",
+                    "--target", str(target), "--no-warn-script-location",
                     f"cmake=={tools.cmake}", f"ninja=={tools.ninja}"], timeout=900)
-        if runner.dry_run:
-            return BuildTools(*_binaries(root), root)
+
+    if runner.dry_run:
+        install(root)
+        return BuildTools(*_binaries(root), root)
+    with atomic.publish_dir(root, lambda _: locate(tools) is not None) as staging:
+        install(staging)
         (staging / ".complete").write_text(f"cmake=={tools.cmake}\nninja=={tools.ninja}\n")
-        root.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            staging.rename(root)
-        except OSError:
-            if locate(tools) is None:  # another process won the race only if its copy is whole
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     found = locate(tools)
     if found is None:
         raise MissingPrerequisite(f"cmake/ninja install in {root} is incomplete", fix=f"delete {root} and retry")

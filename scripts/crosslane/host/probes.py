@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from crosslane import atomic
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
@@ -81,9 +81,7 @@ def write_cached(kind: str, key: dict[str, object], value: object) -> None:
     path = _cache_file(kind, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "value": value}, sort_keys=True, default=str))
-        tmp.replace(path)
+        atomic.write_text(path, json.dumps({"key": key, "value": value}, sort_keys=True, default=str))
     except OSError:
         pass  # a read-only cache only costs the next run a re-probe
 

@@ -6,6 +6,7 @@ import hashlib
 import zipfile
 from pathlib import Path
 
+from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.runner import Runner
 
@@ -90,6 +91,5 @@ def extract(wheel: Path, member: str, sha256: str, dest: Path) -> Path:
 
 
 def file_sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    return stamps.file_sha256(path)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crosslane import atomic
 from crosslane.archs import info
 from crosslane.host.toolchains import Compiler
 
@@ -73,7 +74,5 @@ def write(path: Path, content: str) -> Path:
     """Write only when the content changed, so an unchanged file does not trigger a reconfigure."""
     if not path.is_file() or path.read_text() != content:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(content)
-        tmp.replace(path)
+        atomic.write_text(path, content)
     return path

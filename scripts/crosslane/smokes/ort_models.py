@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 import struct
 from pathlib import Path
 from typing import Any
 
+from crosslane import atomic
 from crosslane.errors import MissingPrerequisite
 
 IR_VERSION = 8
@@ -84,15 +83,11 @@ def _model(graph: Any) -> Any:
 def write(folder: Path) -> Path:
     """Write the models and their manifest into *folder* (replaced atomically); return the folder."""
     onnx = _onnx()
-    work = folder.with_name(f".work-{folder.name}-{os.getpid()}")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    graphs = []
-    for name, (model, inputs) in {"add": add_graph(), "mlp": mlp_graph()}.items():
-        onnx.save(model, str(work / f"{name}.onnx"))
-        graphs.append({"name": name, "file": f"{name}.onnx", "inputs": inputs})
-    manifest = {"ir_version": IR_VERSION, "opset": OPSET, "graphs": graphs}
-    (work / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-    shutil.rmtree(folder, ignore_errors=True)
-    work.rename(folder)
+    with atomic.replace_dir(folder) as work:
+        graphs = []
+        for name, (model, inputs) in {"add": add_graph(), "mlp": mlp_graph()}.items():
+            onnx.save(model, str(work / f"{name}.onnx"))
+            graphs.append({"name": name, "file": f"{name}.onnx", "inputs": inputs})
+        manifest = {"ir_version": IR_VERSION, "opset": OPSET, "graphs": graphs}
+        (work / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return folder

@@ -10,11 +10,11 @@ checks the upstream tarball against the .dsc before extracting it. Debian's pack
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.runner import Runner
 from crosslane.sources import net
@@ -87,10 +87,9 @@ def verify(dsc: Path) -> tuple[Path, ...]:
                 continue
             raise ConfigError(f"{dsc.name}: lists {item.name}, which was not downloaded",
                               fix="the mirror is incomplete; try another mirror or --source")
-        data = path.read_bytes()
-        actual = hashlib.sha256(data).hexdigest()
-        if len(data) != item.size or actual != item.sha256:
-            raise IntegrityError(f"{dsc.name}: {item.name} has sha256 {actual} ({len(data)} bytes), the .dsc lists "
+        size, actual = path.stat().st_size, stamps.file_sha256(path)
+        if size != item.size or actual != item.sha256:
+            raise IntegrityError(f"{dsc.name}: {item.name} has sha256 {actual} ({size} bytes), the .dsc lists "
                               f"{item.sha256} ({item.size} bytes)",
                               fix="the download is corrupt or tampered with; delete the cache entry and retry")
         paths.append(path)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from crosslane import stamps
+from crosslane import atomic, stamps
 from crosslane.config import Component, SourceSpec, SysrootSpec
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
@@ -161,10 +161,9 @@ def git_mirror(spec: SourceSpec) -> Path | None:
 
 def _fetch_one(runner: Runner, name: str, spec: SourceSpec, defaults: SysrootSpec) -> Path:
     entry = cache_entry(name, spec)
-    staging = entry.with_name(f".fetch-{entry.name}-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
+    with atomic.publish_dir(entry, lambda _: cached(name, spec) is not None) as final:
+        staging = final / ".fetch"
+        staging.mkdir()
         match spec.kind:
             case "git":
                 tree = fetch_git(runner, spec, staging)
@@ -175,19 +174,10 @@ def _fetch_one(runner: Runner, name: str, spec: SourceSpec, defaults: SysrootSpe
             case _:
                 raise ConfigError(f"versions.toml: components.{name}: a '{spec.kind}' source cannot be a mirror",
                                   fix="mirrors are git, archive or debian sources")
-        final = staging / "final"
-        final.mkdir()
         tree.rename(final / "tree")
+        shutil.rmtree(staging, ignore_errors=True)
         (final / PIN_FILE).write_text(json.dumps({"identity": identity(spec), **{
             k: str(v) for k, v in asdict(spec).items() if v is not None}}, indent=1, sort_keys=True) + "\n")
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            final.rename(entry)
-        except OSError:
-            if cached(name, spec) is None:  # another process won the race only if its copy is whole
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return entry / "tree"
 
 

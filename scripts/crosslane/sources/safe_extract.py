@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import copy
 import os
-import shutil
 import tarfile
 from pathlib import Path, PurePosixPath
 
+from crosslane import atomic
 from crosslane.errors import ConfigError
 
 
@@ -96,18 +96,11 @@ def extract(archive: Path, dest: Path) -> Path:
             rebased = [m for m in (_rebase(m, top) for m in members) if m is not None]
             for member in rebased:
                 _check_member(archive, member)
-            staging = dest.with_name(f".extract-{dest.name}-{os.getpid()}")
-            shutil.rmtree(staging, ignore_errors=True)
-            staging.mkdir(parents=True)
-            try:
+            with atomic.publish_dir(dest, lambda _: False) as staging:
                 if hasattr(tarfile, "data_filter"):
                     tar.extractall(staging, members=rebased, filter="data")
                 else:  # pragma: no cover - Python < 3.11.4; _check_member already refused what "data" would
                     tar.extractall(staging, members=rebased)  # noqa: S202 - every member was checked above
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                staging.rename(dest)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
     except (tarfile.TarError, EOFError) as exc:
         raise ConfigError(f"{archive.name}: not a readable tar archive ({exc})",
                           fix="check the pinned URL points at a .tar.gz/.tar.xz/.tar.bz2") from None

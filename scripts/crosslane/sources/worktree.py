@@ -9,11 +9,11 @@ An arch that no patch is for builds the pristine tree itself: byte-identical to 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import atomic
 from crosslane.archs import Arch
 from crosslane.config import Component
 from crosslane.context import Context
@@ -57,13 +57,10 @@ def working_copy(ctx: Context, component: Component, arch: Arch, fetched: pinned
         ctx.log.info(f"    would copy {fetched.path} to {work}")
         return work
     marker.unlink(missing_ok=True)
-    staging = folder / f".src-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(fetched.path, staging, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-    shutil.rmtree(work, ignore_errors=True)
-    staging.rename(work)
-    marker.write_text(json.dumps({**wanted, "patched": False}, indent=1) + "\n")
+    with atomic.replace_dir(work) as staging:
+        shutil.copytree(fetched.path, staging, symlinks=True, ignore=shutil.ignore_patterns(".git"),
+                        dirs_exist_ok=True)
+    atomic.write_text(marker, json.dumps({**wanted, "patched": False}, indent=1) + "\n")
     return work
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
+from crosslane import atomic
 from crosslane.archs import info
 from crosslane.target.sysroot import Sysroot
 
@@ -32,17 +32,10 @@ def ensure(build_root: Path, sysroot: Sysroot) -> Path:
     root = build_root / "guest-roots" / f"{sysroot.arch}-{key}"
     if (root / "proc" / "cpuinfo").is_file():
         return root
-    work = root.with_name(f".work-{root.name}-{os.getpid()}")
-    shutil.rmtree(work, ignore_errors=True)
-    (work / "proc").mkdir(parents=True)
-    for entry in sorted(sysroot.path.iterdir()):
-        if entry.name != "proc":
-            (work / entry.name).symlink_to(entry)
-    (work / "proc" / "cpuinfo").write_text(text)
-    try:
-        work.rename(root)
-    except OSError:
-        shutil.rmtree(work, ignore_errors=True)
-        if not (root / "proc" / "cpuinfo").is_file():
-            raise
+    with atomic.publish_dir(root, lambda found: (found / "proc" / "cpuinfo").is_file()) as work:
+        (work / "proc").mkdir()
+        for entry in sorted(sysroot.path.iterdir()):
+            if entry.name != "proc":
+                (work / entry.name).symlink_to(entry)
+        (work / "proc" / "cpuinfo").write_text(text)
     return root

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import atomic, stamps
 from crosslane.archs import Arch, info
 from crosslane.config import SysrootSpec
 from crosslane.errors import MissingPrerequisite, StepFailed
@@ -74,17 +75,12 @@ def ensure(runner: Runner, spec: SysrootSpec, arch: Arch) -> Sysroot:
     shutil.rmtree(work, ignore_errors=True)
     try:
         debs = download(runner, spec, arch, work / "apt")
-        root = work / "root"
-        assemble(runner, root, debs, arch)
         if runner.dry_run:
+            assemble(runner, work / "root", debs, arch)
             return Sysroot(arch, final, sysroot_key(spec, arch))
-        write_manifest(root, debs, inputs(spec, arch))
-        final.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            root.rename(final)
-        except OSError:
-            if find(spec, arch) is None:
-                raise
+        with atomic.publish_dir(final, lambda _: find(spec, arch) is not None) as root:
+            assemble(runner, root, debs, arch)
+            write_manifest(root, debs, inputs(spec, arch))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return Sysroot(arch, final, sysroot_key(spec, arch))
@@ -215,7 +211,7 @@ def write_manifest(root: Path, debs: list[Path], key_inputs: dict[str, object]) 
     packages = []
     for deb in debs:
         name, version, *_ = deb.name.removesuffix(".deb").split("_")
-        digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+        digest = stamps.file_sha256(deb)
         packages.append({"package": name, "version": version.replace("%3a", ":"), "sha256": digest})
     if not packages:
         raise StepFailed("apt downloaded no packages for the sysroot")
