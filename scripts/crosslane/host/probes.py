@@ -95,6 +95,8 @@ class Probes:
     _cpu: dict[tuple[Arch, str], CpuProbe] = field(default_factory=dict)
     _cpu_programs: dict[Arch, Path | str] = field(default_factory=dict)
     _rustup: RustupListing | None = None
+    # Where a dry run builds its probe programs: outside the cache, gone with the Probes object.
+    _scratch: tempfile.TemporaryDirectory[str] | None = None
 
     # -- host programs ---------------------------------------------------------------------------------
 
@@ -146,7 +148,8 @@ class Probes:
                 self._rvv[memo] = cached
             else:
                 self._rvv[memo] = toolchains.can_compile_rvv(self.ctx.runner, compiler)
-                write_cached("rvv", key, self._rvv[memo])
+                if not self.ctx.runner.dry_run:  # a dry run writes nothing, the probe cache included
+                    write_cached("rvv", key, self._rvv[memo])
         return self._rvv[memo]
 
     # -- qemu --------------------------------------------------------------------------------------------
@@ -190,7 +193,7 @@ class Probes:
         ok = result.ok and CPU_PROBE_TEXT in result.output
         detail = "accepted" if ok else (result.tail(2).strip() or f"exit {result.returncode}")
         probe = CpuProbe(ok, detail)
-        if not result.timed_out:
+        if not result.timed_out and not self.ctx.runner.dry_run:
             write_cached("qemu-cpu", key, {"ok": ok, "detail": detail})
         self._cpu[memo_key] = probe
         return probe
@@ -205,6 +208,10 @@ class Probes:
         key: dict[str, object] = {"cc": identity(compiler.cc[0]), "compiler": compiler.identity,
                                   "sysroot": str(sysroot), "source": CPU_PROBE_SOURCE}
         program = _cache_file(f"cpu-program-{arch}", key).with_suffix("")
+        if self.ctx.runner.dry_run and not program.is_file():
+            if self._scratch is None:
+                self._scratch = tempfile.TemporaryDirectory(prefix="crosslane-dry-probes-")
+            program = Path(self._scratch.name) / program.name
         outcome: Path | str = program
         if not program.is_file():
             program.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,50 @@
+"""A dry run writes nothing, anywhere: not in the build folder, not in the cache (probes included)."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from crosslane import pipeline
+from crosslane.archs import Arch
+from crosslane.config import Config
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.paths import cache_dir
+from crosslane.runner import Runner
+
+
+def listing(root: Path) -> dict[str, tuple[int, int]]:
+    """Every entry under *root* with its size and mtime (content changes move one of them)."""
+    found: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            stat = path.lstat()
+            found[str(path.relative_to(root))] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@pytest.mark.cross
+@pytest.mark.network
+def test_a_dry_build_writes_nothing(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fresh cache sharing only the (read) sysroots and build tools: the probes would land in it.
+    real = cache_dir()
+    fresh = tmp_path / "cache"
+    fresh.mkdir()
+    for shared in ("sysroots", "buildtools"):
+        (fresh / shared).symlink_to(real / shared)
+    monkeypatch.setenv("CROSSLANE_CACHE", str(fresh))
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    (tmp_path / "build").mkdir()
+    watched = [tmp_path / "build", fresh]
+    before = [listing(p) for p in watched]
+    runner = Runner(Log(io.StringIO()), dry_run=True)
+    rows = pipeline.build_components(Context(cfg, runner), Arch.RISCV64, ["canary", "cpuinfo"])
+    assert rows and all(r.verdict.value != "FAIL" for r in rows), rows
+    assert any("--build" in argv for argv in runner.commands)  # it did plan the builds
+    assert [listing(p) for p in watched] == before
