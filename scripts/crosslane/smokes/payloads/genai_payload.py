@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -38,6 +39,7 @@ API = ("Config", "Model", "Generator", "GeneratorParams", "Tokenizer", "Tensor")
 ELF_MAGIC = b"\x7fELF"
 PROMPT = "The capital of France is"
 MAX_NEW_TOKENS = 8
+DECODE_SECONDS: list[float] = []  # set by generate(): how long the last generation's decode loop took
 
 
 @dataclass(frozen=True)
@@ -192,9 +194,12 @@ def generate(og: Any, model_dir: str, prompt: str = PROMPT,
     params = og.GeneratorParams(model)
     params.set_search_options(max_length=len(tokens) + max_new, do_sample=False)
     generator = og.Generator(model, params)
+    start = time.perf_counter()
     generator.append_tokens(tokens)
     while not generator.is_done():
         generator.generate_next_token()
+    # The decode time alone (prompt + new tokens, no model load): the bench's tokens per second.
+    DECODE_SECONDS[:] = [time.perf_counter() - start]
     return tokens, [int(t) for t in generator.get_sequence(0)]
 
 
@@ -301,6 +306,8 @@ def main(environ: Mapping[str, str]) -> int:
     detail = {"version": version, "e_machine": expected_machine(environ),
               "extension": PurePosixPath(extension or "").name, "ort_library": ort[0] if ort else "",
               "generate": generation_summary(ask, new_tokens), "outputs": {"new_tokens": new_tokens}}
+    if new_tokens and DECODE_SECONDS and DECODE_SECONDS[0] > 0:
+        detail["tokens_per_second"] = round(len(new_tokens) / DECODE_SECONDS[0], 3)
     return bindkit.finish(NAME, "OK", json.dumps(detail, sort_keys=True))
 
 

@@ -1,0 +1,83 @@
+"""The onnxruntime-genai lane: a cold build through crosslane against the same commands by hand (ccache off
+for both), a no-op rebuild against the cold build, and tier-4 generate() tokens per second per arch and CPU
+profile under qemu-user (against amd64's, also under qemu; no goal yet).
+
+The build half needs the sources staged (invoke sources --arch riscv64 --component onnxruntime-genai) and
+takes ~20 minutes on 2 cores; the smoke half needs the lanes built (nox -s build-<arch>).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from common import BIN, ROOT, Measure, invoke, median_of, run, timed
+
+COMPONENT = "onnxruntime-genai"
+COLD = {"CCACHE_DISABLE": "1", "CROSSLANE_OFFLINE": "1"}
+RATE = re.compile(r"tokens_per_second=([0-9.]+)")
+
+
+def hand_commands(built: Path, fresh: Path) -> list[list[str]]:
+    """configure, build, install, pack and retag: what crosslane ran, pointed at another build folder."""
+    stamp = json.loads((built / f"riscv64/{COMPONENT}/.crosslane-stamp.json").read_text())
+    inputs = stamp["inputs"]
+    configure = [arg.replace(str(built), str(fresh)) for arg in inputs["configure"]]
+    cmake = configure[0]
+    build_dir = Path(configure[configure.index("-B") + 1])
+    tag, platform = inputs["wheel"]["python_tag"], inputs["wheel"]["platform"]
+    work = fresh / "dist"
+    return [configure, [cmake, "--build", str(build_dir), "--parallel"], [cmake, "--install", str(build_dir)],
+            ["env", f"_PYTHON_HOST_PLATFORM={platform.replace('_', '-', 1)}", sys.executable, "-m", "pip", "wheel",
+             "--no-deps", "--no-build-isolation", "--no-index", "-w", str(work), str(build_dir / "wheel")],
+            ["sh", "-c", (f'{sys.executable} -m wheel tags --remove --python-tag {tag} --abi-tag {tag} '
+                          f'--platform-tag {platform} "{work}"/*.whl')]]
+
+
+def build_measures() -> list[Measure]:
+    with tempfile.TemporaryDirectory(prefix="crosslane-bench-genai-") as tmp:
+        ours, hand = Path(tmp) / "ours", Path(tmp) / "hand"
+        env = {**COLD, "CROSSLANE_BUILD_DIR": str(ours)}
+        cold = timed(lambda: invoke("build", "--arch", "riscv64", "--component", COMPONENT, env=env))
+        noop = median_of(3, lambda: invoke("build", "--arch", "riscv64", "--component", COMPONENT, env=env))
+        (hand / "riscv64").mkdir(parents=True)
+        for folder in ("toolchains",):
+            run(["cp", "-a", ours / "riscv64" / folder, hand / "riscv64" / folder])
+        commands = hand_commands(ours, hand)
+        by_hand = timed(lambda: [run(c, env=COLD) for c in commands])
+    return [Measure("genai cold build riscv64: crosslane vs the same commands by hand", cold, by_hand, "s",
+                    "<= 1.05x"),
+            Measure("genai no-op rebuild vs its cold build", noop, cold, "s", "<= 1 %")]
+
+
+def rates(arch: str) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "smoke.json"
+        run([BIN / "invoke", "smoke", "--arch", arch, "--component", COMPONENT, "--json", report])
+        rows = json.loads(report.read_text())
+    found = {}
+    for row in rows:
+        match = RATE.search(row["reason"])
+        if match and row["component"] == COMPONENT and row["arch"] == arch:
+            found[row["step"]] = float(match.group(1))
+    return found
+
+
+def run_bench() -> list[Measure]:
+    measures: list[Measure] = []
+    if (ROOT / "build" / "riscv64" / COMPONENT / ".crosslane-stamp.json").is_file():
+        measures += build_measures()
+    else:
+        print("   (genai not built for riscv64: the build figures need it built once, to copy its commands)")
+    control = rates("amd64").get("genai@max")
+    if control is None:
+        print("   (no amd64 genai smoke figure: nox -s build-amd64-onnxruntime-genai first)")
+        return measures
+    for arch in ("arm64", "riscv64"):
+        for step, rate in sorted(rates(arch).items()):
+            measures.append(Measure(f"tier-4 tokens/s {arch} {step} (qemu) vs amd64 genai@max (qemu)", rate,
+                                    control, " tok/s", "reported, no goal yet"))
+    return measures

@@ -1,0 +1,31 @@
+"""How fast crosslane starts: `invoke --list` against `python3 -c pass`, and a no-op `invoke build --arch riscv64`
+on the built tree against `ninja -n` on that tree (the least any up-to-date check can cost)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from common import BIN, ROOT, Measure, median_of, run
+
+ROUNDS = 7
+
+
+def built_trees(build: Path) -> list[Path]:
+    return sorted(p.parent for p in build.glob("riscv64/*/build/build.ninja"))
+
+
+def run_bench() -> list[Measure]:
+    python = median_of(ROUNDS, lambda: run([sys.executable, "-c", "pass"]))
+    listing = median_of(ROUNDS, lambda: run([BIN / "invoke", "--list"]))
+    measures = [Measure("`invoke --list` vs `python3 -c pass`", listing, python, "s", "<= 0.2 s")]
+    trees = built_trees(ROOT / "build")
+    if not trees:
+        print("   (no built riscv64 tree under build/: run nox -s build-riscv64 first for the no-op figure)")
+        return measures
+    ninja = BIN / "ninja"
+    ninja_n = median_of(ROUNDS, lambda: [run([ninja, "-n", "-C", t]) for t in trees])
+    noop = median_of(ROUNDS, lambda: run([BIN / "invoke", "build", "--arch", "riscv64"]))
+    measures.append(Measure(f"no-op `invoke build --arch riscv64` vs `ninja -n` on its {len(trees)} built trees",
+                            noop, ninja_n, "s", "<= 0.3 s"))
+    return measures
