@@ -31,6 +31,7 @@ from crosslane.models import CONVERTERS, PRECISIONS
 from crosslane.registry import suggestion
 
 SCHEMA_VERSION = 1
+MAX_CONFIG_BYTES = 1 << 20
 DEFAULT_FILE = "versions.toml"
 # sysroot-package: the component is a Debian package already in the target sysroot; nothing is built.
 SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
@@ -38,6 +39,15 @@ SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
 PINNED_KINDS = ("git", "archive", "debian")
 TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
 NAME_RE = re.compile(r"[A-Za-z0-9_]+")
+# Names that become paths (components, profiles, toolchains, models): a conservative set, so no name can
+# climb out of build/ or the cache ("../../x"), hide (".x") or need quoting.
+PATH_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
+
+
+def _path_name(table: Table, key: str | None, name: str, what: str) -> None:
+    if not PATH_NAME_RE.fullmatch(name) or ".." in name:
+        table.fail(key, f"{what} name {name!r} must be 1–64 letters, digits, '.', '_', '+' or '-', starting with a "
+                        "letter or digit (it becomes a folder name)")
 # The values a per-component feature option (components.<name>.options, host.OPTIONS) may take.
 OPTION_VALUES = ("auto", "on", "off")
 
@@ -149,6 +159,7 @@ def _links(table: Table) -> Mapping[str, str]:
 
 
 def _component(name: str, table: Table, root: Path, registries: Registries) -> Component:
+    _path_name(table, None, name, "component")
     if not table.has("source"):
         table.fail(None, "missing required key 'source'; add source = { kind = \"tree\", path = \"components/"
                    f"{name}\" }} or a pinned git/archive/debian source")
@@ -239,6 +250,8 @@ def _options(table: Table) -> Mapping[str, str]:
 def _arch_config(arch: Arch, table: Table) -> ArchConfig:
     profiles_table = table.table("profiles", required=True)
     profiles = tuple(Profile(name, profiles_table.string(name)) for name in list(profiles_table.keys()))
+    for profile in profiles:
+        _path_name(profiles_table, profile.name, profile.name, "profile")
     profiles_table.finish()
     if not profiles:
         table.fail("profiles", "no qemu CPU profile; add at least one, e.g. default = \"max\"")
@@ -260,6 +273,7 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
 
 
 def _toolchain(name: str, table: Table) -> Toolchain:
+    _path_name(table, None, name, "toolchain")
     family = table.string("family", required=True)
     if family not in TOOLCHAIN_FAMILIES:
         table.fail("family", f"unknown toolchain family '{family}' (known: {', '.join(TOOLCHAIN_FAMILIES)})")
@@ -328,8 +342,7 @@ def _lanes(table: Table, components: Mapping[str, Component]) -> Mapping[tuple[s
 
 
 def _model(name: str, table: Table) -> ModelSpec:
-    if not NAME_RE.fullmatch(name.replace("-", "_")):
-        table.fail(None, f"model name '{name}' may use only letters, digits, '-' and '_'")
+    _path_name(table, None, name, "model")
     converter = table.string("converter", required=True)
     if converter not in CONVERTERS:
         table.fail("converter", f"unknown converter '{converter}' (known: {', '.join(CONVERTERS)})")
@@ -364,6 +377,8 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
         data = tomlcompat.loads(text)
     except tomlcompat.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: invalid TOML: {exc}; fix the syntax") from exc
+    except RecursionError:
+        raise ConfigError(f"{file}: arrays or tables nested too deeply to read; fix the syntax") from None
     top = Table(data, file)
     schema = top.integer("schema", 0)
     if schema != SCHEMA_VERSION:
@@ -427,10 +442,21 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:
     path = path or find_config()
     try:
-        text = path.read_text(encoding="utf-8")
+        if not path.is_file():  # a FIFO or a device would block or never end
+            raise ConfigError(f"{path}: not a regular file", fix="pass the path of a versions.toml with --config")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror}); run from the repository root or pass --config") \
             from exc
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 1024} KiB; is this versions.toml?")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path.name}: line {line}: not UTF-8 (byte {data[exc.start]:#04x}); save the file as "
+                          "UTF-8") from None
     return parse(text, path, registries=registries)
 
 

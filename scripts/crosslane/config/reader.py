@@ -7,6 +7,7 @@ difflib suggestion, so unknown keys never pass silently.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterator
 from typing import NoReturn
 
@@ -86,6 +87,8 @@ class Table:
     def number(self, key: str, default: float) -> float:
         value = self._get(key, float, False, default)
         assert isinstance(value, (int, float))
+        if not math.isfinite(value):
+            self.fail(key, f"{value} is not a finite number")
         return float(value)
 
     def boolean(self, key: str, default: bool) -> bool:

@@ -1,0 +1,62 @@
+"""Hostile versions.toml input: one-line ConfigError (exit 2) each, never a traceback, a hang or a write."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from crosslane import config as config_mod
+from crosslane.config.load import MAX_CONFIG_BYTES
+from crosslane.errors import ConfigError
+from crosslane_helpers import versions_header, write_config
+
+
+@pytest.mark.parametrize("name", ["../../../x", ".hidden", "a/b", "", "x" * 65, "a..b", "-flag"])
+def test_component_names_that_are_not_folder_names_are_refused(tmp_path: Path, name: str) -> None:
+    text = (versions_header() + f'\n[components."{name}"]\nsource = {{ kind = "tree", path = "." }}\n'
+            'arches = ["riscv64"]\n')
+    with pytest.raises(ConfigError, match=r"component name .* must be 1–64 letters"):
+        config_mod.parse(text, tmp_path / "versions.toml")
+
+
+def test_profile_and_toolchain_names_are_checked_too(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"profile name '\.\./up' must be"):
+        config_mod.parse(versions_header().replace('max = "max"\n[arches.arm64]', '"../up" = "max"\n[arches.arm64]'),
+                         tmp_path / "versions.toml")
+    with pytest.raises(ConfigError, match="toolchain name 'a/b' must be"):
+        config_mod.parse(versions_header().replace("[toolchains.gcc]", '[toolchains."a/b"]\nfamily = "gcc"\n'
+                                                   "[toolchains.gcc]"), tmp_path / "versions.toml")
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf"])
+def test_timeouts_must_be_finite(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match=f"smoke.timeout: {value.lstrip('-')}|smoke.timeout: -inf"):
+        write_config(tmp_path, {"c": f'smoke = {{ kind = "canary", timeout = {value} }}'})
+
+
+def test_deep_nesting_is_a_config_error(tmp_path: Path) -> None:
+    text = versions_header() + "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
+    with pytest.raises(ConfigError, match=r"nested too deeply|invalid TOML"):
+        config_mod.parse(text, tmp_path / "versions.toml")
+
+
+def test_non_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "versions.toml"
+    path.write_bytes(versions_header().encode() + b"# caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"versions.toml: line \d+: not UTF-8 \(byte 0xe9\)"):
+        config_mod.load(path)
+
+
+def test_special_and_huge_files_are_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        config_mod.load(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        config_mod.load(Path("/dev/zero"))
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (MAX_CONFIG_BYTES + 1))
+    with pytest.raises(ConfigError, match="larger than"):
+        config_mod.load(big)
