@@ -1,0 +1,131 @@
+"""The cmake-wheel recipe on a small fixture: a CPython extension cross-built for riscv64 whose one FetchContent
+dependency crosslane supplies (staged from a local git mirror, CMake fully disconnected). The module's
+suffix comes from the target's interpreter (FindPython runs it under qemu) and the wheel's tag is the
+target's: the properties the genai lane relies on, in seconds instead of ten minutes."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import subprocess
+import zipfile
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from crosslane import config as config_mod
+from crosslane import pipeline
+from crosslane.archs import Arch
+from crosslane.config import Config
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.paths import cache_dir
+from crosslane.report import Verdict
+from crosslane.runner import Runner
+from crosslane_helpers import versions_header
+
+pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]
+
+CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.24)
+project(pyfix C)
+include(FetchContent)
+FetchContent_Declare(helper GIT_REPOSITORY https://github.com/acme/helper GIT_TAG v1)
+FetchContent_MakeAvailable(helper)
+find_package(Python 3 REQUIRED COMPONENTS Interpreter Development.Module)
+# As pybind11 does: cross-compiling, FindPython leaves Python_SOABI empty, so ask the (target) interpreter.
+execute_process(COMMAND ${Python_EXECUTABLE} -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"
+                OUTPUT_VARIABLE ext_suffix OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+Python_add_library(_pyfix MODULE pyfix.c)
+set_target_properties(_pyfix PROPERTIES PREFIX "" SUFFIX "${ext_suffix}")
+target_include_directories(_pyfix PRIVATE ${helper_SOURCE_DIR})
+file(COPY ${CMAKE_SOURCE_DIR}/package/ DESTINATION ${CMAKE_BINARY_DIR}/wheel)
+add_custom_command(TARGET _pyfix POST_BUILD
+                   COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:_pyfix> ${CMAKE_BINARY_DIR}/wheel/pyfix/)
+install(TARGETS _pyfix LIBRARY DESTINATION lib)
+"""
+SOURCE = """\
+#include <Python.h>
+#include "helper.h"
+static PyObject *value(PyObject *self, PyObject *args) { return PyLong_FromLong(HELPER_VALUE); }
+static PyMethodDef methods[] = {{"value", value, METH_NOARGS, ""}, {0}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_pyfix", "", -1, methods};
+PyMODINIT_FUNC PyInit__pyfix(void) { return PyModule_Create(&module); }
+"""
+SETUP = """\
+from setuptools import Distribution, setup
+class Binary(Distribution):
+    def has_ext_modules(self):
+        return True
+setup(name="pyfix", version="1.0", packages=["pyfix"], package_data={"pyfix": ["*.so"]}, distclass=Binary)
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def project(cfg: Config, tmp_path: Path, sysroots: dict[Arch, Path], monkeypatch: pytest.MonkeyPatch) -> Config:
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q")
+    (upstream / "helper.h").write_text("#define HELPER_VALUE 42\n")
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "helper")
+    git(upstream, "tag", "v1")
+    commit = git(upstream, "rev-parse", "HEAD")
+    subprocess.run(["git", "clone", "-q", "--bare", str(upstream), str(tmp_path / "mirrors/acme+helper/repo")],
+                   check=True)
+    src = tmp_path / "pyfix"
+    (src / "package" / "pyfix").mkdir(parents=True)
+    (src / "CMakeLists.txt").write_text(CMAKELISTS)
+    (src / "pyfix.c").write_text(SOURCE)
+    (src / "package" / "setup.py").write_text(SETUP)
+    (src / "package" / "pyfix" / "__init__.py").write_text("from ._pyfix import value\n")
+    # A fresh cache that shares only the sysroots and build tools, so the dependency is staged here.
+    real = cache_dir()
+    fresh = tmp_path / "cache"
+    fresh.mkdir()
+    for shared in ("sysroots", "buildtools"):
+        (fresh / shared).symlink_to(real / shared)
+    monkeypatch.setenv("CROSSLANE_CACHE", str(fresh))
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    monkeypatch.setenv("CROSSLANE_GIT_MIRROR", str(tmp_path / "mirrors" / "{owner}+{name}" / "repo"))
+    text = versions_header() + f"""
+[components.pyfix]
+source = {{ kind = "tree", path = "pyfix" }}
+arches = ["riscv64"]
+recipe = "cmake-wheel"
+distribution = "pyfix"
+toolchain = {{ riscv64 = "clang" }}
+cmake_args = ["-DPython_EXECUTABLE={{python_exe}}", "-DPython_INCLUDE_DIR={{python_include}}",
+              "-DPython_LIBRARY={{python_library}}"]
+[components.pyfix.fetchcontent.helper]
+source = {{ kind = "git", url = "https://github.com/acme/helper", tag = "v1", commit = "{commit}" }}
+"""
+    (tmp_path / "versions.toml").write_text(text)
+    pyfix = config_mod.load(tmp_path / "versions.toml").components["pyfix"]
+    # The repository's sysroot, toolchains and arches (the sysroots are already made), with this component.
+    return dataclasses.replace(cfg, root=tmp_path, components=MappingProxyType({"pyfix": pyfix}))
+
+
+def test_the_wheel_is_the_targets_and_its_dependency_came_from_crosslane(project: Config, tmp_path: Path) -> None:
+    rows = pipeline.build_components(Context(project, Runner(Log(io.StringIO()))), Arch.RISCV64, ["pyfix"])
+    failed = [r for r in rows if r.verdict is Verdict.FAIL]
+    assert not failed, failed
+    steps = {r.step: r for r in rows}
+    assert steps["source:helper"].verdict is Verdict.PASS and "(fetched)" in steps["source:helper"].reason
+    assert steps["gates"].verdict is Verdict.PASS
+    wheels = sorted((tmp_path / "build/riscv64/pyfix/install/dist").glob("*.whl"))
+    assert [w.name for w in wheels] == ["pyfix-1.0-cp314-cp314-linux_riscv64.whl"]
+    with zipfile.ZipFile(wheels[0]) as archive:
+        [module] = [n for n in archive.namelist() if n.startswith("pyfix/_pyfix")]
+        assert module == "pyfix/_pyfix.cpython-314-riscv64-linux-gnu.so"
+        assert ELFFile(io.BytesIO(archive.read(module)))["e_machine"] == "EM_RISCV"
+    cache = (tmp_path / "build/riscv64/pyfix/build/CMakeCache.txt").read_text()
+    assert f"FETCHCONTENT_SOURCE_DIR_HELPER:PATH={tmp_path / 'cache'}" in cache
+    assert "FETCHCONTENT_FULLY_DISCONNECTED:BOOL=ON" in cache
