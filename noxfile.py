@@ -65,10 +65,14 @@ def tests_slow(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff and mypy --strict."""
+    """ruff, mypy --strict, the consistency lint, and the workflow's zizmor audit and JSON-schema check."""
     _install(session, "[dev]")
     session.run("ruff", "check", ".")
     session.run("mypy")
+    session.run("invoke", "consistency")
+    workflows = [str(p) for p in sorted((ROOT / ".github" / "workflows").glob("*.yml"))]
+    session.run("zizmor", "--offline", "--persona=pedantic", *workflows)
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
 
 
 @nox.session

@@ -109,11 +109,15 @@ def all(c: Context, arch: str, component: list[str], debug: bool = False, json: 
                                     debug=debug, json_path=json or None, config_path=config or None))
 
 
-@task(help={"config": COMMON_HELP["config"]})
-def matrix(c: Context, config: str = "") -> None:
-    """Print the GitHub Actions matrix derived from versions.toml (matrix=<json>, for $GITHUB_OUTPUT)."""
+@task(help={"config": COMMON_HELP["config"], "event": "the GitHub event (push, pull_request, schedule, …)",
+            "arch": "only this arch", "component": "only this component",
+            "changed": "files a pull request changed (space-separated): builds run only when one is a build input"})
+def matrix(c: Context, config: str = "", event: str = "push", arch: str = "", component: str = "",
+           changed: str = "") -> None:
+    """Print the GitHub Actions plan derived from versions.toml (run=, build=, smoke= lines for $GITHUB_OUTPUT)."""
     from crosslane.cli import commands
-    commands.exit_with(commands.print_matrix(config_path=config or None))
+    commands.exit_with(commands.print_matrix(config_path=config or None, event=event, arch=arch,
+                                             component=component, changed=changed))
 
 
 @task(help={"component": "component whose patch series to check or apply", "arch": ARCH_HELP,
@@ -169,3 +173,38 @@ def consistency(c: Context, debug: bool = False, json: str = "", config: str = "
     from crosslane.cli import commands, gate_tasks
     commands.exit_with(commands.run(gate_tasks.consistency, debug=debug, json_path=json or None,
                                     config_path=config or None))
+
+
+@task(help={"arch": ARCH_HELP, "component": "the built component to pack", "output": "the .tar.gz to write",
+            **COMMON_HELP})
+def pack(c: Context, arch: str, component: str, output: str, debug: bool = False, json: str = "",
+         config: str = "") -> None:
+    """Pack a built component (install folder and stamp) into one file, for a later job's `invoke unpack`."""
+    from pathlib import Path
+
+    from crosslane import artifacts
+    from crosslane.cli import commands
+    commands.exit_with(commands.run(
+        lambda ctx: artifacts.pack(ctx, commands.parse_arch(arch), component, Path(output)),
+        debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"input": "a file `invoke pack` wrote", **COMMON_HELP})
+def unpack(c: Context, input: str, debug: bool = False, json: str = "", config: str = "") -> None:  # noqa: A002
+    """Put a packed component back into the build tree (checked like any downloaded archive)."""
+    from pathlib import Path
+
+    from crosslane import artifacts
+    from crosslane.cli import commands
+    commands.exit_with(commands.run(lambda ctx: artifacts.unpack(ctx, Path(input)),
+                                    debug=debug, json_path=json or None, config_path=config or None))
+
+
+@task(help={"input": "folder searched for --json reports (e.g. downloaded CI artifacts)",
+            "output": "path prefix: writes PREFIX.json and PREFIX.md", "debug": COMMON_HELP["debug"]})
+def report(c: Context, input: str, output: str, debug: bool = False) -> None:  # noqa: A002
+    """Merge every job's JSON report into one report (JSON and Markdown), as CI's report job does."""
+    from pathlib import Path
+
+    from crosslane.cli import commands
+    commands.exit_with(commands.merge_reports(Path(input), Path(output), debug=debug))

@@ -84,3 +84,42 @@ def failed(rows: Iterable[Row]) -> list[Row]:
 def write_json(rows: Iterable[Row], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_json(rows) + "\n")
+
+
+def read_json(path: Path) -> list[Row]:
+    """A --json report; ValueError names the file and the entry that is not a row."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable JSON report ({exc})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: a report is a JSON list of rows")
+    try:
+        return [Row.from_dict(entry, index) for index, entry in enumerate(data)]
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def merge(folder: Path) -> tuple[list[Row], list[Path]]:
+    """Every row of every report under *folder* (files that are not reports are skipped), duplicates once."""
+    rows: list[Row] = []
+    used: list[Path] = []
+    for path in sorted(folder.rglob("*.json")):
+        try:
+            found = read_json(path)
+        except ValueError:
+            continue
+        used.append(path)
+        rows += [r for r in found if r not in rows]
+    return rows, used
+
+
+def counts_markdown(rows: Iterable[Row]) -> str:
+    """Verdicts per stage: the first thing a reviewer reads."""
+    rows = list(rows)
+    stages = sorted({r.stage for r in rows}, key=list(Stage).index)
+    lines = ["| stage | PASS | FAIL | SKIP |", "|---|---|---|---|"]
+    for stage in stages:
+        count = {v: sum(1 for r in rows if r.stage is stage and r.verdict is v) for v in Verdict}
+        lines.append(f"| {stage.value} | {count[Verdict.PASS]} | {count[Verdict.FAIL]} | {count[Verdict.SKIP]} |")
+    return "\n".join(lines) + "\n"

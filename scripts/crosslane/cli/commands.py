@@ -84,16 +84,36 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     return 0
 
 
+def merge_reports(folder: Path, output: Path, *, debug: bool = False) -> int:
+    """`invoke report`: every job's rows in one JSON and one Markdown report (verdicts per stage first)."""
+
+    def action(ctx: Context) -> list[report.Row]:
+        if not folder.is_dir():
+            raise UsageError(f"{folder}: no such folder", fix="pass the folder the job reports were downloaded to")
+        rows, used = report.merge(folder)
+        if not used:
+            raise UsageError(f"{folder}: no --json report in it", fix="run the jobs with --json FILE")
+        report.write_json(rows, output.with_suffix(".json"))
+        output.with_suffix(".md").write_text(
+            f"# crosslane report\n\n{len(used)} job reports, {len(rows)} rows.\n\n" + report.counts_markdown(rows) +
+            "\n" + report.markdown(rows), encoding="utf-8")
+        ctx.log.info(f"    {len(used)} reports → {output.with_suffix('.json')}, {output.with_suffix('.md')}")
+        return rows
+
+    return run(action, debug=debug)
+
+
 def exit_with(code: int) -> None:
     if code:
         sys.exit(code)
 
 
-def print_matrix(*, config_path: str | None = None) -> int:
-    from crosslane.cli.matrix import github_output
+def print_matrix(*, config_path: str | None = None, event: str = "push", arch: str = "", component: str = "",
+                 changed: str = "") -> int:
+    from crosslane.cli.matrix import plan
 
     def action(ctx: Context) -> list[report.Row]:
-        print(github_output(ctx.config))
+        print(plan(ctx.config, event=event, arch=arch, component=component, changed=changed.split()).github_output())
         return []
 
     return run(action, config_path=config_path)

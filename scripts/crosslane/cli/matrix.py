@@ -1,13 +1,77 @@
-"""The GitHub Actions matrix, derived from versions.toml (never written by hand)."""
+"""The GitHub Actions matrices, derived from versions.toml (never written by hand).
+
+`plan` answers three questions for one workflow run: whether the build jobs run at all (a pull request that
+touches none of BUILD_INPUTS runs only lint and tests), which arch × component builds run (each with the
+toolchain its ccache is keyed by; the amd64 control's copies of components whose smoke compares with it
+are added), and which arch × CPU profile smokes run (every profile, or the default one on pull requests).
+"""
 
 from __future__ import annotations
 
+import fnmatch
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from crosslane import smokes
+from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config
+from crosslane.errors import UsageError
+
+# A pull request rebuilds when one of these changed; every other change is covered by lint and tests.
+BUILD_INPUTS = ("versions.toml", "patches/*", "scripts/*", "components/*", "noxfile.py", "tasks.py",
+                "pyproject.toml", ".github/workflows/*")
+FULL_EVENTS = ("schedule", "workflow_dispatch", "push")
+
+
+@dataclass(frozen=True)
+class Plan:
+    run: bool
+    build: list[dict[str, str]]
+    smoke: list[dict[str, str]]
+
+    def github_output(self) -> str:
+        """The lines a workflow appends to $GITHUB_OUTPUT."""
+        def compact(include: list[dict[str, str]]) -> str:
+            return json.dumps({"include": include}, separators=(",", ":"))
+        return f"run={str(self.run).lower()}\nbuild={compact(self.build)}\nsmoke={compact(self.smoke)}"
+
+
+def touches_build(changed: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(path, pattern) for path in changed for pattern in BUILD_INPUTS)
+
+
+def plan(config: Config, *, event: str = "push", arch: str = "", component: str = "",
+         changed: Sequence[str] = ()) -> Plan:
+    if arch and arch not in {a.value for a in config.arches}:
+        raise UsageError(f"unknown arch '{arch}' (versions.toml has {', '.join(a.value for a in config.arches)})")
+    if component and component not in config.components:
+        raise UsageError(f"unknown component '{component}' (known: {', '.join(config.components)})")
+    arches = [a for a in config.arches if not arch or a.value == arch]
+    build: list[dict[str, str]] = []
+
+    def add(each: Arch, name: str) -> None:
+        entry = {"arch": each.value, "component": name, "toolchain": config.toolchain_for(name, each).name}
+        if entry not in build:
+            build.append(entry)
+
+    for each in arches:
+        names = [n for n in config.arches[each].components if not component or n == component]
+        if component and not names and each in config.components[component].arches:
+            names = [component]
+        for name in names:
+            add(each, name)
+            spec = config.components[name].smoke
+            if each is not CONTROL_ARCH and spec and spec.kind in smokes.CONTROLLED:
+                add(CONTROL_ARCH, name)
+    full = event in FULL_EVENTS
+    smoke = [{"arch": each.value, "profile": p.name} for each in arches
+             for p in config.arches[each].profiles if full or p.name == config.arches[each].default_profile]
+    return Plan(run=full or touches_build(changed), build=build, smoke=smoke)
 
 
 def matrix(config: Config) -> dict[str, list[dict[str, object]]]:
+    """One row per arch with its components and profiles (what `invoke matrix` printed before per-job plans)."""
     include: list[dict[str, object]] = []
     for arch, arch_cfg in config.arches.items():
         include.append({
@@ -16,8 +80,3 @@ def matrix(config: Config) -> dict[str, list[dict[str, object]]]:
             "profiles": " ".join(p.name for p in arch_cfg.profiles),
         })
     return {"include": include}
-
-
-def github_output(config: Config) -> str:
-    """The line a workflow appends to $GITHUB_OUTPUT."""
-    return "matrix=" + json.dumps(matrix(config), separators=(",", ":"))

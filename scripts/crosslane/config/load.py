@@ -442,7 +442,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:
     path = path or find_config()
     try:
-        if not path.is_file():  # a FIFO or a device would block or never end
+        if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
             raise ConfigError(f"{path}: not a regular file", fix="pass the path of a versions.toml with --config")
         with path.open("rb") as handle:
             data = handle.read(MAX_CONFIG_BYTES + 1)

@@ -1,0 +1,145 @@
+"""CI as a product: the per-job plan from versions.toml, packed build outputs, the merged report, and the
+workflow's cheap jobs run locally the way Actions runs them."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from crosslane import artifacts, report
+from crosslane.archs import Arch
+from crosslane.cli import commands, matrix
+from crosslane.config import Config
+from crosslane.context import Context
+from crosslane.errors import ConfigError, UsageError
+from crosslane.log import Log
+from crosslane.report import Row, Stage, Verdict
+from crosslane.runner import Runner
+
+
+def test_pull_requests_build_only_when_a_build_input_changed(cfg: Config) -> None:
+    assert not matrix.plan(cfg, event="pull_request", changed=["README.md", "tests/test_x.py"]).run
+    assert matrix.plan(cfg, event="pull_request", changed=["patches/onnxruntime-genai/001.patch"]).run
+    assert matrix.plan(cfg, event="schedule").run and matrix.plan(cfg, event="push").run
+
+
+def test_the_plan_adds_the_control_and_narrows_profiles_on_pull_requests(cfg: Config) -> None:
+    nightly = matrix.plan(cfg, event="schedule", arch="riscv64", component="onnxruntime-genai")
+    assert nightly.build == [{"arch": "riscv64", "component": "onnxruntime-genai", "toolchain": "clang"},
+                             {"arch": "amd64", "component": "onnxruntime-genai", "toolchain": "clang"}]
+    assert [s["profile"] for s in nightly.smoke] == [p.name for p in cfg.arches[Arch.RISCV64].profiles]
+    pr = matrix.plan(cfg, event="pull_request", arch="riscv64", changed=["versions.toml"])
+    assert pr.smoke == [{"arch": "riscv64", "profile": cfg.arches[Arch.RISCV64].default_profile}]
+    cpuinfo = matrix.plan(cfg, arch="riscv64", component="cpuinfo")
+    assert cpuinfo.build == [{"arch": "riscv64", "component": "cpuinfo", "toolchain": "clang"}]
+    lines = dict(line.split("=", 1) for line in nightly.github_output().splitlines())
+    assert lines["run"] == "true" and json.loads(lines["build"])["include"] == nightly.build
+    with pytest.raises(UsageError, match="unknown arch 'sparc'"):
+        matrix.plan(cfg, arch="sparc")
+
+
+def built_component(ctx: Context, arch: Arch, name: str, outside: Path) -> Path:
+    folder = ctx.component_dir(arch, name)
+    (folder / "install" / "lib").mkdir(parents=True)
+    (folder / "install" / "lib" / "libx.so").write_bytes(b"\x7fELF x")
+    (folder / "install" / "lib" / "libx.so.1").symlink_to("libx.so")
+    (folder / "install" / "sysroot-include").symlink_to(outside)
+    (folder / ".crosslane-stamp.json").write_text(json.dumps({"key": "k", "inputs": {}}))
+    return folder
+
+
+def test_pack_then_unpack_restores_the_component(cfg: Config, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    folder = built_component(ctx, Arch.RISCV64, "cpuinfo", tmp_path)
+    packed = tmp_path / "out" / "riscv64-cpuinfo.tar.gz"
+    [row] = artifacts.pack(ctx, Arch.RISCV64, "cpuinfo", packed)
+    assert row.verdict is Verdict.PASS and "1 links into the sysroot left out" in row.reason
+    import shutil
+    shutil.rmtree(folder)
+    rows = artifacts.unpack(ctx, packed)
+    assert rows[0].step == "unpack" and (folder / "install/lib/libx.so").read_bytes() == b"\x7fELF x"
+    assert (folder / "install/lib/libx.so.1").is_symlink() and (folder / ".crosslane-stamp.json").is_file()
+    assert not (folder / "install/sysroot-include").exists()
+
+
+def test_unpack_refuses_what_is_not_a_pack(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    hostile = tmp_path / "hostile.tar.gz"
+    with tarfile.open(hostile, "w:gz") as tar:
+        data = b"x"
+        info = tarfile.TarInfo("crosslane-pack/../../escape")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(ConfigError, match="contains '..'"):
+        artifacts.unpack(ctx, hostile)
+    plain = tmp_path / "plain.tar.gz"
+    with tarfile.open(plain, "w:gz") as tar:
+        info = tarfile.TarInfo("crosslane-pack/readme")
+        tar.addfile(info, io.BytesIO(b""))
+    with pytest.raises(ConfigError, match="not a crosslane pack"):
+        artifacts.unpack(ctx, plain)
+    with pytest.raises(UsageError, match="not built"):
+        artifacts.pack(ctx, Arch.RISCV64, "canary", tmp_path / "x.tar.gz")
+
+
+def test_reports_merge_into_json_and_markdown(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(repo)
+    one = [Row("canary", "riscv64", "build", Verdict.PASS, "built", stage=Stage.BUILD)]
+    two = [Row("canary", "riscv64", "cli@rvv128", Verdict.FAIL, "no sentinel", stage=Stage.SMOKE,
+               profile="rvv128"), *one]
+    report.write_json(one, tmp_path / "in" / "build-riscv64-canary" / "build.json")
+    report.write_json(two, tmp_path / "in" / "smoke-riscv64-rvv128" / "smoke.json")
+    (tmp_path / "in" / "other.json").write_text('{"not": "a report"}')
+    code = commands.merge_reports(tmp_path / "in", tmp_path / "out" / "report")
+    assert code == 1  # the merged report carries the smoke's failure
+    merged = report.read_json(tmp_path / "out" / "report.json")
+    assert merged == [one[0], two[0]]
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "2 job reports, 2 rows" in text and "| smoke | 0 | 1 | 0 |" in text and "| build | 1 | 0 | 0 |" in text
+
+
+def steps_of(workflow: dict[str, object], job: str) -> list[dict[str, object]]:
+    jobs = workflow["jobs"]
+    assert isinstance(jobs, dict)
+    steps = jobs[job]["steps"]
+    assert isinstance(steps, list)
+    return steps
+
+
+def test_the_workflow_is_pinned_and_passes_values_through_env(repo: Path) -> None:
+    workflow = yaml.safe_load((repo / ".github/workflows/ci.yml").read_text())
+    for job in workflow["jobs"]:
+        for step in steps_of(workflow, job):
+            uses = step.get("uses")
+            if isinstance(uses, str):
+                assert len(uses.split("@", 1)[1]) == 40, f"{job}: {uses} is not pinned to a commit"
+            run = step.get("run")
+            assert not (isinstance(run, str) and "${{" in run), f"{job}: expression expanded inside run:"
+
+
+@pytest.mark.spawns
+def test_the_plan_job_runs_locally_as_actions_would(repo: Path, tmp_path: Path) -> None:
+    """The plan job's run: step, in a shell, with the env Actions would set for a nightly run."""
+    workflow = yaml.safe_load((repo / ".github/workflows/ci.yml").read_text())
+    [step] = [s for s in steps_of(workflow, "plan") if s.get("id") == "plan"]
+    script = str(step["run"]).replace("python -m pip install --quiet .", "true")  # crosslane is installed here
+    output = tmp_path / "github_output"
+    env = {**os.environ, "EVENT": "schedule", "BASE": "", "ARCH": "", "COMPONENT": "",
+           "GITHUB_OUTPUT": str(output), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    subprocess.run(["bash", "-e", "-c", script], cwd=repo, env=env, check=True, capture_output=True, timeout=120)
+    lines = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    assert lines["run"] == "true"
+    assert {"arch": "riscv64", "component": "onnxruntime-genai", "toolchain": "clang"} in \
+        json.loads(lines["build"])["include"]
