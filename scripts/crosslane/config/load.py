@@ -192,7 +192,10 @@ def _component(name: str, table: Table, root: Path, registries: Registries) -> C
         when = patch_table.table("when")
         arches = _arch_list(when, "arch") if when.has("arch") else tuple(Arch)
         when.finish()
-        patches.append(PatchSpec(path=path, sha256=_sha256(patch_table, "sha256"), arches=arches))
+        strip = patch_table.integer("strip", 1)
+        if strip not in (0, 1):
+            patch_table.fail("strip", f"{strip}: crosslane applies patches with -p0 or -p1")
+        patches.append(PatchSpec(path=path, sha256=_sha256(patch_table, "sha256"), arches=arches, strip=strip))
         patch_table.finish()
     component = Component(
         name=name,

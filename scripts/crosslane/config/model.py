@@ -96,6 +96,7 @@ class PatchSpec:
     path: Path
     sha256: str
     arches: tuple[Arch, ...]
+    strip: int = 1  # patch -pN: 1 for a/ b/ prefixed diffs (git, quilt), 0 for plain paths
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,20 @@
 """The patch engine: a pinned series per component, planned as a whole, then applied.
 
-Each patch's state is decided by GNU patch's exit codes, never by its prose:
-  reverse dry run passes  -> APPLIED (skipped)
-  forward dry run passes  -> APPLICABLE (applied)
-  neither                 -> CONFLICT (an error naming the patch, file and hunk; the tree is not touched)
-A patch whose `when.arch` excludes the arch is NOT-FOR-ARCH and never read against the tree.
+The state belongs to the series, not to each patch alone: a later patch may change lines an earlier one
+touched, so "does patch 1 reverse-apply?" is the wrong question once patch 2 is in. The plan unwinds in a
+scratch copy of the files the series touches — reverse patch N, then N-1, … — to find the longest applied
+prefix k, then checks that patches k+1…N apply forward on the tree as it is:
+  k = N         -> APPLIED (nothing to do)
+  0 < k < N     -> PARTIAL: the first k are APPLIED, the rest APPLICABLE (applied in order)
+  k = 0         -> CLEAN: every patch APPLICABLE
+  no k fits     -> CONFLICT: an error naming the patch, file and hunk; the tree is not touched (exit 4)
+A patch whose `when.arch` excludes the arch is NOT-FOR-ARCH and never read against the tree. Every decision
+comes from GNU patch's exit codes, never its prose; the output is parsed only to name the failing hunk.
 
-The series is planned in a scratch copy of just the files it touches, each APPLICABLE patch applied
-there so the next one is checked against the result; only a conflict-free plan touches the real tree.
 patch runs with -F0 (fuzz refused, offsets fine, as Yocto's patch-fuzz QA), --binary (CRLF bytes are
-bytes), --batch --forward (never a question, never a guessed -R), and writes no .orig or .rej files.
-The output is parsed only to name the failing file and hunk in the message.
+bytes), --batch --forward (never a question, never a guessed -R), -p0 or -p1 per patch, and writes no .orig
+or .rej files. Applying backs up every file the series touches first: a patch that fails half way (an
+unwritable folder) restores the tree to exactly what it was, its own partial hunks included.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from crosslane.errors import ConfigError, PatchConflict
 from crosslane.report import Row, Stage, Verdict
 from crosslane.runner import Result, Runner
 
-PATCH = ("patch", "-p1", "--batch", "--forward", "--binary", "-F0", "--no-backup-if-mismatch", "-r", "-")
+PATCH = ("patch", "--batch", "--forward", "--binary", "-F0", "--no-backup-if-mismatch", "-r", "-")
 PATCH_TIMEOUT = 120.0
 
 
@@ -78,25 +82,31 @@ def verify_pins(root: Path, component: Component) -> None:
                               fix="if the edit is intended, update sha256 in versions.toml")
 
 
-def touched_files(patch: bytes) -> list[str]:
-    """Paths (after -p1) named by the patch's ---/+++ headers; used only to build the scratch copy."""
+def touched_files(patch: bytes, strip: int = 1) -> list[str]:
+    """Paths (after -p*strip*) named by the patch's ---/+++ and git rename headers: the scratch copy's and
+    the backup's file list."""
     found: list[str] = []
     for raw in patch.splitlines():
-        if not raw.startswith((b"--- ", b"+++ ")):
+        if raw.startswith((b"--- ", b"+++ ")):
+            name = raw[4:].decode("utf-8", "replace").split("\t", 1)[0].strip()
+            parts = PurePosixPath(name).parts
+            if name == "/dev/null" or len(parts) <= strip or ".." in parts or name.startswith("/"):
+                continue
+            rel = PurePosixPath(*parts[strip:]).as_posix()
+        elif raw.startswith((b"rename from ", b"rename to ")):
+            rel = raw.split(b" ", 2)[2].decode("utf-8", "replace").strip()
+            if ".." in PurePosixPath(rel).parts or rel.startswith("/"):
+                continue
+        else:
             continue
-        name = raw[4:].decode("utf-8", "replace").split("\t", 1)[0].strip()
-        parts = PurePosixPath(name).parts
-        if name == "/dev/null" or len(parts) < 2 or ".." in parts or name.startswith("/"):
-            continue
-        rel = PurePosixPath(*parts[1:]).as_posix()
         if rel not in found:
             found.append(rel)
     return found
 
 
-def _patch(runner: Runner, tree: Path, patch: Path, *, reverse: bool = False, dry_run: bool = True) -> Result:
-    argv = [*PATCH, *(["-R"] if reverse else []), *(["--dry-run"] if dry_run else []),
-            "-d", str(tree), "-i", str(patch)]
+def _patch(runner: Runner, tree: Path, spec: PatchSpec, *, reverse: bool = False, dry_run: bool = True) -> Result:
+    argv = [*PATCH, f"-p{spec.strip}", *(["-R"] if reverse else []), *(["--dry-run"] if dry_run else []),
+            "-d", str(tree), "-i", str(spec.path)]
     # The scratch copy and dry runs change no tree the user owns, so they run even under --dry-run.
     return runner.run(argv, env={"LC_ALL": "C"}, timeout=PATCH_TIMEOUT, check=False, probe=True, quiet=True)
 
@@ -120,38 +130,89 @@ def conflict_detail(output: str) -> str:
     return lines[-1] if lines else "patch failed without output"
 
 
-def _scratch_copy(tree: Path, scratch: Path, specs: Sequence[PatchSpec]) -> None:
+def _touched(specs: Sequence[PatchSpec]) -> list[str]:
+    found: list[str] = []
     for spec in specs:
-        for rel in touched_files(spec.path.read_bytes()):
-            source, dest = tree / rel, scratch / rel
-            if (source.is_file() or source.is_symlink()) and not dest.exists():
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, dest, follow_symlinks=False)
+        found += [rel for rel in touched_files(spec.path.read_bytes(), spec.strip) if rel not in found]
+    return found
+
+
+def _scratch_copy(tree: Path, scratch: Path, specs: Sequence[PatchSpec]) -> None:
+    for rel in _touched(specs):
+        source, dest = tree / rel, scratch / rel
+        if (source.is_file() or source.is_symlink()) and not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest, follow_symlinks=False)
+
+
+@dataclass(frozen=True)
+class Series:
+    """The series' state on a tree: the first *applied* patches are in; *conflict* is (index, detail) of the
+    first patch that fits no prefix, None when the rest apply."""
+
+    applied: int
+    conflict: tuple[int, str] | None = None
+
+
+def _unwinds(runner: Runner, tree: Path, specs: Sequence[PatchSpec], count: int) -> bool:
+    """Do the first *count* patches reverse out of *tree*, last first? (in a scratch copy)"""
+    if count == 0:
+        return True
+    with tempfile.TemporaryDirectory(prefix="crosslane-patch-unwind-") as tmp:
+        scratch = Path(tmp)
+        _scratch_copy(tree, scratch, specs)
+        for spec in reversed(specs[:count]):
+            if not _patch(runner, scratch, spec, reverse=True).ok:
+                return False
+            _patch(runner, scratch, spec, reverse=True, dry_run=False)
+    return True
+
+
+def _rest_applies(runner: Runner, tree: Path, specs: Sequence[PatchSpec], start: int) -> tuple[int, str] | None:
+    """None when patches start… apply forward in order on *tree* (in a scratch copy), else the first failure."""
+    with tempfile.TemporaryDirectory(prefix="crosslane-patch-plan-") as tmp:
+        scratch = Path(tmp)
+        _scratch_copy(tree, scratch, specs)
+        for index in range(start, len(specs)):
+            forward = _patch(runner, scratch, specs[index])
+            if not forward.ok:
+                return index, conflict_detail(forward.output)
+            _patch(runner, scratch, specs[index], dry_run=False)
+    return None
+
+
+def series_state(runner: Runner, tree: Path, specs: Sequence[PatchSpec]) -> Series:
+    """The longest applied prefix whose remainder applies; tried from the whole series down to none."""
+    first_failure: Series | None = None
+    for count in range(len(specs), -1, -1):
+        if not _unwinds(runner, tree, specs, count):
+            continue
+        failure = _rest_applies(runner, tree, specs, count) if count < len(specs) else None
+        if failure is None:
+            return Series(count)
+        first_failure = first_failure or Series(count, failure)
+    assert first_failure is not None  # count == 0 always unwinds
+    return first_failure
 
 
 def plan(runner: Runner, root: Path, component: Component, arch: Arch, tree: Path) -> list[Step]:
-    """Every patch's state for *arch*, in series order; stops at the first CONFLICT. Changes nothing."""
+    """Every patch's state for *arch*, in series order, from the series' state; lists nothing after a
+    CONFLICT. Changes nothing."""
     verify_pins(root, component)
     relevant = [spec for spec in component.patches if arch in spec.arches]
+    state = series_state(runner, tree, relevant)
     steps: list[Step] = []
-    with tempfile.TemporaryDirectory(prefix="crosslane-patch-plan-") as tmp:
-        scratch = Path(tmp)
-        _scratch_copy(tree, scratch, relevant)
-        for spec in component.patches:
-            name = name_of(root, spec)
-            if spec not in relevant:
-                steps.append(Step(spec, name, State.NOT_FOR_ARCH,
-                                  f"when.arch = {', '.join(a.value for a in spec.arches)}"))
-                continue
-            if _patch(runner, scratch, spec.path, reverse=True).ok:
-                steps.append(Step(spec, name, State.APPLIED))
-                continue
-            forward = _patch(runner, scratch, spec.path)
-            if not forward.ok:
-                steps.append(Step(spec, name, State.CONFLICT, conflict_detail(forward.output)))
-                break
-            _patch(runner, scratch, spec.path, dry_run=False)
-            steps.append(Step(spec, name, State.APPLICABLE))
+    for spec in component.patches:
+        name = name_of(root, spec)
+        if spec not in relevant:
+            steps.append(Step(spec, name, State.NOT_FOR_ARCH, f"when.arch = {', '.join(a.value for a in spec.arches)}"))
+            continue
+        index = relevant.index(spec)
+        if state.conflict is not None and index >= state.conflict[0]:
+            if index == state.conflict[0]:
+                steps.append(Step(spec, name, State.CONFLICT, state.conflict[1]))
+            continue
+        steps.append(Step(spec, name, State.APPLIED if index < state.applied else State.APPLICABLE))
     return steps
 
 
@@ -172,19 +233,39 @@ def apply(runner: Runner, root: Path, component: Component, arch: Arch, tree: Pa
                                 fix="refresh the patch against the pinned source and update its sha256")
     if check or runner.dry_run:
         return steps
-    done: list[Step] = []
-    for step in steps:
-        if step.state is not State.APPLICABLE:
-            continue
-        result = _patch(runner, tree, step.spec.path, dry_run=False)
-        if not result.ok:  # the plan said it applies; undo this run's patches before reporting
-            for earlier in reversed(done):
-                _patch(runner, tree, earlier.spec.path, reverse=True, dry_run=False)
-            raise PatchConflict(f"patch {step.name} failed on {tree} although planned: "
-                                f"{conflict_detail(result.output)}; the patches of this run were reverted",
-                                fix="is something else writing to the tree?")
-        done.append(step)
+    todo = [step.spec for step in steps if step.state is State.APPLICABLE]
+    with tempfile.TemporaryDirectory(prefix="crosslane-patch-backup-") as tmp:
+        backup = Backup(tree, Path(tmp), _touched(todo))
+        for spec in todo:
+            result = _patch(runner, tree, spec, dry_run=False)
+            if not result.ok:  # the plan said it applies: put back every file the series touches
+                backup.restore()
+                raise PatchConflict(f"patch {name_of(root, spec)} failed on {tree} although planned: "
+                                    f"{conflict_detail(result.output)}; the tree was restored as it was",
+                                    fix="is the tree writable, and is nothing else writing to it?")
     return steps
+
+
+class Backup:
+    """Copies of the files a series touches (and which did not exist), to restore a tree exactly."""
+
+    def __init__(self, tree: Path, folder: Path, files: Sequence[str]) -> None:
+        self.tree, self.folder = tree, folder
+        self.absent = [rel for rel in files if not (tree / rel).exists() and not (tree / rel).is_symlink()]
+        self.saved = [rel for rel in files if rel not in self.absent]
+        for rel in self.saved:
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(tree / rel, folder / rel, follow_symlinks=False)
+
+    def restore(self) -> None:
+        for rel in self.saved:
+            current, saved = self.tree / rel, self.folder / rel
+            if current.is_file() and not current.is_symlink() and current.read_bytes() == saved.read_bytes():
+                continue  # unchanged (perhaps in a folder that cannot be written)
+            current.unlink(missing_ok=True)
+            shutil.copy2(saved, current, follow_symlinks=False)
+        for rel in self.absent:
+            (self.tree / rel).unlink(missing_ok=True)
 
 
 def rows(component: Component, arch: Arch, steps: Sequence[Step], *, check: bool = False) -> list[Row]:
