@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import recipes, smokes
+from crosslane import locks, recipes, smokes
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile, SourceSpec
 from crosslane.config.load import PINNED_KINDS
@@ -70,6 +70,15 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     rows: list[Row] = doctor.gate(ctx, arch, ordered, probes, orchestrated=orchestrated)
     if rows:
         return rows
+    if ctx.runner.dry_run:  # a dry run writes nothing, a lock file included
+        return _build_in_order(ctx, arch, ordered, probes, force=force, orchestrated=orchestrated)
+    with locks.hold(ctx.build_root / arch.value / ".lock", f"the {arch} build tree", ctx.log):
+        return _build_in_order(ctx, arch, ordered, probes, force=force, orchestrated=orchestrated)
+
+
+def _build_in_order(ctx: Context, arch: Arch, ordered: Sequence[str], probes: Probes, *, force: bool,
+                    orchestrated: bool) -> list[Row]:
+    rows: list[Row] = []
     for name in ordered:
         off = lanes.produce(ctx, name, arch, orchestrated=orchestrated)
         if off is not None:

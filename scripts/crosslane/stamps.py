@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 from crosslane import atomic
+from crosslane.errors import ConfigError
 
 STAMP = ".crosslane-stamp.json"
 
@@ -34,6 +36,9 @@ def tree_digest(root: Path, ignore: tuple[str, ...] = (".git",)) -> str:
             digest.update(rel.encode() + b"\0")
             if path.is_symlink():
                 digest.update(b"link:" + os.readlink(path).encode())
+            elif not path.is_file():  # a FIFO would block the read forever, a device never end
+                raise ConfigError(f"{path}: not a regular file; a source tree holds files, folders and links",
+                                  fix="remove it from the tree")
             else:
                 digest.update(path.read_bytes())
             digest.update(b"\0")
@@ -48,9 +53,37 @@ def read(folder: Path) -> dict[str, object] | None:
     return data
 
 
-def is_current(folder: Path, expected: str) -> bool:
+def outputs_listing(root: Path) -> dict[str, list[int | str]]:
+    """What a step installed: every path under *root* with its size (files) or target (links)."""
+    listing: dict[str, list[int | str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames) + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            listing[rel] = ["link", os.readlink(path)] if path.is_symlink() else [path.lstat().st_size]
+    return listing
+
+
+def is_current(folder: Path, expected: str, *, outputs: Path | None = None) -> bool:
+    """The stamp's key is *expected* and, when *outputs* is given, that folder still holds exactly what the
+    step installed (a deleted or changed output rebuilds)."""
     data = read(folder)
-    return data is not None and data.get("key") == expected
+    if data is None or data.get("key") != expected:
+        return False
+    if outputs is None:
+        return True
+    if outputs.is_symlink() or not outputs.is_dir():
+        return False
+    return bool(data.get("outputs") == outputs_listing(outputs))
+
+
+def remove(path: Path) -> None:
+    """Delete a folder crosslane makes afresh; a symlink in its place is removed, never followed."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 def clear(folder: Path) -> None:
@@ -58,7 +91,9 @@ def clear(folder: Path) -> None:
     (folder / STAMP).unlink(missing_ok=True)
 
 
-def write(folder: Path, stamp_key: str, inputs: Mapping[str, object]) -> None:
+def write(folder: Path, stamp_key: str, inputs: Mapping[str, object], *, outputs: Path | None = None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(folder / STAMP,
-                      json.dumps({"key": stamp_key, "inputs": inputs}, indent=1, sort_keys=True, default=str) + "\n")
+    data: dict[str, object] = {"key": stamp_key, "inputs": inputs}
+    if outputs is not None:
+        data["outputs"] = outputs_listing(outputs)
+    atomic.write_text(folder / STAMP, json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")

@@ -13,7 +13,7 @@ from crosslane import config as config_mod
 from crosslane import report
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.context import Context
-from crosslane.errors import CrosslaneError, MissingPrerequisite, UsageError, VerdictFailed
+from crosslane.errors import CrosslaneError, MissingPrerequisite, StepFailed, UsageError, VerdictFailed
 from crosslane.log import Log
 from crosslane.runner import Runner
 
@@ -79,6 +79,10 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         return 130
     failures = report.failed(rows)
     if failures:
+        # A build step that failed is an external command that failed (exit 5); other failures are verdicts.
+        if any(r.stage is report.Stage.BUILD and r.step == "build" for r in failures):
+            log.error(StepFailed(f"{len(failures)} of {len(rows)} checks failed, a build among them").one_line())
+            return StepFailed.exit_code
         log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())
         return VerdictFailed.exit_code
     return 0

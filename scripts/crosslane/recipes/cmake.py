@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,9 @@ from crosslane.recipes import Built, cmake_toolchain, crosswire
 from crosslane.report import Row, Stage, Verdict
 from crosslane.sources import pinned, worktree
 from crosslane.target import cpython, qemu
+
+HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUSTFLAGS", "CC", "CXX",
+                  "CMAKE_TOOLCHAIN_FILE", "CMAKE_GENERATOR", "CMAKE_PREFIX_PATH", "CMAKE_INSTALL_PREFIX")
 
 
 @dataclass(frozen=True)
@@ -162,10 +164,13 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
         inputs["patches"] = list(prepared.patch_inputs)
     if wiring.env or wiring.unset:
         inputs["env"] = {"set": dict(wiring.env), "unset": list(wiring.unset)}
+    # The host's compiler flags would reach the cross compilers and freeze in CMakeCache.txt: the build's
+    # environment has none of them (what a build needs comes from versions.toml, so it is in the stamp).
+    unset = tuple(dict.fromkeys((*wiring.unset, *HOST_FLAG_VARS)))
     return BuildPlan(component, arch, source, build_dir, install_dir, toolchain_file, toolchain_text,
                      tuple(configure), (str(tools.cmake), "--build", str(build_dir), "--parallel"),
                      (str(tools.cmake), "--install", str(build_dir)), inputs, (*prepared.rows, *fc_rows), wiring.env,
-                     wiring.unset, files)
+                     unset, files)
 
 
 def configured_source(build_dir: Path) -> Path | None:
@@ -181,16 +186,17 @@ def configured_source(build_dir: Path) -> Path | None:
 
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     name, arch = build.component.name, build.arch.value
-    if not force and stamps.is_current(build.folder, build.stamp_key) and build.install_dir.is_dir():
+    if not force and stamps.is_current(build.folder, build.stamp_key, outputs=build.install_dir):
         return Row(name, arch, "build", Verdict.PASS, "up to date (skipped)", stage=Stage.BUILD)
     if ctx.runner.dry_run:
         for argv in (build.configure, build.build, build.install):
             ctx.runner.run(argv, env=build.env, unset=build.unset)
         return Row(name, arch, "build", Verdict.SKIP, "dry run", stage=Stage.BUILD)
     stamps.clear(build.folder)
-    shutil.rmtree(build.install_dir, ignore_errors=True)
-    if configured_source(build.build_dir) not in (None, build.source / build.component.source_subdir):
-        shutil.rmtree(build.build_dir)  # CMake refuses a build tree made from another source folder
+    stamps.remove(build.install_dir)
+    if build.build_dir.is_symlink() or \
+            configured_source(build.build_dir) not in (None, build.source / build.component.source_subdir):
+        stamps.remove(build.build_dir)  # CMake refuses a build tree made from another source folder
     cmake_toolchain.write(build.toolchain_file, build.toolchain_text)
     for path, text in build.files.items():
         cmake_toolchain.write(path, text).chmod(0o755)
@@ -226,7 +232,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
             ctx.log.info(exc.detail)
         return Row(name, arch, "build", Verdict.FAIL, f"{step} failed; see the output tail above", stage=Stage.BUILD)
     progress.close()
-    stamps.write(build.folder, build.stamp_key, build.stamp_inputs)
+    stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir)
     return Row(name, arch, "build", Verdict.PASS, "built", stage=Stage.BUILD)
 
 

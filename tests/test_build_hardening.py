@@ -1,0 +1,112 @@
+"""The build tree under hostile conditions: deleted outputs, a symlinked install folder, host compiler flags,
+a second build of the same arch, a failing configure (exit 5). Real canary builds (seconds each)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import threading
+import time
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from crosslane import locks, pipeline
+from crosslane.archs import Arch
+from crosslane.cli import commands
+from crosslane.config import Config
+from crosslane.context import Context
+from crosslane.errors import MissingPrerequisite
+from crosslane.log import Log
+from crosslane.report import Verdict
+from crosslane.runner import Runner
+
+pytestmark = [pytest.mark.cross, pytest.mark.network]
+ARCH = Arch.RISCV64
+
+
+def build(cfg: Config, force: bool = False) -> str:
+    rows = pipeline.build_components(Context(cfg, Runner(Log(io.StringIO()))), ARCH, ["canary"], force=force)
+    [row] = [r for r in rows if r.step == "build"]
+    assert row.verdict is Verdict.PASS, rows
+    return row.reason
+
+
+@pytest.fixture
+def built(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    assert build(cfg) == "built"
+    return tmp_path / "build" / ARCH.value / "canary"
+
+
+def test_a_deleted_or_changed_output_rebuilds(cfg: Config, built: Path) -> None:
+    assert build(cfg) == "up to date (skipped)"
+    (built / "install" / "bin" / "canary-cli").unlink()
+    assert build(cfg) == "built" and (built / "install" / "bin" / "canary-cli").is_file()
+    with (built / "install" / "bin" / "canary-cli").open("ab") as handle:
+        handle.write(b"tampered")
+    assert build(cfg) == "built"
+    assert build(cfg) == "up to date (skipped)"
+
+
+def test_a_symlinked_install_folder_is_replaced_not_written_through(cfg: Config, built: Path,
+                                                                   tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    import shutil
+    shutil.rmtree(built / "install")
+    (built / "install").symlink_to(outside)
+    assert build(cfg, force=True) == "built"
+    assert not (built / "install").is_symlink() and (built / "install" / "bin" / "canary-cli").is_file()
+    assert [p.name for p in outside.iterdir()] == ["keep.txt"]
+
+
+def test_host_compiler_flags_do_not_reach_the_cross_build(cfg: Config, built: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CFLAGS", "-march=x86-64 -DFROM_THE_HOST")
+    monkeypatch.setenv("LDFLAGS", "-L/usr/lib/x86_64-linux-gnu")
+    assert build(cfg, force=True) == "built"
+    cache = (built / "build" / "CMakeCache.txt").read_text()
+    assert "FROM_THE_HOST" not in cache and "x86_64-linux-gnu" not in cache
+
+
+def test_a_second_build_of_the_arch_waits_or_fails_at_once(cfg: Config, built: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    lock = built.parent / ".lock"
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with locks.hold(lock, "the riscv64 build tree", Log(io.StringIO())):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(10)
+    monkeypatch.setenv(locks.NO_WAIT_ENV, "1")
+    with pytest.raises(MissingPrerequisite, match=r"the riscv64 build tree is in use by pid \d+") as caught:
+        build(cfg)
+    assert caught.value.exit_code == 3
+    monkeypatch.delenv(locks.NO_WAIT_ENV)
+    threading.Timer(1.0, release.set).start()
+    start = time.monotonic()
+    assert build(cfg) == "up to date (skipped)"  # waited for the holder, then found the tree current
+    assert time.monotonic() - start >= 0.9
+    thread.join()
+
+
+def test_a_failing_configure_exits_5(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.20)\nproject(b C)\nthis_is_not_cmake(\n")
+    source = dataclasses.replace(cfg.components["canary"].sources[0], path=broken)
+    component = dataclasses.replace(cfg.components["canary"], sources=(source,), smoke=None)
+    bad = dataclasses.replace(cfg, components=MappingProxyType({"canary": component}))
+    monkeypatch.setattr(commands.config_mod, "load", lambda path=None, registries=None: bad)
+    code = commands.run(lambda ctx: pipeline.build_components(ctx, ARCH, ["canary"]))
+    assert code == 5
+    assert "a build among them" in capsys.readouterr().err
