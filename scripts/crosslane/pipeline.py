@@ -106,9 +106,10 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> 
         return [Row(name, arch.value, f"gate:{r.step}", r.verdict, f"{r.component}: {r.reason}",
                     stage=Stage.GATE) for r in failed]
     checked = {r.component for r in found if r.verdict is Verdict.PASS}
+    floor = next((r.reason for r in found if r.step == "glibc-floor"), "")
     summary = Row(name, arch.value, "gates", Verdict.PASS,
-                  f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor",
-                  stage=Stage.GATE)
+                  f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor"
+                  + (f" ({floor})" if floor else ""), stage=Stage.GATE)
     return [summary, *build_provenance(ctx, name, arch)]
 
 
