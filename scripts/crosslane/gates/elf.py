@@ -10,6 +10,7 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from elftools.common.exceptions import ELFError, ELFParseError, ELFRelocationError
 from elftools.elf.dynamic import DynamicSection
@@ -165,6 +166,9 @@ def read(path: Path) -> ElfInfo | ElfDefect:
             handle.seek(0)
             elf = ELFFile(handle)
             header = elf.header
+            bounds = _header_bounds(header, path.stat().st_size)
+            if bounds:
+                return ElfDefect(path, f"corrupt ELF: {bounds}")
             needed: list[str] = []
             soname: list[str] = []
             runpath: list[str] = []
@@ -208,6 +212,16 @@ def read(path: Path) -> ElfInfo | ElfDefect:
         return ElfDefect(path, f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
     except OSError as exc:
         return ElfDefect(path, f"unreadable ({exc.strerror or exc})")
+
+
+def _header_bounds(header: Any, size: int) -> str:
+    """Why the program or section header table lies outside the file ("" when both fit)."""
+    for table, offset, count, entry in (("program", "e_phoff", "e_phnum", "e_phentsize"),
+                                        ("section", "e_shoff", "e_shnum", "e_shentsize")):
+        start, end = int(header[offset]), int(header[offset]) + int(header[count]) * int(header[entry])
+        if int(header[count]) and end > size:
+            return f"its {table} headers ({start}…{end}) end past the file's {size} bytes"
+    return ""
 
 
 def _raw_machine(elf: ELFFile) -> int:

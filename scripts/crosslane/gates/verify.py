@@ -64,6 +64,10 @@ def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, pyth
         if not path.exists():
             rows.append(row(str(path), arch, "verify", Verdict.FAIL, f"{path}: not found"))
             continue
+        if not path.is_dir() and not path.is_file():  # a FIFO or a device would block the magic read
+            rows.append(row(str(path), arch, "verify", Verdict.FAIL,
+                            f"{path}: not a regular file or folder; pass wheels, folders or ELF files"))
+            continue
         if path.is_dir():
             wheels, files = _candidates(path)
             base = path

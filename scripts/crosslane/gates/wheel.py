@@ -26,6 +26,8 @@ from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, elf, r
 from crosslane.report import Row, Verdict
 
 CHUNK = 1 << 20
+# hashlib's fixed-length digests that PEP 376/427 tools write (shake_* need a length; md5/sha1 are too weak).
+RECORD_ALGORITHMS = ("sha256", "sha384", "sha512", "sha3_256", "sha3_384", "sha3_512", "blake2b", "blake2s")
 SIGNATURES = ("RECORD.jws", "RECORD.p7s")
 MANYLINUX_PREFIXES = ("linux_", "manylinux", "musllinux_")
 
@@ -37,6 +39,10 @@ class Limits:
     # Real wheels reach ~100:1 (a 200 kB stub .so of zeros); deflate tops out near 1032:1.
     max_ratio: float = 250.0
     ratio_applies_above: int = 1 << 20
+    # The whole archive too: 1,500 members of 1 MiB zeros are each under ratio_applies_above but together
+    # expand 1.5 GiB from 1.7 MB. Real wheels expand their whole archive 2–10 times.
+    max_total_ratio: float = 100.0
+    total_ratio_applies_above: int = 64 << 20
 
 
 class UnsafeWheel(Exception):
@@ -67,6 +73,8 @@ def plan(archive: zipfile.ZipFile, limits: Limits) -> list[zipfile.ZipInfo]:
             raise UnsafeWheel("absolute-path", f"member '{name}' has an absolute path")
         if ".." in pure.parts:
             raise UnsafeWheel("zip-slip", f"member '{name}' escapes the unpack folder with '..'")
+        if member.flag_bits & 0x1:
+            raise UnsafeWheel("encrypted", f"member '{name}' is encrypted; a wheel's members are plain")
         mode = member.external_attr >> 16
         if stat.S_ISLNK(mode):
             raise UnsafeWheel("symlink", f"member '{name}' is a symbolic link")
@@ -80,6 +88,10 @@ def plan(archive: zipfile.ZipFile, limits: Limits) -> list[zipfile.ZipInfo]:
                 and member.file_size > limits.max_ratio * max(member.compress_size, 1)):
             ratio = member.file_size / max(member.compress_size, 1)
             raise UnsafeWheel("bomb", f"member '{name}' expands {ratio:.0f}:1 (limit {limits.max_ratio:.0f}:1)")
+    packed = max(sum(m.compress_size for m in members), 1)
+    if total > limits.total_ratio_applies_above and total > limits.max_total_ratio * packed:
+        raise UnsafeWheel("bomb", f"{len(members)} members expand {total / packed:.0f}:1 in all, to {total >> 20} MiB "
+                                  f"(limit {limits.max_total_ratio:.0f}:1)")
     return members
 
 
@@ -121,13 +133,16 @@ def check_record(archive: zipfile.ZipFile, hashes: dict[str, str], dest: Path) -
     text = archive.read(record_name).decode("utf-8", "replace")
     problems: list[str] = []
     listed: dict[str, tuple[str, str]] = {}
-    for line_no, fields in enumerate(csv.reader(io.StringIO(text)), 1):
-        if not fields:
-            continue
-        if len(fields) != 3:
-            problems.append(f"RECORD line {line_no}: expected path,hash,size")
-            continue
-        listed[fields[0]] = (fields[1], fields[2])
+    try:
+        for line_no, fields in enumerate(csv.reader(io.StringIO(text)), 1):
+            if not fields:
+                continue
+            if len(fields) != 3:
+                problems.append(f"RECORD line {line_no}: expected path,hash,size")
+                continue
+            listed[fields[0]] = (fields[1], fields[2])
+    except csv.Error as exc:  # e.g. a field over the csv module's 128 KiB limit
+        return [f"RECORD is not valid CSV ({exc})"]
     dist_info = record_name.rsplit("/", 1)[0]
     exempt = {record_name} | {f"{dist_info}/{sig}" for sig in SIGNATURES}
     for name, actual in sorted(hashes.items()):
@@ -139,7 +154,11 @@ def check_record(archive: zipfile.ZipFile, hashes: dict[str, str], dest: Path) -
         expected, size = listed[name]
         algorithm, _, value = expected.partition("=")
         if algorithm in ("md5", "sha1") or not value:
-            problems.append(f"{name}: RECORD hash '{expected}' is missing or too weak (sha256 required)")
+            problems.append(f"{name}: RECORD hash '{expected[:80]}' is missing or too weak (sha256 required)")
+            continue
+        if algorithm not in RECORD_ALGORITHMS:
+            problems.append(f"{name}: RECORD hash algorithm '{algorithm[:40]}' is not one of "
+                            f"{', '.join(RECORD_ALGORITHMS)}")
             continue
         found = actual if algorithm == "sha256" else _rehash(dest / name, algorithm)
         if found != value:
@@ -232,7 +251,8 @@ def verify_wheel(wheel: Path, arch: Arch, *, limits: Limits | None = None, extra
                 problems = check_record(archive, hashes, dest)
         except UnsafeWheel as exc:
             return [*rows, row(wheel.name, arch, "unpack", Verdict.FAIL, f"{wheel.name}: {exc}")]
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as exc:
+        # RuntimeError: zipfile's word for an encrypted member it finds only while reading.
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError, RuntimeError) as exc:
             return [*rows, row(wheel.name, arch, "unpack", Verdict.FAIL, f"{wheel.name}: corrupt zip ({exc})")]
         except OSError as exc:
             return [*rows, row(wheel.name, arch, "unpack", Verdict.FAIL,

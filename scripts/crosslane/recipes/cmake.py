@@ -7,6 +7,7 @@ runs it unless the stamp (keyed by every input) says the install folder is curre
 from __future__ import annotations
 
 import dataclasses
+import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -114,15 +115,37 @@ def unpinned_fetchcontent(cache_text: str) -> list[str]:
     return names
 
 
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+FIELD = re.compile(r"([a-z_]+)(?:\[([A-Za-z0-9_.+-]+)\])?")
+
+
+def substitute(arg: str, values: Mapping[str, object]) -> str:
+    """{name} and {name[key]} from *values*; nothing else (str.format would also walk attributes, so a
+    versions.toml could reach into Python objects). KeyError names what is unknown."""
+    def one(match: re.Match[str]) -> str:
+        field = FIELD.fullmatch(match.group(1))
+        if field is None:
+            raise KeyError(match.group(0))
+        value = values.get(field.group(1))
+        if field.group(2) is not None:
+            value = value.get(field.group(2)) if isinstance(value, Mapping) else None
+        if value is None or isinstance(value, Mapping):
+            raise KeyError(match.group(0))
+        return str(value)
+    if "{" in PLACEHOLDER.sub("", arg) or "}" in PLACEHOLDER.sub("", arg):
+        raise KeyError("an unmatched { or }")
+    return PLACEHOLDER.sub(one, arg)
+
+
 def expand(component: Component, arch: Arch, values: dict[str, object]) -> tuple[str, ...]:
     expanded = []
     for arg in component.cmake_args_for(arch):
         try:
-            expanded.append(arg.format(**values))
-        except (KeyError, IndexError, ValueError) as exc:
+            expanded.append(substitute(arg, values))
+        except KeyError as exc:
             raise ConfigError(f"versions.toml: components.{component.name}.cmake_args: '{arg}' uses an unknown "
-                              f"placeholder {exc}; known: {', '.join('{' + k + '}' for k in sorted(values))}") \
-                from None
+                              f"placeholder {exc.args[0]}; known: {', '.join('{' + k + '}' for k in sorted(values))}"
+                              ) from None
     return tuple(expanded)
 
 
