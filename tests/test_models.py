@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import sys
 import zipfile
 from pathlib import Path
@@ -213,3 +214,15 @@ def test_the_repository_model_is_pinned(cfg: config_mod.Config) -> None:
     assert cfg.components["onnxruntime-genai"].smoke is not None
     assert cfg.components["onnxruntime-genai"].smoke.model == "smollm2"
     assert all("==" in r for r in spec.requirements) and len(spec.sha256) == 64
+
+
+def test_leftovers_of_dead_processes_are_swept(tmp_path: Path) -> None:
+    final = tmp_path / "riscv64-forky-abc"
+    gone_pid = 2 ** 22 + 12345  # above pid_max's default range: no such process
+    (tmp_path / f".{final.name}.{gone_pid}.work" / "apt").mkdir(parents=True)
+    (tmp_path / f".{final.name}.{os.getpid()}.partial").mkdir()
+    (tmp_path / f".{final.name}.1.work").mkdir()  # pid 1 is alive
+    removed = atomic.sweep_stale(final)
+    assert [p.name for p in removed] == [f".{final.name}.{gone_pid}.work"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".{final.name}.1.work",
+                                                          f".{final.name}.{os.getpid()}.partial"]

@@ -3,10 +3,37 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def sweep_stale(final: Path) -> list[Path]:
+    """Remove the `.<name>.<pid>.*` leftovers beside *final* of processes that died (SIGKILL, power loss):
+    a killed sysroot build would otherwise keep ~150 MB forever. Live processes' folders are left alone."""
+    removed = []
+    prefix = f".{final.name}."
+    for entry in final.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = entry.name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+            removed.append(entry)
+    return removed
 
 
 def write_text(path: Path, text: str) -> None:
@@ -28,6 +55,7 @@ def replace_dir(final: Path) -> Iterator[Path]:
     half-written one.
     """
     final.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(final)
     staging = final.with_name(f".{final.name}.{os.getpid()}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
@@ -51,6 +79,7 @@ def publish_dir(final: Path, whole: Callable[[Path], bool]) -> Iterator[Path]:
     kept if *whole* says it is complete, else the rename's error stands. The staging folder never survives.
     """
     final.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(final)
     staging = final.with_name(f".{final.name}.{os.getpid()}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()

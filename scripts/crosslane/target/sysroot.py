@@ -68,7 +68,9 @@ def ensure(runner: Runner, spec: SysrootSpec, arch: Arch) -> Sysroot:
         runner.log.info(f"    sysroot {arch}: up to date ({existing.path})")
         return existing
     final = sysroot_path(spec, arch)
-    work = final.with_name(f".work-{final.name}-{os.getpid()}")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    atomic.sweep_stale(final)
+    work = final.with_name(f".{final.name}.{os.getpid()}.work")
     if not Path(spec.keyring).is_file():
         raise MissingPrerequisite(f"archive keyring {spec.keyring} not found",
                                   fix="apt-get install debian-archive-keyring, or set sysroot.keyring")
