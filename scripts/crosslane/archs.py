@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -117,3 +118,13 @@ def ext_suffix(arch: Arch | str, python_version: str) -> str:
     """The CPython EXT_SUFFIX for *python_version* ("3.13") on *arch*."""
     nodot = python_version.replace(".", "")
     return f".cpython-{nodot}-{info(arch).multiarch}.so"
+
+
+def host_arch(machine: str | None = None) -> Arch | None:
+    """The build machine's arch: platform.machine() matched against the table's cmake_processor (None: a
+    machine crosslane has no arch for)."""
+    name = machine if machine is not None else platform.machine()
+    for arch, record in ARCHS.items():
+        if record.cmake_processor == name:
+            return arch
+    return None

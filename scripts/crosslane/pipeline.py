@@ -9,7 +9,7 @@ from pathlib import Path
 from crosslane import locks, recipes, smokes
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile, SourceSpec
-from crosslane.config.load import PINNED_KINDS
+from crosslane.config.fields import PINNED_KINDS
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import provenance, verify

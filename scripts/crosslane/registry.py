@@ -18,7 +18,7 @@ from types import MappingProxyType
 def suggestion(value: str, known: list[str] | tuple[str, ...]) -> str:
     """"; did you mean 'x'?" for a near miss, else " (known: a, b)": appended to an unknown-name error."""
     hint = difflib.get_close_matches(value, list(known), n=1)
-    return f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(known)})"
+    return f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(known) or 'none'})"
 
 
 @dataclass(frozen=True)

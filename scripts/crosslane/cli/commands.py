@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 import traceback
@@ -15,6 +14,7 @@ from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.context import Context
 from crosslane.errors import CrosslaneError, MissingPrerequisite, StepFailed, UsageError, VerdictFailed
 from crosslane.log import Log
+from crosslane.registry import suggestion
 from crosslane.runner import Runner
 
 Action = Callable[[Context], list[report.Row]]
@@ -33,9 +33,7 @@ def parse_sources(values: Sequence[str], known: Sequence[str]) -> dict[str, Path
         if not sep or not name or not where:
             raise UsageError(f"--source {value!r}: expected NAME=PATH")
         if name not in known:
-            hint = difflib.get_close_matches(name, list(known), n=1)
-            extra = f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(known)})"
-            raise UsageError(f"--source {name}={where}: unknown component '{name}'{extra}")
+            raise UsageError(f"--source {name}={where}: unknown component '{name}'{suggestion(name, list(known))}")
         path = Path(where).expanduser().resolve()
         if not path.is_dir():
             raise UsageError(f"--source {name}={where}: not a folder")

@@ -6,12 +6,12 @@ difflib suggestion, so unknown keys never pass silently.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterator
 from typing import NoReturn
 
 from crosslane.errors import ConfigError
+from crosslane.registry import suggestion
 
 _TYPE_NAMES = {
     str: "a string",
@@ -128,6 +128,4 @@ class Table:
         allowed = set(known) if known is not None else self._seen
         for key in self.data:
             if key not in allowed:
-                hint = difflib.get_close_matches(key, sorted(allowed), n=1)
-                fix = f"did you mean '{hint[0]}'?" if hint else f"known keys: {', '.join(sorted(allowed)) or 'none'}"
-                self.fail(key, f"unknown key; {fix}")
+                self.fail(key, "unknown key" + suggestion(key, sorted(allowed)))

@@ -13,12 +13,11 @@
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crosslane.archs import ARCHS, Arch, info
+from crosslane.archs import Arch, host_arch, info
 from crosslane.config import Component
 from crosslane.errors import ConfigError, MissingPrerequisite
 from crosslane.host import rules
@@ -37,13 +36,6 @@ class Wiring:
     placeholders: Mapping[str, str] = field(default_factory=dict)
 
 
-def host_arch(machine: str | None = None) -> Arch | None:
-    """The build machine's arch: platform.machine() matched against the arch table's cmake_processor."""
-    name = machine if machine is not None else platform.machine()
-    for arch, record in ARCHS.items():
-        if record.cmake_processor == name:
-            return arch
-    return None
 
 
 def is_cross(arch: Arch, machine: str | None = None) -> bool:

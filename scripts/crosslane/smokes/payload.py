@@ -15,13 +15,11 @@ proportion. The environment is handed to qemu's own process (qemu-user passes it
 from __future__ import annotations
 
 import json
-import os
-import platform
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crosslane import archs
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
@@ -93,12 +91,8 @@ def summary(detail: str, limit: int = 160) -> str:
     return (detail[:start].strip() + " " + "; ".join(parts)).strip()
 
 
-def host_isa() -> str:
-    return platform.machine()
-
-
 def timeout_for(base: float, arch: Arch, profile: Profile, *, host: str | None = None) -> float:
-    factor = 1.0 if info(arch).cmake_processor == (host or host_isa()) else FOREIGN_ISA
+    factor = 1.0 if arch is archs.host_arch(host) else FOREIGN_ISA
     vlen = profile.vlen(arch)
     if vlen:
         factor *= 1 + vlen / VLEN_UNIT
@@ -161,10 +155,8 @@ def row(component: str, attempt: Attempt, step: str | None = None) -> Row:
 def run_jobs(ctx: Context, jobs: Sequence[tuple[Arch, Profile]], payload: Payload, *, base_timeout: float,
              parallel: bool = True) -> list[Attempt]:
     """Runs on several (arch, profile) pairs, e.g. the amd64 control beside an arch's profiles, one per core."""
-    if not parallel or len(jobs) < 2:
-        return [run(ctx, arch, profile, payload, base_timeout=base_timeout) for arch, profile in jobs]
-    with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 2)) as pool:
-        return list(pool.map(lambda job: run(ctx, job[0], job[1], payload, base_timeout=base_timeout), jobs))
+    return target.per_item(jobs, lambda job: run(ctx, job[0], job[1], payload, base_timeout=base_timeout),
+                           parallel=parallel)
 
 
 def sample(attempt: Attempt) -> compare.Sample | None:

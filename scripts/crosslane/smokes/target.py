@@ -15,6 +15,7 @@ from crosslane.runner import Result
 from crosslane.target import cpython, qemu
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def qemu_prefix(ctx: Context, arch: Arch, profile: Profile) -> list[str]:
@@ -32,9 +33,14 @@ def python(ctx: Context, arch: Arch) -> Path:
     return cpython.locate(ctx.sysroot(arch).path, arch).interpreter
 
 
+def per_item(items: Sequence[U], work: Callable[[U], T], *, parallel: bool = True) -> list[T]:
+    """Run *work* for every item, in order of the items, in parallel (one per core) unless told otherwise:
+    the runs are CPU-bound qemu processes."""
+    if not parallel or len(items) < 2:
+        return [work(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 2)) as pool:
+        return list(pool.map(work, items))
+
+
 def per_profile(profiles: Sequence[Profile], work: Callable[[Profile], T], *, parallel: bool = True) -> list[T]:
-    """Run *work* for every profile, in parallel (one per core) unless told otherwise."""
-    if not parallel or len(profiles) < 2:
-        return [work(p) for p in profiles]
-    with ThreadPoolExecutor(max_workers=min(len(profiles), os.cpu_count() or 2)) as pool:
-        return list(pool.map(work, profiles))
+    return per_item(profiles, work, parallel=parallel)

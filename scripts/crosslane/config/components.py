@@ -1,0 +1,188 @@
+"""[components.*] read into Component: sources (with mirrors and FetchContent pins), patches, smoke,
+options, links and provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from types import MappingProxyType
+
+from crosslane.archs import Arch
+from crosslane.config.fields import (
+    NAME_RE,
+    OPTION_VALUES,
+    PINNED_KINDS,
+    SOURCE_KINDS,
+    arch_list,
+    path_name,
+    per_arch_strings,
+    read_arch,
+    repo_path,
+    sha256,
+)
+from crosslane.config.model import Component, PatchSpec, Registries, SmokeSpec, SourceSpec
+from crosslane.config.reader import Table
+from crosslane.host import OPTIONS
+from crosslane.registry import suggestion
+
+
+def _source(table: Table, root: Path) -> SourceSpec:
+    kind = table.string("kind", required=True)
+    if kind not in SOURCE_KINDS:
+        table.fail("kind", f"unknown source kind '{kind}'{suggestion(kind, SOURCE_KINDS)}")
+    spec: SourceSpec
+    match kind:
+        case "tree":
+            path = repo_path(table, "path", table.string("path", required=True), root)
+            if not path.is_dir():
+                table.fail("path", f"'{path.relative_to(root.resolve())}' is not a folder; create it or fix the path")
+            spec = SourceSpec(kind, path=path)
+        case "git":
+            commit = table.string("commit", required=True)
+            if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
+                table.fail("commit", f"'{commit}' is not a full 40-hex commit; pin the full hash")
+            spec = SourceSpec(kind, url=table.string("url", required=True),
+                              tag=table.optional_string("tag"), commit=commit,
+                              absent_ok=table.strings("absent_ok"))
+        case "archive":
+            url = table.string("url", required=True)
+            if not table.has("sha256"):
+                table.fail(None, f"archive '{url}' has no sha256; add sha256 = \"…\" (no checksum, no fetch)")
+            spec = SourceSpec(kind, url=url, sha256=sha256(table, "sha256"))
+        case "sysroot-package":
+            spec = SourceSpec(kind, package=table.string("package", required=True))
+        case _:
+            spec = SourceSpec(kind, package=table.string("package", required=True),
+                              version=table.string("version", required=True),
+                              url=table.optional_string("mirror"), suite=table.optional_string("suite"))
+    table.finish()
+    return spec
+
+
+def _source_with_mirrors(table: Table, root: Path) -> tuple[SourceSpec, ...]:
+    sources = [_source(table.table("source"), root)]
+    for mirror_table in table.tables("mirrors"):
+        mirror = _source(mirror_table, root)
+        if mirror.kind not in PINNED_KINDS:
+            mirror_table.fail("kind", f"a mirror must be pinned content ({', '.join(PINNED_KINDS)}), not "
+                              f"'{mirror.kind}'")
+        sources.append(mirror)
+    return tuple(sources)
+
+
+def _fetchcontent(table: Table, root: Path) -> Mapping[str, tuple[SourceSpec, ...]]:
+    deps = {}
+    for name, dep in table.table("fetchcontent").subtables():
+        if not NAME_RE.fullmatch(name):
+            table.fail(f"fetchcontent.{name}", "a FetchContent name is letters, digits and _ (as CMake declares it)")
+        if not dep.has("source"):
+            dep.fail(None, "missing required key 'source'; add the pinned source CMake would have downloaded")
+        sources = _source_with_mirrors(dep, root)
+        if sources[0].kind not in PINNED_KINDS:
+            dep.fail("source", f"a FetchContent dependency must be pinned ({', '.join(PINNED_KINDS)}), not "
+                     f"'{sources[0].kind}'")
+        dep.finish()
+        deps[name] = sources
+    return MappingProxyType(deps)
+
+
+def _links(table: Table) -> Mapping[str, str]:
+    sub = table.table("links")
+    links = {key: sub.string(key) for key in list(sub.keys())}
+    for key, value in links.items():
+        if not NAME_RE.fullmatch(key) or PurePosixPath(value).is_absolute() or ".." in PurePosixPath(value).parts:
+            sub.fail(key, f"'{key}' = '{value}': a link is a plain name pointing to a relative path in the sysroot")
+    sub.finish()
+    return MappingProxyType(links)
+
+
+def read_component(name: str, table: Table, root: Path, registries: Registries) -> Component:
+    path_name(table, None, name, "component")
+    if not table.has("source"):
+        table.fail(None, "missing required key 'source'; add source = { kind = \"tree\", path = \"components/"
+                   f"{name}\" }} or a pinned git/archive/debian source")
+    sources = _source_with_mirrors(table, root)
+    provided = sources[0].kind == "sysroot-package"
+    recipe = table.string("recipe", "provided" if provided else "cmake")
+    if recipe not in registries.recipes:
+        table.fail("recipe", registries.recipes.unknown(recipe))
+    if (recipe == "provided") != provided:
+        table.fail("recipe", f"recipe '{recipe}' and source kind '{sources[0].kind}' do not go together: "
+                   "the 'provided' recipe is exactly for sysroot-package sources")
+    toolchain_table = table.table("toolchain")
+    toolchain = {read_arch(toolchain_table, key, key): toolchain_table.string(key)
+                 for key in list(toolchain_table.keys())}
+    toolchain_table.finish()
+    smoke = None
+    if table.has("smoke"):
+        smoke_table = table.table("smoke")
+        kind = smoke_table.string("kind", required=True)
+        if kind not in registries.smokes:
+            smoke_table.fail("kind", registries.smokes.unknown(kind))
+        timeout = smoke_table.number("timeout", 120.0)
+        if timeout <= 0:
+            smoke_table.fail("timeout", f"{timeout:g} is not a positive number of seconds")
+        smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"))
+        smoke_table.finish()
+    patches = []
+    for patch_table in table.tables("patches"):
+        rel = patch_table.string("path", required=True)
+        path = repo_path(patch_table, "path", rel, root, inside="patches/")
+        when = patch_table.table("when")
+        arches = arch_list(when, "arch") if when.has("arch") else tuple(Arch)
+        when.finish()
+        strip = patch_table.integer("strip", 1)
+        if strip not in (0, 1):
+            patch_table.fail("strip", f"{strip}: crosslane applies patches with -p0 or -p1")
+        patches.append(PatchSpec(path=path, sha256=sha256(patch_table, "sha256"), arches=arches, strip=strip))
+        patch_table.finish()
+    component = Component(
+        name=name,
+        sources=tuple(sources),
+        arches=arch_list(table, "arches"),
+        depends=table.strings("depends"),
+        recipe=recipe,
+        source_subdir=table.string("source_subdir", ""),
+        cmake_args=table.strings("cmake_args"),
+        arch_cmake_args=per_arch_strings(table, "arch_cmake_args"),
+        toolchain=MappingProxyType(toolchain),
+        smoke=smoke,
+        patches=tuple(patches),
+        options=_options(table),
+        rust=table.boolean("rust", False),
+        rust_options=table.strings("rust_options"),
+        host_tools=table.strings("host_tools"),
+        distribution=table.optional_string("distribution"),
+        fetchcontent=_fetchcontent(table, root),
+        links=_links(table),
+        provenance=_provenance(table),
+    )
+    table.finish()
+    return component
+
+
+def _provenance(table: Table) -> Mapping[str, str]:
+    sub = table.table("provenance")
+    depends = table.strings("depends")
+    result = {}
+    for key in list(sub.keys()):
+        dependency = sub.string(key)
+        if dependency not in depends:
+            sub.fail(key, f"'{dependency}' is not one of this component's depends ({', '.join(depends) or 'none'})")
+        result[key] = dependency
+    sub.finish()
+    return MappingProxyType(result)
+
+
+def _options(table: Table) -> Mapping[str, str]:
+    sub = table.table("options")
+    result = {}
+    for key in list(sub.keys()):
+        if key not in OPTIONS:
+            sub.fail(key, OPTIONS.unknown(key))
+        value = sub.string(key)
+        if value not in OPTION_VALUES:
+            sub.fail(key, f"'{value}' is not one of {', '.join(OPTION_VALUES)}")
+        result[key] = value
+    sub.finish()
+    return MappingProxyType(result)
