@@ -110,3 +110,17 @@ def test_a_failing_configure_exits_5(cfg: Config, sysroots: dict[Arch, Path], tm
     code = commands.run(lambda ctx: pipeline.build_components(ctx, ARCH, ["canary"]))
     assert code == 5
     assert "a build among them" in capsys.readouterr().err
+
+
+def test_gate_verdicts_are_reused_only_for_the_same_outputs(cfg: Config, built: Path) -> None:
+    import json
+
+    cache = built / pipeline.GATES_CACHE
+    first = json.loads(cache.read_text())
+    assert first["rows"] and all(r["verdict"] == "PASS" for r in first["rows"])
+    assert build(cfg) == "up to date (skipped)" and json.loads(cache.read_text())["key"] == first["key"]
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    install = built / "install"
+    assert pipeline.gates_key(ctx, "canary", ARCH, [install], []) == first["key"]
+    (install / "lib" / "extra.so").write_bytes(b"\x7fELF not really")
+    assert pipeline.gates_key(ctx, "canary", ARCH, [install], []) != first["key"]

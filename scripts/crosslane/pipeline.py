@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import locks, recipes, smokes
+from crosslane import __version__ as crosslane_version
+from crosslane import atomic, locks, recipes, report, smokes, stamps
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile, SourceSpec
 from crosslane.config.fields import PINNED_KINDS
@@ -19,6 +21,7 @@ from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
 from crosslane.report import Row, Stage, Verdict
 from crosslane.sources import pinned
+from crosslane.target import sysroot as sysroot_mod
 
 
 def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
@@ -97,9 +100,40 @@ def _build_in_order(ctx: Context, arch: Arch, ordered: Sequence[str], probes: Pr
     return rows
 
 
+GATES_CACHE = ".crosslane-gates.json"
+
+
+def gates_key(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: Sequence[Path]) -> str:
+    """Everything a gate verdict depends on: the outputs (as the stamp lists them), the dependencies' outputs
+    the DT_NEEDED scan searches, the sysroot, and crosslane's own version (the gates' code)."""
+    found = sysroot_mod.find(ctx.config.sysroot, arch)
+    return stamps.key({"paths": [str(p) for p in paths], "outputs": [stamps.outputs_listing(p.parent if p.is_file()
+                                                                                            else p) for p in paths],
+                       "staging": [stamps.outputs_listing(s) if s.is_dir() else None for s in staging],
+                       "sysroot": found.key if found else None, "crosslane": crosslane_version})
+
+
 def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> list[Row]:
-    """The artifact gates on what a build produced: failures each get a row, passes one summary row."""
+    """The artifact gates on what a build produced: failures each get a row, passes one summary row. Passing
+    verdicts are kept beside the stamp, keyed by every input, so an up-to-date build does not re-read them."""
     staging = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[name].depends]
+    cache = ctx.component_dir(arch, name) / GATES_CACHE
+    key = gates_key(ctx, name, arch, paths, staging)
+    try:
+        kept = json.loads(cache.read_text())
+        if kept.get("key") == key:
+            return [Row.from_dict(entry) for entry in kept["rows"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    rows = _gate(ctx, name, arch, paths, staging)
+    if all(r.verdict is not Verdict.FAIL for r in rows):
+        atomic.write_text(cache, json.dumps({"key": key, "rows": json.loads(report.to_json(rows))}))
+    else:
+        cache.unlink(missing_ok=True)
+    return rows
+
+
+def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: Sequence[Path]) -> list[Row]:
     found = verify.run(ctx, arch, list(paths), staging)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     if failed:
