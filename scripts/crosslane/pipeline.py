@@ -218,7 +218,7 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
         wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.fetchcontent.items()]
     rows = []
     for index, (owner, cache_name, specs) in enumerate(wanted, 1):
-        fetched = pinned.fetch_pinned(ctx.runner, cache_name, specs, ctx.config.sysroot)
+        fetched = pinned.fetch_pinned(ctx.runner, cache_name, specs, ctx.config.sysroot, arch=arch.value)
         size = sum(p.stat().st_size for p in fetched.path.rglob("*") if p.is_file() and not p.is_symlink()) \
             if fetched.path.is_dir() else 0
         ctx.log.info(f"[{index}/{len(wanted)}] {cache_name}: {size / 1e6:.1f} MB, {fetched.served_by}")

@@ -85,17 +85,19 @@ def cached(component: str, spec: SourceSpec) -> Path | None:
     return entry / "tree" if (entry / PIN_FILE).is_file() and (entry / "tree").is_dir() else None
 
 
-def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override: Path | None = None) -> Fetched:
+def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override: Path | None = None, *,
+          arch: str = "<arch>") -> Fetched:
     """The component's pristine source tree: the override, a cached pin, or the first mirror that serves."""
     if override is not None:
         return Fetched(override, "local:" + stamps.tree_digest(override), f"local, unverified: {override}", True)
     first = component.sources[0]
     if first.kind == "tree" and first.path is not None:
         return Fetched(first.path, identity(first), f"tree {first.path.name} (in this repository)")
-    return fetch_pinned(runner, component.name, component.sources, defaults)
+    return fetch_pinned(runner, component.name, component.sources, defaults, arch=arch)
 
 
-def fetch_pinned(runner: Runner, name: str, specs: Sequence[SourceSpec], defaults: SysrootSpec) -> Fetched:
+def fetch_pinned(runner: Runner, name: str, specs: Sequence[SourceSpec], defaults: SysrootSpec, *,
+                 arch: str = "<arch>") -> Fetched:
     """A pinned source (and its mirrors) by cache name: cached, else staged from a git mirror or the network.
 
     With CROSSLANE_OFFLINE=1 nothing is downloaded: a source that is not staged is an error naming the pin
@@ -125,7 +127,7 @@ def fetch_pinned(runner: Runner, name: str, specs: Sequence[SourceSpec], default
         served = f"{describe(spec)} (fetched" + (f" from {role}, after {len(failures)} failed)" if failures else ")")
         return Fetched(tree, identity(spec), served)
     component = name.partition("+")[0]
-    stage = f"invoke sources --arch <arch> --component {component} (where the network or a git mirror reaches it)"
+    stage = f"invoke sources --arch {arch} --component {component} (where the network or a git mirror reaches it)"
     if staged_only:
         raise MissingPrerequisite(f"{name}: {describe(first)} is not staged and {OFFLINE_ENV}=1 forbids fetching",
                                   fix=f"stage it: {stage}")

@@ -32,8 +32,8 @@ class Prepared:
     patch_inputs: tuple[dict[str, str], ...]
 
 
-def fetch(ctx: Context, component: Component) -> pinned.Fetched:
-    return pinned.fetch(ctx.runner, component, ctx.config.sysroot, ctx.sources.get(component.name))
+def fetch(ctx: Context, component: Component, arch: Arch) -> pinned.Fetched:
+    return pinned.fetch(ctx.runner, component, ctx.config.sysroot, ctx.sources.get(component.name), arch=arch.value)
 
 
 def source_row(component: Component, arch: Arch, fetched: pinned.Fetched) -> Row:
@@ -75,7 +75,7 @@ def mark_patched(ctx: Context, component: Component, arch: Arch, fetched: pinned
 
 def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:
     """Fetch, copy and patch as needed; what build.plan compiles and records in its stamp."""
-    fetched = fetch(ctx, component)
+    fetched = fetch(ctx, component, arch)
     patches.verify_pins(ctx.config.root, component)
     inputs = tuple(patches.stamp_inputs(ctx.config.root, component, arch))
     in_repo = component.sources[0].kind == "tree" and not fetched.local
@@ -107,7 +107,7 @@ def patch_command(ctx: Context, name: str, arch: Arch, source_dir: Path | None, 
             raise UsageError(f"--source-dir {source_dir}: not a folder")
         rows: list[Row] = []
     else:
-        fetched = fetch(ctx, component)
+        fetched = fetch(ctx, component, arch)
         rows = [source_row(component, arch, fetched)]
         work = ctx.component_dir(arch, name) / "src"
         if check or not any(arch in spec.arches for spec in component.patches):
