@@ -55,7 +55,7 @@ def attempt(ctx: Context, program: payload.Payload) -> payload.Attempt:
     ("", Verdict.FAIL, "T-BIND ABSENT: the payload (environment) is empty"),
     ("import sys\nprint('T-BIND SKIP: absent')\nsys.exit(3)", Verdict.SKIP, "absent"),
     ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", Verdict.FAIL,
-     "qemu-x86_64-static crashed with SIGSEGV on profile max"),
+     "qemu-x86_64-static crashed with SIGSEGV on profile x86-64-v2"),
 ], ids=["ok", "prints-nothing", "exit0-with-fail", "empty", "skip", "crash"])
 def test_text_payloads(ctx: Context, text: str, verdict: Verdict, words: str) -> None:
     result = attempt(ctx, payload.Payload("T", text=text))

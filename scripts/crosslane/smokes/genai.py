@@ -88,7 +88,8 @@ def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -
         reason += f" (wheel {wheel_version}; versions.toml pins {pinned} for the lane's build)"
     row = Row(component, arch.value, "install", Verdict.FAIL if problems else Verdict.PASS, reason,
               stage=Stage.INSTALL)
-    return Prepared(row, None if problems else install.site, wheel_version)
+    # Installed even when it does not fit: the payload then shows how it fails to load (evidence, not a skip).
+    return Prepared(row, install.site, wheel_version)
 
 
 def program_for(arch: Arch, prepared: Prepared, generation: dict[str, str]) -> payload.Payload:
