@@ -124,3 +124,16 @@ def test_gate_verdicts_are_reused_only_for_the_same_outputs(cfg: Config, built: 
     assert pipeline.gates_key(ctx, "canary", ARCH, [install], []) == first["key"]
     (install / "lib" / "extra.so").write_bytes(b"\x7fELF not really")
     assert pipeline.gates_key(ctx, "canary", ARCH, [install], []) != first["key"]
+
+
+def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) -> None:
+    from crosslane import buildreport
+
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    facts = buildreport.component_facts(ctx, ARCH, "canary", [])
+    assert str(facts["source"]).startswith("tree:") and "clang" in str(facts["compiler"])
+    assert isinstance(facts["seconds"], float) and facts["seconds"] > 0
+    assert set(facts["ccache"]) <= {"hits", "misses"}  # type: ignore[arg-type]
+    path = buildreport.write(ctx, ARCH, {ARCH: ("canary",)}, [])
+    text = path.with_suffix(".md").read_text()
+    assert "| canary | riscv64 | tree:" in text and "| riscv64 | forky |" in text and "libc6 " in text

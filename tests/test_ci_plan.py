@@ -102,12 +102,19 @@ def test_reports_merge_into_json_and_markdown(tmp_path: Path, repo: Path, monkey
     report.write_json(one, tmp_path / "in" / "build-riscv64-canary" / "build.json")
     report.write_json(two, tmp_path / "in" / "smoke-riscv64-rvv128" / "smoke.json")
     (tmp_path / "in" / "other.json").write_text('{"not": "a report"}')
+    facts = {"generated": "2026-11-30T00:00:00Z", "sysroots": {"riscv64": {"suite": "forky", "key": "abc",
+                                                                          "versions": {"libc6": "2.43-7"}}},
+             "components": [{"component": "canary", "arch": "riscv64", "source": "tree:x", "seconds": 3.5,
+                             "ccache": {"hits": 7, "misses": 1}, "patches": []}], "rows": []}
+    (tmp_path / "in" / "build-riscv64-canary" / "report-riscv64.json").write_text(json.dumps(facts))
     code = commands.merge_reports(tmp_path / "in", tmp_path / "out" / "report")
     assert code == 1  # the merged report carries the smoke's failure
-    merged = report.read_json(tmp_path / "out" / "report.json")
-    assert merged == [one[0], two[0]]
+    merged = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [Row.from_dict(r) for r in merged["rows"]] == [one[0], two[0]] and merged["jobs"] == 2
     text = (tmp_path / "out" / "report.md").read_text()
     assert "2 job reports, 2 rows" in text and "| smoke | 0 | 1 | 0 |" in text and "| build | 1 | 0 | 0 |" in text
+    assert "| canary | riscv64 | tree:x | — | — | 3.5 | 7 hit / 1 miss |" in text
+    assert "| riscv64 | forky | abc | libc6 2.43-7 |" in text
 
 
 def steps_of(workflow: dict[str, object], job: str) -> list[dict[str, object]]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, locks, recipes, report, smokes, stamps
+from crosslane import atomic, buildreport, locks, recipes, report, smokes, stamps
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile, SourceSpec
 from crosslane.config.fields import PINNED_KINDS
@@ -195,16 +195,20 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Ro
     control = () if arch is CONTROL_ARCH else controlled(ctx, names)
     arches = (arch, CONTROL_ARCH) if control else (arch,)
     rows = setup(ctx, arches, wanted if requested else None) + sysroots(ctx, arches)
+    built = {each: components_for(ctx, each, names if each is arch else control) for each in arches}
     for each in arches:
         rows += build_components(ctx, each, names if each is arch else control, orchestrated=True)
-    if any(r.verdict is Verdict.FAIL for r in rows):
-        return rows
-    rows += smoke_components(ctx, arch, names, orchestrated=True)
-    if ctx.runner.dry_run or requested:
-        return rows  # floors count a whole arch's job; a per-component job is not an observation of one
-    # Every orchestrated run is an observation the floors may later be raised on.
-    floors.record(rows, floors.observations_dir(ctx.build_root))
-    return rows + floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
+    if not any(r.verdict is Verdict.FAIL for r in rows):
+        rows += smoke_components(ctx, arch, names, orchestrated=True)
+        # floors count a whole arch's job; a per-component job is not an observation of one
+        if not ctx.runner.dry_run and not requested:
+            # Every orchestrated run is an observation the floors may later be raised on.
+            floors.record(rows, floors.observations_dir(ctx.build_root))
+            rows += floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
+    if not ctx.runner.dry_run:
+        written = buildreport.write(ctx, arch, built, rows)
+        ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
+    return rows
 
 
 def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:

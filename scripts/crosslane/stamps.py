@@ -91,9 +91,11 @@ def clear(folder: Path) -> None:
     (folder / STAMP).unlink(missing_ok=True)
 
 
-def write(folder: Path, stamp_key: str, inputs: Mapping[str, object], *, outputs: Path | None = None) -> None:
+def write(folder: Path, stamp_key: str, inputs: Mapping[str, object], *, outputs: Path | None = None,
+          facts: Mapping[str, object] | None = None) -> None:
+    """*facts*: what the step observed (duration, cache hits) for the report; not part of the key."""
     folder.mkdir(parents=True, exist_ok=True)
-    data: dict[str, object] = {"key": stamp_key, "inputs": inputs}
+    data: dict[str, object] = {"key": stamp_key, "inputs": inputs, **({"facts": dict(facts)} if facts else {})}
     if outputs is not None:
         data["outputs"] = outputs_listing(outputs)
     atomic.write_text(folder / STAMP, json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")

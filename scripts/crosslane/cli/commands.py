@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import traceback
@@ -92,13 +93,17 @@ def merge_reports(folder: Path, output: Path, *, debug: bool = False) -> int:
     def action(ctx: Context) -> list[report.Row]:
         if not folder.is_dir():
             raise UsageError(f"{folder}: no such folder", fix="pass the folder the job reports were downloaded to")
+        from crosslane import buildreport
+
         rows, used = report.merge(folder)
         if not used:
             raise UsageError(f"{folder}: no --json report in it", fix="run the jobs with --json FILE")
-        report.write_json(rows, output.with_suffix(".json"))
-        output.with_suffix(".md").write_text(
-            f"# crosslane report\n\n{len(used)} job reports, {len(rows)} rows.\n\n" + report.counts_markdown(rows) +
-            "\n" + report.markdown(rows), encoding="utf-8")
+        facts = buildreport.merge_facts(folder)
+        data = {**facts, "rows": json.loads(report.to_json(rows)), "jobs": len(used)}
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.with_suffix(".json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        output.with_suffix(".md").write_text(f"{len(used)} job reports, {len(rows)} rows.\n\n" +
+                                             buildreport.markdown(data), encoding="utf-8")
         ctx.log.info(f"    {len(used)} reports → {output.with_suffix('.json')}, {output.with_suffix('.md')}")
         return rows
 

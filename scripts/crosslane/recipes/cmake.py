@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,6 +226,11 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     for path, text in build.files.items():
         cmake_toolchain.write(path, text).chmod(0o755)
     progress = Progress(ctx.log, f"build {name} ({arch})")
+    started = time.monotonic()
+    # ccache appends one line per compilation here: the report's cache hits and misses for this build.
+    stats_log = build.folder / "ccache-stats.log"
+    stats_log.unlink(missing_ok=True)
+    env = {**build.env, "CCACHE_STATSLOG": str(stats_log)}
 
     def on_line(line: str) -> None:
         if line.startswith("[") and "/" in line.split("]")[0]:
@@ -243,7 +249,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
                        f"not pinned in versions.toml (CMake got an empty source folder); add {table} with its "
                        "source", stage=Stage.BUILD)
         step = "compile"
-        ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=build.env, unset=build.unset)
+        ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=env, unset=build.unset)
         step = "install"
         ctx.runner.run(build.install, timeout=600, env=build.env, unset=build.unset)
         if build.finish is not None:
@@ -256,8 +262,20 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
             ctx.log.info(exc.detail)
         return Row(name, arch, "build", Verdict.FAIL, f"{step} failed; see the output tail above", stage=Stage.BUILD)
     progress.close()
-    stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir)
+    stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
+                 facts={"seconds": round(time.monotonic() - started, 1), "ccache": ccache_counts(stats_log)})
     return Row(name, arch, "build", Verdict.PASS, "built", stage=Stage.BUILD)
+
+
+def ccache_counts(stats_log: Path) -> dict[str, int]:
+    """Hits and misses from a CCACHE_STATSLOG file (empty when ccache was not used)."""
+    try:
+        text = stats_log.read_text(errors="replace")
+    except OSError:
+        return {}
+    words = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return {"hits": sum(1 for w in words if w.endswith("_cache_hit")),
+            "misses": sum(1 for w in words if w == "cache_miss")}
 
 
 class CMakeRecipe:

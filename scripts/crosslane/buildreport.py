@@ -1,0 +1,129 @@
+"""The build report a reviewer reads (build/reports/report-<arch>.json and .md): for each component × arch
+what was built from what (source pin and which mirror served it, patches and their sha256 and state, the
+compiler, cmake and ninja, the sysroot with the versions of the packages that matter), how long it took and
+what ccache served, then every row of the run (gates, smokes with profile and duration, parity, lanes,
+floors). Facts come from the build stamps and the sysroot manifests: what was recorded, never re-derived."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from crosslane import __version__, atomic, report, stamps
+from crosslane.archs import Arch
+from crosslane.context import Context
+from crosslane.report import Row
+from crosslane.target import sysroot as sysroot_mod
+
+# Sysroot packages whose versions a reader of the report needs (prefix match on the package name).
+KEY_PACKAGES = ("libc6", "libstdc++6", "libgcc-s1", "python3.", "libpython3.", "python3-numpy", "python3-onnxruntime",
+                "libonnxruntime")
+
+
+def sysroot_facts(ctx: Context, arch: Arch) -> dict[str, object] | None:
+    found = sysroot_mod.find(ctx.config.sysroot, arch)
+    if found is None:
+        return None
+    manifest = found.path / sysroot_mod.MANIFEST
+    try:
+        data = json.loads(manifest.read_text())
+        packages = {p["package"]: p["version"] for p in data["packages"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"suite": ctx.config.sysroot.suite, "key": found.key, "manifest": "unreadable"}
+    return {"suite": ctx.config.sysroot.suite, "mirror": ctx.config.sysroot.mirror, "key": found.key,
+            "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest(), "packages": len(packages),
+            "versions": {name: version for name, version in sorted(packages.items())
+                         if name.startswith(KEY_PACKAGES)}}
+
+
+def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) -> dict[str, object]:
+    component = ctx.config.components[name]
+    facts: dict[str, object] = {"component": name, "arch": arch.value, "recipe": component.recipe}
+    served = [r.reason for r in rows if r.component == name and r.arch == arch.value and r.step.startswith("source")]
+    if served:
+        facts["served"] = served
+    stamp = stamps.read(ctx.component_dir(arch, name))
+    if stamp is None:
+        return facts
+    inputs = stamp.get("inputs")
+    if isinstance(inputs, Mapping):
+        for key in ("source", "fetchcontent", "patches", "compiler", "cmake", "ninja", "sysroot", "wheel"):
+            if key in inputs:
+                facts[key] = inputs[key]
+        configure = inputs.get("configure")
+        if isinstance(configure, list):
+            facts["cmake_args"] = [a for a in configure if isinstance(a, str) and a.startswith("-D")
+                                   and not a.startswith(("-DCMAKE_MAKE_PROGRAM", "-DCMAKE_INSTALL_PREFIX"))]
+    recorded = stamp.get("facts")
+    if isinstance(recorded, Mapping):
+        facts.update(recorded)
+    outputs = stamp.get("outputs")
+    if isinstance(outputs, Mapping):
+        facts["outputs"] = len(outputs)
+    return facts
+
+
+def build(ctx: Context, arches: Iterable[Arch], names: Mapping[Arch, Sequence[str]], rows: Sequence[Row]
+          ) -> dict[str, object]:
+    arch_list = list(arches)
+    return {
+        "crosslane": __version__, "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "config": str(ctx.config.path), "tools": {"cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja},
+        "sysroots": {arch.value: sysroot_facts(ctx, arch) for arch in arch_list},
+        "components": [component_facts(ctx, arch, name, rows) for arch in arch_list for name in names.get(arch, ())],
+        "rows": json.loads(report.to_json(rows)),
+    }
+
+
+def markdown(data: Mapping[str, Any]) -> str:
+    rows = [Row.from_dict(entry, i) for i, entry in enumerate(data.get("rows") or [])]
+    lines = [f"# crosslane build report ({data.get('generated')})", "", report.counts_markdown(rows), "",
+             "## Components", "", "| component | arch | source | patches | compiler | seconds | ccache |",
+             "|---|---|---|---|---|---|---|"]
+    for facts in data.get("components") or []:
+        patches = facts.get("patches") or []
+        shown = ", ".join(f"{p['patch']} ({p['state']}, {p['sha256'][:12]})" for p in patches) or "—"
+        cache = facts.get("ccache") or {}
+        lines.append(f"| {facts['component']} | {facts['arch']} | {facts.get('source', '—')} | {shown} | "
+                     f"{facts.get('compiler', '—')} | {facts.get('seconds', '—')} | "
+                     f"{cache.get('hits', '—')} hit / {cache.get('misses', '—')} miss |")
+    lines += ["", "## Sysroots", "", "| arch | suite | key | packages that matter |", "|---|---|---|---|"]
+    for arch, facts in (data.get("sysroots") or {}).items():
+        if facts:
+            versions = ", ".join(f"{k} {v}" for k, v in (facts.get("versions") or {}).items())
+            lines.append(f"| {arch} | {facts.get('suite')} | {facts.get('key')} | {versions} |")
+    return "\n".join(lines) + "\n\n## Every row\n\n" + report.markdown(rows)
+
+
+def write(ctx: Context, arch: Arch, names: Mapping[Arch, Sequence[str]], rows: Sequence[Row]) -> Path:
+    """build/reports/report-<arch>.json and .md; returns the JSON path."""
+    data = build(ctx, names.keys(), names, rows)
+    folder = ctx.build_root / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"report-{arch.value}.json"
+    atomic.write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    atomic.write_text(path.with_suffix(".md"), markdown(data))
+    return path
+
+
+def merge_facts(folder: Path) -> dict[str, object]:
+    """The components and sysroots of every report-<arch>.json under *folder* (CI's downloaded artifacts)."""
+    components: list[object] = []
+    sysroots: dict[str, object] = {}
+    generated = ""
+    for path in sorted(folder.rglob("report-*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        components += [c for c in data.get("components") or [] if c not in components]
+        sysroots.update({k: v for k, v in (data.get("sysroots") or {}).items() if v})
+        generated = max(generated, str(data.get("generated", "")))
+    return {"crosslane": __version__, "generated": generated or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "components": components, "sysroots": sysroots}
