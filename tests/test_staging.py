@@ -139,3 +139,76 @@ def test_fetchcontent_dependencies_must_be_pinned(tmp_path: Path) -> None:
 def test_the_python_wrapper_runs_the_target_interpreter_under_qemu() -> None:
     text = cmake.python_wrapper(["/usr/bin/qemu-riscv64-static", "-L", "/s r", "-cpu", "rv64"], Path("/s r/usr/bin/py"))
     assert text.splitlines()[-1] == "exec /usr/bin/qemu-riscv64-static -L '/s r' -cpu rv64 '/s r/usr/bin/py' \"$@\""
+
+
+def repo_with(path: Path, files: dict[str, str]) -> str:
+    path.mkdir(parents=True)
+    git(path, "init", "-q")
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "c")
+    return git(path, "rev-parse", "HEAD")
+
+
+@pytest.mark.spawns
+def test_submodules_come_at_the_superprojects_gitlinks_through_the_mirror(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A superproject with a submodule that has a submodule of its own: each exported at the commit its
+    parent's gitlink pins, not at the submodule repository's newest commit."""
+    work, mirrors = tmp_path / "work", tmp_path / "mirrors"
+    leaf_pinned = repo_with(work / "leaf", {"leaf.h": "#define LEAF 1\n"})
+    (work / "leaf" / "leaf.h").write_text("#define LEAF 2 /* newer, not pinned */\n")
+    git(work / "leaf", "commit", "-qam", "newer")
+    mid = work / "mid"
+    repo_with(mid, {"mid.c": "int mid;\n"})
+    git(mid, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(work / "leaf"), "third-party/leaf")
+    git(mid, "-C", "third-party/leaf", "checkout", "-q", leaf_pinned)
+    git(mid, "add", "-A")
+    git(mid, "commit", "-qm", "leaf")
+    top = work / "top"
+    repo_with(top, {"CMakeLists.txt": "project(top)\n"})
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(mid), "deps/mid")
+    git(top, "commit", "-qm", "mid")
+    # .gitmodules name the upstream URLs a user would have, relative and absolute: point them at GitHub-like ones.
+    gm = (top / ".gitmodules").read_text().replace(str(mid), "../mid")
+    (top / ".gitmodules").write_text(gm)
+    git(top, "commit", "-qam", "relative url")
+    gm = (mid / ".gitmodules").read_text().replace(str(work / "leaf"), "https://example.invalid/acme/leaf")
+    (mid / ".gitmodules").write_text(gm)
+    git(mid, "commit", "-qam", "url")
+    git(top, "-C", "deps/mid", "pull", "-q", "--no-rebase", str(mid), "HEAD")
+    git(top, "add", "-A")
+    git(top, "commit", "-qm", "bump mid")
+    for name in ("top", "mid", "leaf"):
+        subprocess.run(["git", "clone", "-q", "--bare", str(work / name), str(mirrors / f"acme+{name}" / "repo")],
+                       check=True)
+    commit = git(top, "rev-parse", "HEAD")
+    text = f"""
+[components.top]
+arches = ["riscv64"]
+[components.top.source]
+kind = "git"
+url = "https://example.invalid/acme/top"
+commit = "{commit}"
+submodules = ["deps/mid", "deps/mid/third-party/leaf"]
+"""
+    cfg = load(tmp_path, text)
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CROSSLANE_GIT_MIRROR", str(mirrors / "{owner}+{name}" / "repo"))
+    fetched = pinned.fetch(Runner(Log()), cfg.components["top"], cfg.sysroot, arch="riscv64")
+    assert (fetched.path / "deps/mid/mid.c").read_text() == "int mid;\n"
+    assert (fetched.path / "deps/mid/third-party/leaf/leaf.h").read_text() == "#define LEAF 1\n"
+    assert "+submodules:deps/mid,deps/mid/third-party/leaf" in fetched.identity
+
+
+@pytest.mark.spawns
+def test_a_submodule_that_is_not_one_is_a_config_error(tmp_path: Path, mirror: dict[str, str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    text = COMPONENT.format(commit=mirror["first"]).replace('commit = "', 'submodules = ["src"], commit = "', 1)
+    cfg = load(tmp_path, text)
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CROSSLANE_GIT_MIRROR", mirror["template"])
+    with pytest.raises(ConfigError, match=r"'src' is not a submodule there \(no gitlink\)"):
+        pinned.fetch(Runner(Log()), cfg.components["widget"], cfg.sysroot, arch="riscv64")

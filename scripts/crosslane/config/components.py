@@ -41,9 +41,15 @@ def _source(table: Table, root: Path) -> SourceSpec:
             commit = table.string("commit", required=True)
             if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
                 table.fail("commit", f"'{commit}' is not a full 40-hex commit; pin the full hash")
+            submodules = table.strings("submodules")
+            for index, sub in enumerate(submodules):
+                pure = PurePosixPath(sub)
+                if not sub or pure.is_absolute() or ".." in pure.parts:
+                    Table({}, table.file, f"{table.path}.submodules").fail(
+                        index, f"'{sub}' is not a relative path inside the tree")
             spec = SourceSpec(kind, url=table.string("url", required=True),
                               tag=table.optional_string("tag"), commit=commit,
-                              absent_ok=table.strings("absent_ok"))
+                              absent_ok=table.strings("absent_ok"), submodules=submodules)
         case "archive":
             url = table.string("url", required=True)
             if not table.has("sha256"):

@@ -89,6 +89,9 @@ class SourceSpec:
     suite: str | None = None
     # git: paths a partial mirror may lack (globs; test data the build never reads), reported when absent.
     absent_ok: tuple[str, ...] = ()
+    # git: submodule paths to populate, each at the commit the superproject's gitlink pins (from .gitmodules'
+    # URL, through the same mirror rules); nested ones are listed by their full path.
+    submodules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

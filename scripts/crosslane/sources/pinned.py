@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -64,7 +65,8 @@ def describe(spec: SourceSpec) -> str:
 def identity(spec: SourceSpec) -> str:
     match spec.kind:
         case "git":
-            return f"git:{spec.url}@{spec.commit}"
+            with_submodules = f"+submodules:{','.join(spec.submodules)}" if spec.submodules else ""
+            return f"git:{spec.url}@{spec.commit}{with_submodules}"
         case "archive":
             return f"archive:{spec.url}#sha256={spec.sha256}"
         case "debian":
@@ -75,7 +77,9 @@ def identity(spec: SourceSpec) -> str:
 
 
 def cache_entry(component: str, spec: SourceSpec) -> Path:
-    pin = {k: str(v) for k, v in asdict(spec).items() if v is not None and k != "path"}
+    # Fields added later are left out while empty, so existing cache entries keep their names.
+    pin = {k: str(v) for k, v in asdict(spec).items() if v is not None and k != "path"
+           and not (k == "submodules" and not v)}
     digest = hashlib.sha256(json.dumps(pin, sort_keys=True).encode()).hexdigest()[:16]
     return cache_dir() / "sources" / component / f"{spec.kind}-{digest}"
 
@@ -193,6 +197,8 @@ def fetch_git(runner: Runner, spec: SourceSpec, work: Path) -> Path:
         if exported.absent:
             runner.log.notice(f"{spec.url}: {len(exported.absent)} files absent from the mirror {mirror}, allowed by "
                               f"absent_ok: {', '.join(exported.absent[:3])}{' …' if len(exported.absent) > 3 else ''}")
+        if spec.submodules:
+            export_submodules(runner, spec, tree, dict(exported.gitlinks))
         safe_extract.check_tree_links(tree)
         return tree
     origin = spec.url
@@ -214,13 +220,72 @@ def fetch_git(runner: Runner, spec: SourceSpec, work: Path) -> Path:
         raise IntegrityError(f"{spec.url}: {what} is commit {got or '(none)'}, versions.toml pins {spec.commit} "
                           "(a moved tag)", fix="check upstream; update commit only if the move is legitimate")
     runner.run([*git, "checkout", "-q", "--detach", spec.commit], env=GIT_ENV, timeout=600, quiet=True)
-    head = runner.run([*git, "rev-parse", "HEAD"], env=GIT_ENV, timeout=60, quiet=True).output.strip()
+    head = runner.run([*git, "rev-parse", "HEAD"], env=GIT_ENV, timeout=600, quiet=True).output.strip()
     if head != spec.commit:
         raise IntegrityError(f"{spec.url}: checked out {head}, versions.toml pins {spec.commit}",
                           fix="delete the cache entry and retry")
-    shutil.rmtree(tree / ".git")
+    for path in sorted(spec.submodules, key=lambda p: p.count("/")):
+        # git checks the submodule out at the gitlink's commit: the superproject's pin is the submodule's.
+        runner.run([*git, "submodule", "update", "--init", "--depth", "1", "--", path], env=GIT_ENV,
+                   timeout=FETCH_TIMEOUT)
+    for dot_git in sorted(tree.rglob(".git"), key=lambda p: -len(p.parts)):
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            shutil.rmtree(dot_git)
+        else:
+            dot_git.unlink()
     safe_extract.check_tree_links(tree)
     return tree
+
+
+def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
+    """path -> absolute URL from a tree's .gitmodules (relative URLs resolved against *base_url*, as git does)."""
+    try:
+        text = (tree / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    path = url = None
+    for raw in [*text.splitlines(), "[end]"]:
+        line = raw.strip()
+        if line.startswith("["):
+            if path and url:
+                found[path] = url
+            path = url = None
+            continue
+        key, _, value = line.partition("=")
+        if key.strip() == "path":
+            path = value.strip()
+        elif key.strip() == "url":
+            url = value.strip()
+    for name, value in found.items():
+        if value.startswith(("./", "../")):
+            parts = urlsplit(base_url.rstrip("/"))
+            joined = posixpath.normpath(posixpath.join(parts.path, value))
+            found[name] = f"{parts.scheme}://{parts.netloc}{joined}"
+    return found
+
+
+def export_submodules(runner: Runner, spec: SourceSpec, tree: Path, gitlinks: dict[str, str]) -> None:
+    """Each listed submodule exported into *tree* at its gitlink's commit from its own mirror (the URL from
+    .gitmodules through CROSSLANE_GIT_MIRROR), shallowest first so nested ones find their parent."""
+    assert spec.url is not None
+    urls = gitmodules(tree, spec.url)
+    for path in sorted(spec.submodules, key=lambda p: p.count("/")):
+        commit, url = gitlinks.get(path), urls.get(path)
+        if commit is None or url is None:
+            raise ConfigError(f"{spec.url}@{(spec.commit or '')[:12]}: '{path}' is not a submodule there "
+                              f"({'no gitlink' if commit is None else 'not in .gitmodules'})",
+                              fix="check the submodules list of the source in versions.toml")
+        sub = SourceSpec("git", url=url, commit=commit)
+        mirror = git_mirror(sub)
+        if mirror is None:
+            raise MissingPrerequisite(f"submodule {path}: no mirror of {url} under {os.environ.get(MIRROR_ENV)}",
+                                      fix=f"add a mirror of {url} there")
+        inner = [p[len(path) + 1:] for p in spec.absent_ok if p.startswith(path + "/")]
+        exported = gitexport.export(mirror, commit, None, url, tree / path, inner)
+        runner.log.info(f"    submodule {path}: {url} @ {commit[:12]} ({exported.files} files)")
+        gitlinks.update({f"{path}/{p}": c for p, c in exported.gitlinks})
+        urls.update({f"{path}/{p}": u for p, u in gitmodules(tree / path, url).items()})
 
 
 def fetch_archive(spec: SourceSpec, work: Path) -> Path:
