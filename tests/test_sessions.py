@@ -98,7 +98,8 @@ def test_a_component_session_runs_only_what_it_needs(cfg: Config, monkeypatch: p
     pipeline.run_arch(ctx, Arch.RISCV64, ["canary"])
     # The canary's smoke compares with the amd64 control, so the control builds the canary too.
     assert ("build", "amd64", ("canary",)) in calls and ("smoke", "riscv64", ("canary",)) in calls
-    assert not (tmp_path / "reports").exists()  # a per-component run is no floors observation
+    assert not (tmp_path / "reports" / "observations").exists()  # a per-component run is no floors observation
+    assert (tmp_path / "reports" / "report-riscv64.md").is_file()
 
 
 def test_the_arch_job_still_runs_everything(cfg: Config, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
