@@ -128,7 +128,8 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         timeout = smoke_table.number("timeout", 120.0)
         if timeout <= 0:
             smoke_table.fail("timeout", f"{timeout:g} is not a positive number of seconds")
-        smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"))
+        smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"),
+                          cases=smoke_table.optional_string("cases"))
         smoke_table.finish()
     patches = []
     for patch_table in table.tables("patches"):

@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
 from crosslane.archs import Arch
-from crosslane.config import tomlcompat
+from crosslane.config import cases, tomlcompat
 from crosslane.config.components import read_component
 from crosslane.config.fields import (
     TOOLCHAIN_FAMILIES,
@@ -200,6 +200,13 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
                 Table({}, file, f"components.{name}.arches").fail(
                     index, f"arch '{arch}' has no [arches.{arch}] table; add one")
     models = MappingProxyType({name: _model(name, t) for name, t in top.table("models").subtables()})
+    profile_names = {p.name for a in arches.values() for p in a.profiles}
+    matrices = MappingProxyType({name: cases.read(name, t, profile_names)
+                                 for name, t in top.table("cases").subtables()})
+    for name, component in components.items():
+        if component.smoke and component.smoke.cases and component.smoke.cases not in matrices:
+            Table({}, file, f"components.{name}.smoke").fail(
+                "cases", f"unknown case matrix '{component.smoke.cases}' (known: {', '.join(matrices) or 'none'})")
     for name, component in components.items():
         if component.smoke and component.smoke.model and component.smoke.model not in models:
             Table({}, file, f"components.{name}.smoke").fail(
@@ -225,7 +232,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     return Config(path=path, root=root, tools=tools, host_packages=host_packages, sysroot=sysroot,
                   toolchains=toolchains, arches=arches, components=components, lanes=lanes,
                   parity_exemptions=MappingProxyType(exemptions), floors=MappingProxyType(floors),
-                  models=models, registries=registries)
+                  models=models, cases=matrices, registries=registries)
 
 
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crosslane.archs import Arch, info
+from crosslane.config.cases import CaseMatrix
 from crosslane.recipes import RECIPES
 from crosslane.registry import Registry
 from crosslane.smokes import SMOKES
@@ -108,6 +109,8 @@ class SmokeSpec:
     timeout: float
     # A [models.<name>] the smoke generates with (the genai smoke's tier 4); None: that tier is not armed.
     model: str | None = None
+    # A [cases.<name>] matrix the smoke runs (the executorch smoke).
+    cases: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,6 +201,7 @@ class Config:
     parity_exemptions: Mapping[str, str] = field(default_factory=dict)
     floors: Mapping[Arch, int] = field(default_factory=dict)
     models: Mapping[str, ModelSpec] = field(default_factory=dict)
+    cases: Mapping[str, CaseMatrix] = field(default_factory=dict)
     registries: Registries = field(default_factory=Registries)
 
     def toolchain_for(self, component: str, arch: Arch) -> Toolchain:

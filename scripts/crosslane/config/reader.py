@@ -104,6 +104,14 @@ class Table:
                 self.fail(None, f"{key}[{index}]: expected a string, got {describe(item)}")
         return tuple(value)
 
+    def booleans(self, key: str, default: tuple[bool, ...] = ()) -> tuple[bool, ...]:
+        value = self._get(key, list, False, list(default))
+        assert isinstance(value, list)
+        for index, item in enumerate(value):
+            if not isinstance(item, bool):
+                self.fail(None, f"{key}[{index}]: expected true or false, got {describe(item)}")
+        return tuple(value)
+
     def table(self, key: str, *, required: bool = False) -> Table:
         value = self._get(key, dict, required, {})
         assert isinstance(value, dict)

@@ -1,0 +1,83 @@
+"""[cases.<name>]: a model × backend × quantize matrix with exclusions and per-backend CPU profiles, as
+ExecuTorch's RISC-V CI defines its 17 jobs — data, expanded here, run by a smoke."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from crosslane.config.reader import Table
+
+BACKENDS = ("portable", "xnnpack")
+
+
+@dataclass(frozen=True)
+class Case:
+    model: str
+    backend: str
+    quantize: bool
+    profiles: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}-{self.backend}{'-q8' if self.quantize else ''}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseMatrix:
+    name: str
+    models: tuple[str, ...]
+    backends: tuple[str, ...]
+    quantize: tuple[bool, ...]
+    exclude: tuple[Mapping[str, object], ...]
+    profiles: Mapping[str, tuple[str, ...]]
+    default: tuple[str, ...]  # the models an arch's job runs; `--case all` runs every case
+
+    def cases(self, models: tuple[str, ...] | None = None) -> list[Case]:
+        """Every case in models × backends × quantize order, minus the exclusions."""
+        chosen = self.models if models is None else tuple(m for m in self.models if m in models)
+        found = []
+        for model, backend, quantize in itertools.product(chosen, self.backends, self.quantize):
+            values: dict[str, object] = {"model": model, "backend": backend, "quantize": quantize}
+            if any(all(values.get(k) == v for k, v in rule.items()) for rule in self.exclude):
+                continue
+            found.append(Case(model, backend, quantize, self.profiles.get(backend, ())))
+        return found
+
+
+def read(name: str, table: Table, profile_names: set[str]) -> CaseMatrix:
+    models = table.strings("models")
+    if not models:
+        table.fail("models", "no models; list at least one")
+    backends = table.strings("backends", BACKENDS)
+    for index, backend in enumerate(backends):
+        if backend not in BACKENDS:
+            Table({}, table.file, f"{table.path}.backends").fail(index, f"unknown backend '{backend}' "
+                                                                        f"(known: {', '.join(BACKENDS)})")
+    quantize = table.booleans("quantize", (False,))
+    exclude = []
+    for rule in table.tables("exclude"):
+        keys = set(rule.data)
+        if not keys or not keys <= {"model", "backend", "quantize"}:
+            rule.fail(None, "an exclusion names model, backend and/or quantize")
+        exclude.append(MappingProxyType(dict(rule.data)))
+    profiles_table = table.table("profiles")
+    profiles = {}
+    for backend in list(profiles_table.keys()):
+        listed = profiles_table.strings(backend)
+        unknown = [p for p in listed if p not in profile_names]
+        if unknown:
+            profiles_table.fail(backend, f"unknown CPU profile(s) {', '.join(unknown)} "
+                                         f"(known: {', '.join(sorted(profile_names))})")
+        profiles[backend] = listed
+    profiles_table.finish(tuple(BACKENDS))
+    default = table.strings("default", models)
+    for index, model in enumerate(default):
+        if model not in models:
+            Table({}, table.file, f"{table.path}.default").fail(index, f"'{model}' is not in models")
+    matrix = CaseMatrix(name=name, models=models, backends=backends, quantize=quantize, exclude=tuple(exclude),
+                        profiles=MappingProxyType(profiles), default=default)
+    table.finish()
+    return matrix
