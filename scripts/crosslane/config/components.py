@@ -47,9 +47,20 @@ def _source(table: Table, root: Path) -> SourceSpec:
                 if not sub or pure.is_absolute() or ".." in pure.parts:
                     Table({}, table.file, f"{table.path}.submodules").fail(
                         index, f"'{sub}' is not a relative path inside the tree")
+            substitutes: list[tuple[str, str, str]] = []
+            subs_table = table.table("substitutes")
+            for sub_path, entry in subs_table.subtables():
+                if sub_path not in submodules:
+                    subs_table.fail(sub_path, "substitutes only a submodule listed in submodules")
+                sub_commit = entry.string("commit", required=True)
+                if len(sub_commit) != 40 or any(c not in "0123456789abcdef" for c in sub_commit):
+                    entry.fail("commit", f"'{sub_commit}' is not a full 40-hex commit")
+                substitutes.append((sub_path, sub_commit, entry.string("reason", required=True)))
+                entry.finish()
             spec = SourceSpec(kind, url=table.string("url", required=True),
                               tag=table.optional_string("tag"), commit=commit,
-                              absent_ok=table.strings("absent_ok"), submodules=submodules)
+                              absent_ok=table.strings("absent_ok"), submodules=submodules,
+                              substitutes=tuple(substitutes))
         case "archive":
             url = table.string("url", required=True)
             if not table.has("sha256"):
@@ -104,16 +115,21 @@ def _links(table: Table) -> Mapping[str, str]:
 
 def read_component(name: str, table: Table, root: Path, registries: Registries) -> Component:
     path_name(table, None, name, "component")
-    if not table.has("source"):
+    source_of = table.string("source_of", "")
+    if source_of and table.has("source"):
+        table.fail("source_of", "source_of and source exclude each other; keep one")
+    if not source_of and not table.has("source"):
         table.fail(None, "missing required key 'source'; add source = { kind = \"tree\", path = \"components/"
                    f"{name}\" }} or a pinned git/archive/debian source")
-    sources = _source_with_mirrors(table, root)
-    provided = sources[0].kind == "sysroot-package"
+    # source_of: the other component's sources are filled in by load.py once every component is read.
+    sources = () if source_of else _source_with_mirrors(table, root)
+    provided = bool(sources) and sources[0].kind == "sysroot-package"
     recipe = table.string("recipe", "provided" if provided else "cmake")
     if recipe not in registries.recipes:
         table.fail("recipe", registries.recipes.unknown(recipe))
     if (recipe == "provided") != provided:
-        table.fail("recipe", f"recipe '{recipe}' and source kind '{sources[0].kind}' do not go together: "
+        table.fail("recipe", f"recipe '{recipe}' and source kind '{sources[0].kind if sources else source_of}' do "
+                   "not go together: "
                    "the 'provided' recipe is exactly for sysroot-package sources")
     toolchain_table = table.table("toolchain")
     toolchain = {read_arch(toolchain_table, key, key): toolchain_table.string(key)
@@ -163,6 +179,10 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         fetchcontent=_fetchcontent(table, root),
         links=_links(table),
         provenance=_provenance(table),
+        source_of=source_of,
+        writable_source=table.boolean("writable_source", False),
+        collect=table.strings("collect"),
+        hostenvs=table.strings("hostenvs"),
     )
     table.finish()
     return component

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
@@ -130,6 +131,40 @@ def _lanes(table: Table, components: Mapping[str, Component]) -> Mapping[tuple[s
     return MappingProxyType(lanes)
 
 
+def _shared_sources(file: str, components: dict[str, Component]) -> dict[str, Component]:
+    """Fill in the sources of components that take another's (source_of)."""
+    for name, component in list(components.items()):
+        if not component.source_of:
+            continue
+        other = components.get(component.source_of)
+        if other is None or other.source_of:
+            Table({}, file, f"components.{name}").fail(
+                "source_of", f"'{component.source_of}' is not a component with a source of its own")
+        assert other is not None
+        components[name] = dataclasses.replace(component, sources=other.sources)
+    return components
+
+
+def _hostenvs(table: Table, components: Mapping[str, Component]) -> dict[str, tuple[str, ...]]:
+    found = {}
+    for name, env in table.subtables():
+        path_name(table, name, name, "host venv")
+        requirements = env.strings("requirements")
+        for index, requirement in enumerate(requirements):
+            if "==" not in requirement:
+                Table({}, env.file, f"{env.path}.requirements").fail(
+                    index, f"'{requirement}' is not pinned; write name==version")
+        found[name] = requirements
+        env.finish()
+    for name, component in components.items():
+        for index, wanted in enumerate(component.hostenvs):
+            if wanted not in found:
+                Table({}, table.file, f"components.{name}.hostenvs").fail(
+                    index, f"unknown host venv '{wanted}' (known: {', '.join(found) or 'none'}); "
+                           f"add [hostenvs.{wanted}]")
+    return found
+
+
 def _model(name: str, table: Table) -> ModelSpec:
     path_name(table, None, name, "model")
     converter = table.string("converter", required=True)
@@ -191,8 +226,9 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     arches_table = top.table("arches", required=True)
     arches = MappingProxyType({read_arch(arches_table, name, name): _arch_config(Arch(name), t)
                                for name, t in arches_table.subtables()})
-    components = MappingProxyType({name: read_component(name, t, root, registries)
-                                   for name, t in top.table("components").subtables()})
+    components = MappingProxyType(_shared_sources(file, {name: read_component(name, t, root, registries)
+                                                         for name, t in top.table("components").subtables()}))
+    hostenvs = MappingProxyType(_hostenvs(top.table("hostenvs"), components))
     _check_references(top, toolchains, arches, components)
     for name, component in components.items():
         for index, arch in enumerate(component.arches):
@@ -232,7 +268,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     return Config(path=path, root=root, tools=tools, host_packages=host_packages, sysroot=sysroot,
                   toolchains=toolchains, arches=arches, components=components, lanes=lanes,
                   parity_exemptions=MappingProxyType(exemptions), floors=MappingProxyType(floors),
-                  models=models, cases=matrices, registries=registries)
+                  models=models, cases=matrices, hostenvs=hostenvs, registries=registries)
 
 
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:

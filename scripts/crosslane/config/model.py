@@ -93,6 +93,9 @@ class SourceSpec:
     # git: submodule paths to populate, each at the commit the superproject's gitlink pins (from .gitmodules'
     # URL, through the same mirror rules); nested ones are listed by their full path.
     submodules: tuple[str, ...] = ()
+    # git: submodule path -> (commit, reason) used instead of the gitlink's commit, when the pinned one cannot
+    # be had (not in any mirror); the reason is part of the pin and of the report.
+    substitutes: tuple[tuple[str, str, str], ...] = ()  # (path, commit, reason)
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,14 @@ class Component:
     # Build provenance: CMake cache variable → the dependency whose install folder it must point into
     # (ORT_HOME → onnxruntime: genai is built on the chain's ORT, never a downloaded one; gates/provenance.py).
     provenance: Mapping[str, str] = field(default_factory=dict)
+    # The source is another component's (its pins, its cache entry): variants of one project.
+    source_of: str = ""
+    # Built in a per-arch copy even without patches: the project writes into its source tree.
+    writable_source: bool = False
+    # Files the build leaves in its build folder that the install step does not copy, put in install/bin.
+    collect: tuple[str, ...] = ()
+    # Host venvs (by [hostenvs.<name>]) the build needs, e.g. a Python with torch for code generation.
+    hostenvs: tuple[str, ...] = ()
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
@@ -202,6 +213,7 @@ class Config:
     floors: Mapping[Arch, int] = field(default_factory=dict)
     models: Mapping[str, ModelSpec] = field(default_factory=dict)
     cases: Mapping[str, CaseMatrix] = field(default_factory=dict)
+    hostenvs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     registries: Registries = field(default_factory=Registries)
 
     def toolchain_for(self, component: str, arch: Arch) -> Toolchain:

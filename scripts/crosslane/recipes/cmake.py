@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -71,6 +72,18 @@ def template_values(ctx: Context, arch: Arch, component: Component) -> dict[str,
                   python_library=str(root / "usr/lib" / info(arch).multiarch / f"libpython{python.version}.so"),
                   python_exe=str(python_wrapper_path(ctx, arch)))
     return values
+
+
+def host_pythons(ctx: Context, component: Component) -> dict[str, str]:
+    """{hostenv[name]}: the python of each host venv the component asks for, made once (models/hostenv.py)."""
+    if not component.hostenvs:
+        return {}
+    from crosslane.models import hostenv
+    from crosslane.paths import cache_dir
+    from crosslane.sources import pinned as pins
+    return {name: str(hostenv.ensure(ctx.runner, ctx.config.hostenvs[name], cache_dir() / "hostenvs",
+                                     offline=pins.offline()))
+            for name in component.hostenvs}
 
 
 def python_wrapper_path(ctx: Context, arch: Arch) -> Path:
@@ -164,7 +177,8 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake"
     toolchain_text = cmake_toolchain.render(compiler, root.path, emulator, ctx.runner.find("ccache"))
     wiring = crosswire.wire(probes or Probes(ctx), component, arch, compiler, root.path)
-    values = template_values(ctx, arch, component) | dict(wiring.placeholders)
+    values = template_values(ctx, arch, component) | dict(wiring.placeholders) | {
+        "source": str(source), "hostenv": host_pythons(ctx, component)}
     args = expand(component, arch, values) + wiring.cmake_args
     fc_args, fc_rows, fc_pins = fetchcontent_args(ctx, component, arch)
     fc_rows = [dataclasses.replace(r, arch=arch.value) for r in fc_rows]
@@ -185,6 +199,8 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     }
     if fc_pins:
         inputs["fetchcontent"] = fc_pins
+    if component.collect:
+        inputs["collect"] = list(component.collect)
     if prepared.patch_inputs:
         inputs["patches"] = list(prepared.patch_inputs)
     if wiring.env or wiring.unset:
@@ -252,6 +268,8 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=env, unset=build.unset)
         step = "install"
         ctx.runner.run(build.install, timeout=600, env=build.env, unset=build.unset)
+        for name_in_build in build.component.collect:
+            collect(build.build_dir / name_in_build, build.install_dir / "bin")
         if build.finish is not None:
             step = "package"
             build.finish()
@@ -265,6 +283,15 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
                  facts={"seconds": round(time.monotonic() - started, 1), "ccache": ccache_counts(stats_log)})
     return Row(name, arch, "build", Verdict.PASS, "built", stage=Stage.BUILD)
+
+
+def collect(path: Path, into: Path) -> None:
+    """Copy a build-folder artifact the project does not install (e.g. executor_runner); missing is a failure."""
+    if not path.is_file():
+        raise StepFailed(f"{path}: the build left no such file to collect",
+                         fix="check collect = […] in versions.toml against the project's build")
+    into.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(path, into / path.name)
 
 
 def ccache_counts(stats_log: Path) -> dict[str, int]:

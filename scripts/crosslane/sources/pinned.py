@@ -66,7 +66,8 @@ def identity(spec: SourceSpec) -> str:
     match spec.kind:
         case "git":
             with_submodules = f"+submodules:{','.join(spec.submodules)}" if spec.submodules else ""
-            return f"git:{spec.url}@{spec.commit}{with_submodules}"
+            substituted = "".join(f"+{path}={commit}" for path, commit, _ in spec.substitutes)
+            return f"git:{spec.url}@{spec.commit}{with_submodules}{substituted}"
         case "archive":
             return f"archive:{spec.url}#sha256={spec.sha256}"
         case "debian":
@@ -79,7 +80,7 @@ def identity(spec: SourceSpec) -> str:
 def cache_entry(component: str, spec: SourceSpec) -> Path:
     # Fields added later are left out while empty, so existing cache entries keep their names.
     pin = {k: str(v) for k, v in asdict(spec).items() if v is not None and k != "path"
-           and not (k == "submodules" and not v)}
+           and not (k in ("submodules", "substitutes") and not v)}
     digest = hashlib.sha256(json.dumps(pin, sort_keys=True).encode()).hexdigest()[:16]
     return cache_dir() / "sources" / component / f"{spec.kind}-{digest}"
 
@@ -97,7 +98,8 @@ def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override:
     first = component.sources[0]
     if first.kind == "tree" and first.path is not None:
         return Fetched(first.path, identity(first), f"tree {first.path.name} (in this repository)")
-    return fetch_pinned(runner, component.name, component.sources, defaults, arch=arch)
+    # Variants of one project (source_of) share its cache entry.
+    return fetch_pinned(runner, component.source_of or component.name, component.sources, defaults, arch=arch)
 
 
 def fetch_pinned(runner: Runner, name: str, specs: Sequence[SourceSpec], defaults: SysrootSpec, *,
@@ -228,6 +230,12 @@ def fetch_git(runner: Runner, spec: SourceSpec, work: Path) -> Path:
         # git checks the submodule out at the gitlink's commit: the superproject's pin is the submodule's.
         runner.run([*git, "submodule", "update", "--init", "--depth", "1", "--", path], env=GIT_ENV,
                    timeout=FETCH_TIMEOUT)
+        for substituted, commit, _ in spec.substitutes:
+            if substituted == path:
+                inner = ["git", *GIT_CONFIG, "-C", str(tree / path)]
+                runner.run([*inner, "fetch", "-q", "--depth", "1", "origin", commit], env=GIT_ENV,
+                           timeout=FETCH_TIMEOUT)
+                runner.run([*inner, "checkout", "-q", "--detach", commit], env=GIT_ENV, timeout=600)
     for dot_git in sorted(tree.rglob(".git"), key=lambda p: -len(p.parts)):
         if dot_git.is_dir() and not dot_git.is_symlink():
             shutil.rmtree(dot_git)
@@ -270,8 +278,13 @@ def export_submodules(runner: Runner, spec: SourceSpec, tree: Path, gitlinks: di
     .gitmodules through CROSSLANE_GIT_MIRROR), shallowest first so nested ones find their parent."""
     assert spec.url is not None
     urls = gitmodules(tree, spec.url)
+    substitutes = {path: (commit, reason) for path, commit, reason in spec.substitutes}
     for path in sorted(spec.submodules, key=lambda p: p.count("/")):
         commit, url = gitlinks.get(path), urls.get(path)
+        if path in substitutes and commit is not None:
+            runner.log.notice(f"submodule {path}: {substitutes[path][0][:12]} instead of the gitlink's {commit[:12]} "
+                              f"({substitutes[path][1]})")
+            commit = substitutes[path][0]
         if commit is None or url is None:
             raise ConfigError(f"{spec.url}@{(spec.commit or '')[:12]}: '{path}' is not a submodule there "
                               f"({'no gitlink' if commit is None else 'not in .gitmodules'})",

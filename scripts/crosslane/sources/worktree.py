@@ -80,7 +80,7 @@ def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:
     inputs = tuple(patches.stamp_inputs(ctx.config.root, component, arch))
     in_repo = component.sources[0].kind == "tree" and not fetched.local
     rows = [] if in_repo else [source_row(component, arch, fetched)]
-    if not any(arch in spec.arches for spec in component.patches):
+    if not component.writable_source and not any(arch in spec.arches for spec in component.patches):
         steps = patches.plan(ctx.runner, ctx.config.root, component, arch, fetched.path) if component.patches else []
         return Prepared(fetched.path, fetched.identity, tuple(rows + patches.rows(component, arch, steps)), inputs)
     work = working_copy(ctx, component, arch, fetched)
