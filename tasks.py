@@ -6,11 +6,16 @@ Each task imports what it calls, so `invoke --list` and the first line of any ta
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from invoke.context import Context
 from invoke.tasks import task
 
 from crosslane.archs import KNOWN_ARCHS
+
+if TYPE_CHECKING:
+    from crosslane.context import Context as CrosslaneContext
+    from crosslane.report import Row
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
 COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JSON to this file",
@@ -67,17 +72,23 @@ def sources(c: Context, arch: str, component: list[str], debug: bool = False, js
 
 @task(help={"arch": ARCH_HELP, "component": "component to smoke (repeatable; default: the arch's list)",
             "cpu": "one CPU profile instead of all",
-            "wheel": "smoke this wheel (installed for the target with its dependencies)", **COMMON_HELP},
-      iterable=["component", "wheel"])
-def smoke(c: Context, arch: str, component: list[str], wheel: list[str], cpu: str = "", debug: bool = False,
-          json: str = "", config: str = "") -> None:
+            "wheel": "smoke this wheel (installed for the target with its dependencies)",
+            "case": "[cases.*] models to run (repeatable; 'all' for every case; default: the matrix's default)",
+            **COMMON_HELP},
+      iterable=["component", "wheel", "case"])
+def smoke(c: Context, arch: str, component: list[str], wheel: list[str], case: list[str], cpu: str = "",
+          debug: bool = False, json: str = "", config: str = "") -> None:
     """Run the components' smokes under qemu-user on every CPU profile of an arch, in parallel."""
     from crosslane import pipeline
     from crosslane.cli import commands
     from crosslane.target import site
+
+    def action(ctx: CrosslaneContext) -> list[Row]:
+        ctx.cases = tuple(case)
+        return pipeline.smoke_components(site.given(ctx, wheel), commands.parse_arch(arch), component, cpu or None)
+
     commands.exit_with(commands.run(
-        lambda ctx: pipeline.smoke_components(site.given(ctx, wheel), commands.parse_arch(arch), component,
-                                              cpu or None),
+        action,
         debug=debug, json_path=json or None, config_path=config or None))
 
 

@@ -64,11 +64,16 @@ def test_the_wheel_is_named_and_built_for_riscv64(built: tuple[Context, Path]) -
     assert elf["e_machine"] == "EM_RISCV" and info(Arch.RISCV64).elf_machine == 243
 
 
-def test_a_second_ninja_run_has_no_work(built: tuple[Context, Path]) -> None:
+def test_a_second_ninja_run_compiles_nothing(built: tuple[Context, Path]) -> None:
+    """genai's CMake globs with CONFIGURE_DEPENDS, so ninja always re-checks the globs (a cheap step, and
+    `ninja -n` cannot know it will find no change): the evidence is a real second run that compiles and
+    links nothing."""
     ctx, folder = built
-    again = subprocess.run([str(ctx.tools().ninja), "-C", str(folder / "build"), "-n", "-d", "explain"],
-                           capture_output=True, text=True, timeout=300)
-    assert "ninja: no work to do." in again.stdout, again.stdout[-2000:] + again.stderr[-2000:]
+    again = subprocess.run([str(ctx.tools().ninja), "-C", str(folder / "build"), "-d", "explain"],
+                           capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-2000:]
+    work = [line for line in again.stdout.splitlines() if "Building" in line or "Linking" in line]
+    assert work == [], "\n".join(work[:10]) + again.stderr[-2000:]
 
 
 def test_every_tier_passes_under_qemu(built: tuple[Context, Path], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from crosslane.config.reader import Table
@@ -34,6 +34,8 @@ class CaseMatrix:
     exclude: tuple[Mapping[str, object], ...]
     profiles: Mapping[str, tuple[str, ...]]
     default: tuple[str, ...]  # the models an arch's job runs; `--case all` runs every case
+    # model -> why it cannot run here (a missing dependency, true today); such cases are SKIP rows.
+    exempt: Mapping[str, str] = field(default_factory=dict)
 
     def cases(self, models: tuple[str, ...] | None = None) -> list[Case]:
         """Every case in models × backends × quantize order, minus the exclusions."""
@@ -77,7 +79,13 @@ def read(name: str, table: Table, profile_names: set[str]) -> CaseMatrix:
     for index, model in enumerate(default):
         if model not in models:
             Table({}, table.file, f"{table.path}.default").fail(index, f"'{model}' is not in models")
+    exempt_table = table.table("exempt")
+    exempt = {model: exempt_table.string(model) for model in list(exempt_table.keys())}
+    for model in exempt:
+        if model not in models:
+            exempt_table.fail(model, f"'{model}' is not in models")
+    exempt_table.finish()
     matrix = CaseMatrix(name=name, models=models, backends=backends, quantize=quantize, exclude=tuple(exclude),
-                        profiles=MappingProxyType(profiles), default=default)
+                        profiles=MappingProxyType(profiles), default=default, exempt=MappingProxyType(exempt))
     table.finish()
     return matrix

@@ -181,11 +181,19 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         provenance=_provenance(table),
         source_of=source_of,
         writable_source=table.boolean("writable_source", False),
+        source_dirname=_dirname(table),
         collect=table.strings("collect"),
         hostenvs=table.strings("hostenvs"),
     )
     table.finish()
     return component
+
+
+def _dirname(table: Table) -> str:
+    value = table.string("source_dirname", "")
+    if value:
+        path_name(table, "source_dirname", value, "source folder")
+    return value
 
 
 def _provenance(table: Table) -> Mapping[str, str]:

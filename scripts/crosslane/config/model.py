@@ -172,6 +172,8 @@ class Component:
     source_of: str = ""
     # Built in a per-arch copy even without patches: the project writes into its source tree.
     writable_source: bool = False
+    # The folder name the copy must have (ExecuTorch's CMake refuses any but "executorch").
+    source_dirname: str = ""
     # Files the build leaves in its build folder that the install step does not copy, put in install/bin.
     collect: tuple[str, ...] = ()
     # Host venvs (by [hostenvs.<name>]) the build needs, e.g. a Python with torch for code generation.

@@ -24,6 +24,7 @@ SMOKES = Registry("smoke kind", MappingProxyType({
     "cpuinfo-isa": "crosslane.smokes.cpuinfo:run",
     "ort": "crosslane.smokes.ort:run",
     "genai": "crosslane.smokes.genai:run",
+    "executorch": "crosslane.smokes.executorch:run",
 }))
 
 # Smoke kinds that compare the arch's outputs with the amd64 control: a job running one of them also builds

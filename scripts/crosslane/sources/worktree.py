@@ -40,10 +40,14 @@ def source_row(component: Component, arch: Arch, fetched: pinned.Fetched) -> Row
     return Row(component.name, arch.value, "source", Verdict.PASS, fetched.served_by, stage=Stage.SOURCE)
 
 
+def copy_path(folder: Path, component: Component) -> Path:
+    return folder / "src" / component.source_dirname if component.source_dirname else folder / "src"
+
+
 def working_copy(ctx: Context, component: Component, arch: Arch, fetched: pinned.Fetched) -> Path:
     """The per-arch copy of *fetched* that patches are applied to, (re)made when its inputs change."""
     folder = ctx.component_dir(arch, component.name)
-    work = folder / "src"
+    work = copy_path(folder, component)
     wanted = copy_inputs(component, fetched)
     marker = folder / MARKER
     try:
@@ -109,7 +113,7 @@ def patch_command(ctx: Context, name: str, arch: Arch, source_dir: Path | None, 
     else:
         fetched = fetch(ctx, component, arch)
         rows = [source_row(component, arch, fetched)]
-        work = ctx.component_dir(arch, name) / "src"
+        work = copy_path(ctx.component_dir(arch, name), component)
         if check or not any(arch in spec.arches for spec in component.patches):
             tree = work if work.is_dir() else fetched.path
         else:

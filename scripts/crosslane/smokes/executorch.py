@@ -1,0 +1,148 @@
+"""The ExecuTorch smoke: a [cases.*] matrix run by the component's own executor_runner under qemu.
+
+Each case (model × backend × quantize) is exported on the host to a bundled program with reference outputs
+(models/executorch_export.py in the [hostenvs.executorch] venv, cached by every input) and run on each of the
+backend's CPU profiles. A run passes only on positive evidence, all of it:
+  - the runner's `Test_result: PASS` line (it compares test case 0 with the reference, rtol/atol given), and
+  - its error statistics for that case within the same tolerances (read from the log, not trusted blindly), and
+  - the reference output's mean |y| of at least MIN_MAGNITUDE, so an absolute tolerance cannot pass a model
+    whose outputs are all near zero.
+A signal (SIGILL: XNNPACK's RVV kernels on a CPU without V) or a timeout is a FAIL row naming it, never a
+flake. Models the exporter cannot build here are exempt in versions.toml with a reason; any other is FAIL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from crosslane.archs import Arch
+from crosslane.config import Profile
+from crosslane.config.cases import Case
+from crosslane.context import Context
+from crosslane.errors import ConfigError, StepFailed
+from crosslane.log import Progress
+from crosslane.models import hostenv
+from crosslane.paths import cache_dir
+from crosslane.report import Row, Stage, Verdict
+from crosslane.smokes import payload, sentinel, target
+from crosslane.sources import pinned
+
+MIN_MAGNITUDE = 0.01
+HOSTENV = "executorch-aot"
+EXPORTER = Path(__file__).resolve().parent.parent / "models" / "executorch_export.py"
+RESULT = re.compile(r"Test_result: (PASS|FAIL)")
+STAT = re.compile(r"max_(absolute|relative)_error:\s*(\S+)")
+EXPORTABLE = ("add", "llama2", "mobilebert")
+
+
+@dataclass(frozen=True)
+class Program:
+    case: Case
+    path: Path
+    rtol: float
+    atol: float
+    magnitude: float
+    delegated: int
+
+
+def program_key(case: Case, requirements: Sequence[str]) -> str:
+    data = {"model": case.model, "backend": case.backend, "quantize": case.quantize,
+            "requirements": sorted(requirements), "exporter": hashlib.sha256(EXPORTER.read_bytes()).hexdigest()}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def export(ctx: Context, case: Case) -> Program:
+    """The case's .bpte, exported once per (model, backend, quantize, pins, exporter) and cached."""
+    requirements = ctx.config.hostenvs.get(HOSTENV)
+    if requirements is None:
+        raise ConfigError(f"versions.toml: the executorch smoke needs [hostenvs.{HOSTENV}] (torch, executorch)")
+    path = cache_dir() / "executorch-programs" / f"{case.name}-{program_key(case, requirements)[:16]}.bpte"
+    summary = path.with_suffix(".json")
+    if not summary.is_file():
+        python = hostenv.ensure(ctx.runner, requirements, cache_dir() / "hostenvs", offline=pinned.offline())
+        ctx.log.info(f"    export {case.name} (host, {python.parent.parent.name})")
+        argv: list[str | Path] = [python, EXPORTER, "--model", case.model, "--backend", case.backend, "--out", path]
+        ctx.runner.run([*argv, *(["--quantize"] if case.quantize else [])], timeout=1800, quiet=True)
+    try:
+        data = json.loads(summary.read_text())
+        return Program(case, path, float(data["rtol"]), float(data["atol"]), float(data["magnitude"]),
+                       int(data["delegated_nodes"]))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise StepFailed(f"{summary}: the exporter left no summary ({exc})", fix="run with --debug") from None
+
+
+def decide(output: str, returncode: int, *, timed_out: bool, program: Program) -> tuple[Verdict, str]:
+    """The run's verdict from the runner's own lines (see the module docstring for what is required)."""
+    if timed_out:
+        return Verdict.FAIL, "timed out"
+    crash = sentinel.crash_reason(returncode)
+    if crash:
+        hint = " (XNNPACK's RVV kernels on a CPU without V?)" if crash == "SIGILL" else ""
+        return Verdict.FAIL, f"the runner died of {crash}{hint}"
+    results = RESULT.findall(output)
+    stats = dict(STAT.findall(output))
+    if results != ["PASS"]:
+        return Verdict.FAIL, f"Test_result {results[-1] if results else 'missing'} (exit {returncode})"
+    try:
+        absolute, relative = float(stats["absolute"]), float(stats["relative"])
+    except (KeyError, ValueError):
+        return Verdict.FAIL, "Test_result: PASS but no error statistics in the log"
+    if not absolute <= program.atol and not relative <= program.rtol:
+        return Verdict.FAIL, f"error statistics over tolerance: max abs {absolute:g}, max rel {relative:g}"
+    if program.magnitude < MIN_MAGNITUDE:
+        return Verdict.FAIL, f"reference outputs of mean |y| {program.magnitude:.2g} make the check meaningless"
+    if returncode != 0:
+        return Verdict.FAIL, f"Test_result: PASS but exit {returncode}"
+    return Verdict.PASS, (f"Test_result: PASS; max abs {absolute:g}, max rel {relative:g} (rtol {program.rtol:g}, "
+                          f"atol {program.atol:g}); |y| {program.magnitude:.2g}; {program.delegated} delegated")
+
+
+def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+    spec = ctx.config.components[component].smoke
+    assert spec is not None and spec.cases is not None
+    matrix = ctx.config.cases[spec.cases]
+    backend = "xnnpack" if ctx.config.components[component].options.get("xnnpack") == "on" else "portable"
+    wanted = None if ctx.cases == ("all",) else (ctx.cases or matrix.default)
+    cases = [c for c in matrix.cases(wanted) if c.backend == backend]
+    runner = ctx.component_dir(arch, component) / "install" / "bin" / "executor_runner"
+    if not runner.is_file():
+        return [Row(component, arch.value, "runner", Verdict.FAIL,
+                    f"{runner} missing: invoke build --arch {arch} --component {component}", stage=Stage.INSTALL)]
+    rows: list[Row] = []
+    programs: dict[str, Program] = {}
+    for case in cases:
+        if case.model in matrix.exempt:
+            rows.append(Row(component, arch.value, case.name, Verdict.SKIP, f"exempt: {matrix.exempt[case.model]}",
+                            stage=Stage.SMOKE))
+        elif case.model not in EXPORTABLE:
+            rows.append(Row(component, arch.value, case.name, Verdict.FAIL,
+                            f"no exporter for model '{case.model}' and no exemption in cases.{matrix.name}.exempt",
+                            stage=Stage.SMOKE))
+        else:
+            programs[case.name] = export(ctx, case)
+    by_name = {p.name: p for p in profiles}
+    jobs = [(programs[c.name], by_name[p]) for c in cases if c.name in programs for p in c.profiles if p in by_name]
+    progress = Progress(ctx.log, f"executorch {component} ({arch})", total=len(jobs), every=0.0)
+    base = spec.timeout
+
+    def one(job: tuple[Program, Profile]) -> Row:
+        program, profile = job
+        timeout = payload.timeout_for(base, arch, profile)
+        etdump = ctx.component_dir(arch, component) / "etdump" / f"{program.case.name}@{profile.name}.etdump"
+        etdump.parent.mkdir(parents=True, exist_ok=True)
+        result = target.run(ctx, arch, profile, [runner, "--model_path", program.path, "--etdump_path", etdump,
+                                                 "--bundleio_rtol", str(program.rtol), "--bundleio_atol",
+                                                 str(program.atol)], timeout=timeout)
+        verdict, reason = decide(result.output, result.returncode, timed_out=result.timed_out, program=program)
+        progress.advance(1, f"{program.case.name}@{profile.name} {verdict.value}")
+        return Row(component, arch.value, f"{program.case.name}@{profile.name}", verdict,
+                   f"{reason} [{result.seconds:.1f}s]", stage=Stage.SMOKE, profile=profile.name)
+
+    rows += target.per_item(jobs, one)
+    progress.close()
+    return rows
