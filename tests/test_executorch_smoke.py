@@ -1,0 +1,68 @@
+"""The executorch smoke's verdict from the runner's own log (fixtures from real runs), and the case plumbing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crosslane.config import Config
+from crosslane.config.cases import Case
+from crosslane.report import Verdict
+from crosslane.smokes import executorch
+
+PASSING = """\
+I 00:00:00.015845 executorch:executor_runner.cpp:798] 1 outputs:
+OutputX 0: tensor(sizes=[1, 4], [0.456474, -1.69202, -1.77544, 1.40646])
+I 00:00:00.027595 executorch:executor_runner.cpp:261] ETDump written to file 'add.etdump'.
+I 00:00:00.027963 executorch:executor_runner.cpp:883] === Error stats for testset 0 ===
+I 00:00:00.027980 executorch:executor_runner.cpp:884]  mean_absolute_error: 0.000000
+I 00:00:00.028013 executorch:executor_runner.cpp:885]  max_absolute_error:  0.000000
+I 00:00:00.028026 executorch:executor_runner.cpp:886]  mean_relative_error: 0.000000
+I 00:00:00.028037 executorch:executor_runner.cpp:887]  max_relative_error:  0.000000
+I 00:00:00.028339 executorch:executor_runner.cpp:904] Model output match expected BundleIO bpte ref data.
+I 00:00:00.028354 executorch:executor_runner.cpp:905] TEST: BundleIO index[0] Test_result: PASS
+"""
+PROGRAM = executorch.Program(Case("add", "xnnpack", False, ("rvv128",)), Path("/x.bpte"), 0.01, 0.01, 1.33, 1)
+
+
+def test_a_real_pass() -> None:
+    verdict, reason = executorch.decide(PASSING, 0, timed_out=False, program=PROGRAM)
+    assert verdict is Verdict.PASS and "max rel 0" in reason and "1 delegated" in reason
+
+
+@pytest.mark.parametrize(("output", "code", "timed_out", "magnitude", "words"), [
+    (PASSING, 132, False, 1.3, "died of SIGILL (XNNPACK's RVV kernels on a CPU without V?)"),
+    (PASSING, -11, False, 1.3, "died of SIGSEGV"),
+    (PASSING, 0, True, 1.3, "timed out"),
+    (PASSING.replace("Test_result: PASS", "Test_result: FAIL"), 1, False, 1.3, "Test_result FAIL"),
+    ("", 0, False, 1.3, "Test_result missing"),
+    (PASSING.replace("max_relative_error:  0.000000", "max_relative_error:  0.5").replace(
+        "max_absolute_error:  0.000000", "max_absolute_error:  0.2"), 0, False, 1.3, "over tolerance"),
+    ("\n".join(line for line in PASSING.splitlines() if "max_" not in line), 0, False, 1.3, "no error statistics"),
+    (PASSING, 0, False, 1e-9, "make the check meaningless"),
+    (PASSING, 1, False, 1.3, "Test_result: PASS but exit 1"),
+], ids=["sigill", "sigsegv", "timeout", "fail", "silent", "stats", "no-stats", "tiny-outputs", "rc"])
+def test_every_other_outcome_fails_with_its_reason(output: str, code: int, timed_out: bool, magnitude: float,
+                                                   words: str) -> None:
+    program = executorch.Program(PROGRAM.case, PROGRAM.path, 0.01, 0.01, magnitude, 1)
+    verdict, reason = executorch.decide(output, code, timed_out=timed_out, program=program)
+    assert verdict is Verdict.FAIL and words in reason
+
+
+def test_program_keys_follow_the_case_and_the_pins() -> None:
+    one = executorch.program_key(Case("add", "xnnpack", True, ()), ["torch==2.13.0"])
+    assert one != executorch.program_key(Case("add", "xnnpack", False, ()), ["torch==2.13.0"])
+    assert one != executorch.program_key(Case("add", "xnnpack", True, ()), ["torch==2.13.1"])
+    assert one == executorch.program_key(Case("add", "xnnpack", True, ("rvv128",)), ["torch==2.13.0"])
+
+
+def test_the_repository_matrix_is_upstreams_with_reasons(cfg: Config) -> None:
+    grid = cfg.cases["riscv-ci"]
+    assert len(grid.cases()) == 17
+    for model in ("mv2", "resnet18", "yolo26"):
+        assert "torchvision" in grid.exempt[model]
+    assert set(grid.models) - set(grid.exempt) <= set(executorch.EXPORTABLE)
+    xnnpack = cfg.components["executorch-xnnpack"]
+    assert xnnpack.options["xnnpack"] == "on" and xnnpack.source_of == "executorch-portable"
+    assert xnnpack.sources == cfg.components["executorch-portable"].sources
