@@ -66,3 +66,11 @@ def test_the_repository_matrix_is_upstreams_with_reasons(cfg: Config) -> None:
     xnnpack = cfg.components["executorch-xnnpack"]
     assert xnnpack.options["xnnpack"] == "on" and xnnpack.source_of == "executorch-portable"
     assert xnnpack.sources == cfg.components["executorch-portable"].sources
+
+
+def test_microkernels_come_from_the_xnnpack_log() -> None:
+    log = ("Note (XNNPACK): Using binary microkernel 'xnn_f32_vadd_ukernel__rvv_u8v'.\n"
+           "Note (XNNPACK): Using microkernel 'xnn_f32_vaddc_ukernel__rvv_u8v'\n"
+           "Note (XNNPACK): Using binary microkernel 'xnn_f32_vadd_ukernel__rvv_u8v'.\n")
+    found = tuple(dict.fromkeys(executorch.MICROKERNEL.findall(log)))
+    assert found == ("xnn_f32_vadd_ukernel__rvv_u8v", "xnn_f32_vaddc_ukernel__rvv_u8v")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -102,6 +103,53 @@ def decide(output: str, returncode: int, *, timed_out: bool, program: Program) -
                           f"atol {program.atol:g}); |y| {program.magnitude:.2g}; {program.delegated} delegated")
 
 
+MICROKERNEL = re.compile(r"[Uu]sing (?:\w+ )*microkernel '([^']+)'")
+TIMING = Path(__file__).resolve().parent.parent / "models" / "executorch_etdump.py"
+
+
+@dataclass(frozen=True)
+class Timed:
+    run: str  # case@profile
+    etdump: Path
+    kernels: tuple[str, ...]
+
+
+def op_tables(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) -> Path | None:
+    """Per run: operators with calls and sum/avg/max ms (qemu time, not hardware time) and the XNNPACK
+    microkernels the runner registered; printed, written as JSON, and added to $GITHUB_STEP_SUMMARY."""
+    present = [t for t in timed if t.etdump.is_file()]
+    if not present:
+        return None
+    requirements = ctx.config.hostenvs[HOSTENV]
+    python = hostenv.ensure(ctx.runner, requirements, cache_dir() / "hostenvs", offline=pinned.offline())
+    result = ctx.runner.run([python, TIMING, *[t.etdump for t in present]], timeout=900, quiet=True, check=False)
+    try:
+        tables = json.loads(result.output.splitlines()[-1])
+    except (IndexError, ValueError):
+        ctx.log.warn(f"op timing: the etdump reader printed no table ({result.tail(2)})")
+        return None
+    data = {t.run: {**tables.get(str(t.etdump), {}), "microkernels": list(t.kernels)} for t in present}
+    lines = [f"op timing for {component} on {arch} (qemu-user time, not hardware time)"]
+    markdown = [f"### {component} on {arch}: op timing (qemu-user time, not hardware time)", "",
+                "| run | op | calls | sum ms | avg ms | max ms | microkernels |", "|---|---|---|---|---|---|---|"]
+    for run_name, entry in data.items():
+        kernels = ", ".join(entry["microkernels"]) or "—"
+        for op in entry.get("ops", []):
+            lines.append(f"  {run_name:32} {op['op']:28} {op['calls']:4} {op['sum_ms']:9.3f} {op['avg_ms']:9.3f} "
+                         f"{op['max_ms']:9.3f}  {kernels}")
+            markdown.append(f"| {run_name} | {op['op']} | {op['calls']} | {op['sum_ms']} | {op['avg_ms']} | "
+                            f"{op['max_ms']} | {kernels} |")
+    ctx.log.info("\n".join(lines))
+    path = ctx.build_root / "reports" / f"optiming-{arch.value}-{component}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write("\n".join(markdown) + "\n\n")
+    return path
+
+
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     assert spec is not None and spec.cases is not None
@@ -130,6 +178,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     progress = Progress(ctx.log, f"executorch {component} ({arch})", total=len(jobs), every=0.0)
     base = spec.timeout
 
+    timed: list[Timed] = []
+
     def one(job: tuple[Program, Profile]) -> Row:
         program, profile = job
         timeout = payload.timeout_for(base, arch, profile)
@@ -139,10 +189,17 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                                                  "--bundleio_rtol", str(program.rtol), "--bundleio_atol",
                                                  str(program.atol)], timeout=timeout)
         verdict, reason = decide(result.output, result.returncode, timed_out=result.timed_out, program=program)
+        if verdict is Verdict.PASS:
+            kernels = tuple(dict.fromkeys(MICROKERNEL.findall(result.output)))
+            timed.append(Timed(f"{program.case.name}@{profile.name}", etdump, kernels))
         progress.advance(1, f"{program.case.name}@{profile.name} {verdict.value}")
         return Row(component, arch.value, f"{program.case.name}@{profile.name}", verdict,
                    f"{reason} [{result.seconds:.1f}s]", stage=Stage.SMOKE, profile=profile.name)
 
     rows += target.per_item(jobs, one)
     progress.close()
+    written = op_tables(ctx, arch, component, timed)
+    if written is not None:
+        rows.append(Row(component, arch.value, "op-timing", Verdict.PASS, f"{len(timed)} runs: {written}",
+                        stage=Stage.SMOKE))
     return rows

@@ -1,0 +1,45 @@
+"""Op timing from ExecuTorch etdumps: one table per etdump (operator, calls, sum/avg/max ms).
+
+A program, run by the python of the [hostenvs.executorch-aot] venv (executorch.devtools' Inspector reads the
+flatcc etdump), never imported by crosslane.
+
+    python executorch_etdump.py A.etdump [B.etdump …]      → one JSON line: {path: {"ops": […], "framework": […]}}
+
+Events of the "Execute" block are the operators (and delegate calls); the runtime's own framework events
+(Method::execute, OPERATOR_CALL, DELEGATE_CALL, Program::load_method, Method::init) are listed apart.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from typing import Any
+
+FRAMEWORK = ("Method::execute", "OPERATOR_CALL", "DELEGATE_CALL", "Program::load_method", "Method::init")
+
+
+def table(path: str) -> dict[str, list[dict[str, Any]]]:
+    from executorch.devtools import Inspector  # type: ignore[import-not-found]
+
+    times: dict[str, list[float]] = defaultdict(list)
+    for block in Inspector(etdump_path=path).event_blocks:
+        for event in block.events:
+            if event.perf_data is not None:
+                times[str(event.name)] += [float(t) for t in event.perf_data.raw]
+
+    def rows(names: list[str]) -> list[dict[str, Any]]:
+        return [{"op": name, "calls": len(times[name]), "sum_ms": round(sum(times[name]), 4),
+                 "avg_ms": round(sum(times[name]) / len(times[name]), 4), "max_ms": round(max(times[name]), 4)}
+                for name in sorted(names, key=lambda n: -sum(times[n])) if times[name]]
+    return {"ops": rows([n for n in times if n not in FRAMEWORK]),
+            "framework": rows([n for n in times if n in FRAMEWORK])}
+
+
+def main(argv: list[str]) -> int:
+    print(json.dumps({path: table(path) for path in argv}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
