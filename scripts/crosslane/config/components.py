@@ -145,7 +145,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         if timeout <= 0:
             smoke_table.fail("timeout", f"{timeout:g} is not a positive number of seconds")
         smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"),
-                          cases=smoke_table.optional_string("cases"))
+                          cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"))
         smoke_table.finish()
     patches = []
     for patch_table in table.tables("patches"):

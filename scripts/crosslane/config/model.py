@@ -114,6 +114,8 @@ class SmokeSpec:
     model: str | None = None
     # A [cases.<name>] matrix the smoke runs (the executorch smoke).
     cases: str | None = None
+    # Only these CPU profiles (a runner variant made for some of them); empty: every profile the smoke gets.
+    profiles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -173,7 +173,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                             stage=Stage.SMOKE))
         else:
             programs[case.name] = export(ctx, case)
-    by_name = {p.name: p for p in profiles}
+    by_name = {p.name: p for p in profiles if not spec.profiles or p.name in spec.profiles}
     jobs = [(programs[c.name], by_name[p]) for c in cases if c.name in programs for p in c.profiles if p in by_name]
     progress = Progress(ctx.log, f"executorch {component} ({arch})", total=len(jobs), every=0.0)
     base = spec.timeout
