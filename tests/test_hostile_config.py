@@ -60,3 +60,20 @@ def test_special_and_huge_files_are_refused_at_once(tmp_path: Path) -> None:
     big.write_bytes(b"#" * (MAX_CONFIG_BYTES + 1))
     with pytest.raises(ConfigError, match="larger than"):
         config_mod.load(big)
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    ('source_subdir = "../../etc"', "source_subdir: '../../etc' must stay inside the source tree"),
+    ('source_subdir = "/abs"', "source_subdir: '/abs' must stay inside the source tree"),
+], ids=["dotdot", "absolute"])
+def test_source_subdir_stays_inside(tmp_path: Path, extra: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
+        write_config(tmp_path, {"c": extra})
+
+
+@pytest.mark.parametrize("path", ["", "."])
+def test_an_empty_tree_path_is_an_error(tmp_path: Path, path: str) -> None:
+    text = (versions_header() + f'\n[components.c]\nsource = {{ kind = "tree", path = "{path}" }}\n'
+            'arches = ["riscv64"]\n')
+    with pytest.raises(ConfigError, match="an empty path would mean the whole folder"):
+        config_mod.parse(text, tmp_path / "versions.toml")

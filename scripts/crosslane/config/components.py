@@ -165,7 +165,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         arches=arch_list(table, "arches"),
         depends=table.strings("depends"),
         recipe=recipe,
-        source_subdir=table.string("source_subdir", ""),
+        source_subdir=_subdir(table),
         cmake_args=table.strings("cmake_args"),
         arch_cmake_args=per_arch_strings(table, "arch_cmake_args"),
         toolchain=MappingProxyType(toolchain),
@@ -187,6 +187,15 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
     )
     table.finish()
     return component
+
+
+def _subdir(table: Table) -> str:
+    """source_subdir: a relative path that stays inside the source tree ("" is the tree itself)."""
+    value = table.string("source_subdir", "")
+    pure = PurePosixPath(value)
+    if value and (pure.is_absolute() or ".." in pure.parts):
+        table.fail("source_subdir", f"'{value}' must stay inside the source tree (no leading / and no ..)")
+    return value
 
 
 def _dirname(table: Table) -> str:

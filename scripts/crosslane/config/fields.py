@@ -52,6 +52,8 @@ def per_arch_strings(table: Table, key: str) -> Mapping[Arch, tuple[str, ...]]:
 
 def repo_path(table: Table, key: str, value: str, root: Path, inside: str = "") -> Path:
     pure = PurePosixPath(value)
+    if not value.strip() or pure == PurePosixPath("."):
+        table.fail(key, "an empty path would mean the whole folder; name a folder inside it")
     resolved = (root / inside / value).resolve()
     base = (root / inside).resolve()
     if pure.is_absolute() or not resolved.is_relative_to(base):
