@@ -12,6 +12,7 @@ Events of the "Execute" block are the operators (and delegate calls); the runtim
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import defaultdict
 from typing import Any
@@ -26,7 +27,8 @@ def table(path: str) -> dict[str, list[dict[str, Any]]]:
     for block in Inspector(etdump_path=path).event_blocks:
         for event in block.events:
             if event.perf_data is not None:
-                times[str(event.name)] += [float(t) for t in event.perf_data.raw]
+                # XNNPACK numbers each operator instance ("Add (ND) #3"): the table counts calls per operator.
+                times[re.sub(r" #\d+$", "", str(event.name))] += [float(t) for t in event.perf_data.raw]
 
     def rows(names: list[str]) -> list[dict[str, Any]]:
         return [{"op": name, "calls": len(times[name]), "sum_ms": round(sum(times[name]), 4),
