@@ -34,6 +34,7 @@ from crosslane.smokes import payload, sentinel, target
 from crosslane.sources import pinned
 
 MIN_MAGNITUDE = 0.01
+PARALLEL = True  # runs side by side, one per core (the bench measures it against one after another)
 HOSTENV = "executorch-aot"
 EXPORTER = Path(__file__).resolve().parent.parent / "models" / "executorch_export.py"
 RESULT = re.compile(r"Test_result: (PASS|FAIL)")
@@ -196,7 +197,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
         return Row(component, arch.value, f"{program.case.name}@{profile.name}", verdict,
                    f"{reason} [{result.seconds:.1f}s]", stage=Stage.SMOKE, profile=profile.name)
 
-    rows += target.per_item(jobs, one)
+    rows += target.per_item(jobs, one, parallel=PARALLEL)
     progress.close()
     written = op_tables(ctx, arch, component, timed)
     if written is not None:
