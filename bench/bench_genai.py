@@ -43,9 +43,10 @@ def build_measures() -> list[Measure]:
         env = {**COLD, "CROSSLANE_BUILD_DIR": str(ours)}
         cold = timed(lambda: invoke("build", "--arch", "riscv64", "--component", COMPONENT, env=env))
         noop = median_of(3, lambda: invoke("build", "--arch", "riscv64", "--component", COMPONENT, env=env))
-        (hand / "riscv64").mkdir(parents=True)
-        for folder in ("toolchains",):
-            run(["cp", "-a", ours / "riscv64" / folder, hand / "riscv64" / folder])
+        (hand / "riscv64" / COMPONENT).mkdir(parents=True)
+        # The toolchain file and target-Python wrapper, and the patched source copy, as crosslane left them.
+        run(["cp", "-a", ours / "riscv64" / "toolchains", hand / "riscv64" / "toolchains"])
+        run(["cp", "-a", ours / "riscv64" / COMPONENT / "src", hand / "riscv64" / COMPONENT / "src"])
         commands = hand_commands(ours, hand)
         by_hand = timed(lambda: [run(c, env=COLD) for c in commands])
     return [Measure("genai cold build riscv64: crosslane vs the same commands by hand", cold, by_hand, "s",
