@@ -21,10 +21,9 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.paths import cache_dir
 from crosslane.report import Verdict
 from crosslane.runner import Runner
-from crosslane_helpers import versions_header
+from crosslane_helpers import fresh_cache, versions_header
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]
 
@@ -86,14 +85,9 @@ def project(cfg: Config, tmp_path: Path, sysroots: dict[Arch, Path], monkeypatch
     (src / "pyfix.c").write_text(SOURCE)
     (src / "package" / "setup.py").write_text(SETUP)
     (src / "package" / "pyfix" / "__init__.py").write_text("from ._pyfix import value\n")
-    # A fresh cache that shares only the sysroots and build tools, so the dependency is staged here.
-    real = cache_dir()
-    fresh = tmp_path / "cache"
-    fresh.mkdir()
-    for shared in ("sysroots", "buildtools"):
-        (fresh / shared).symlink_to(real / shared)
-    monkeypatch.setenv("CROSSLANE_CACHE", str(fresh))
-    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    # A cache of its own (sharing the sysroots and build tools), so the dependency is staged here.
+    for key, value in fresh_cache(tmp_path).items():
+        monkeypatch.setenv(key, value)
     monkeypatch.setenv("CROSSLANE_GIT_MIRROR", str(tmp_path / "mirrors" / "{owner}+{name}" / "repo"))
     text = versions_header() + f"""
 [components.pyfix]

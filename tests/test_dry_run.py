@@ -13,8 +13,8 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.paths import cache_dir
 from crosslane.runner import Runner
+from crosslane_helpers import fresh_cache
 
 
 def listing(root: Path) -> dict[str, tuple[int, int]]:
@@ -32,16 +32,11 @@ def listing(root: Path) -> dict[str, tuple[int, int]]:
 @pytest.mark.network
 def test_a_dry_build_writes_nothing(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    # A fresh cache sharing only the (read) sysroots and build tools: the probes would land in it.
-    real = cache_dir()
-    fresh = tmp_path / "cache"
-    fresh.mkdir()
-    for shared in ("sysroots", "buildtools"):
-        (fresh / shared).symlink_to(real / shared)
-    monkeypatch.setenv("CROSSLANE_CACHE", str(fresh))
-    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    # A cache of its own (sharing the sysroots and build tools): the probes would land in it.
+    for key, value in fresh_cache(tmp_path).items():
+        monkeypatch.setenv(key, value)
     (tmp_path / "build").mkdir()
-    watched = [tmp_path / "build", fresh]
+    watched = [tmp_path / "build", tmp_path / "cache"]
     before = [listing(p) for p in watched]
     runner = Runner(Log(io.StringIO()), dry_run=True)
     rows = pipeline.build_components(Context(cfg, runner), Arch.RISCV64, ["canary", "cpuinfo"])

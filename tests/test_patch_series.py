@@ -16,16 +16,10 @@ from crosslane.runner import Result
 from crosslane.sources import patches
 from crosslane.sources.patches import State
 from sourcekit import context, diff, sha256, tree_hash, write_config
+from test_patches import edit
 
 pytestmark = pytest.mark.spawns
 BASE = b"".join(f"line {i}\n".encode() for i in range(1, 41))
-
-
-def edit(text: bytes, number: int, new: str) -> bytes:
-    lines = text.splitlines(keepends=True)
-    ending = b"\r\n" if lines[number - 1].endswith(b"\r\n") else b"\n"
-    lines[number - 1] = new.encode() + ending
-    return b"".join(lines)
 
 
 def created(name: str, data: bytes) -> bytes:

@@ -46,6 +46,16 @@ def write_text(path: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _fresh_staging(final: Path) -> Path:
+    """An empty `.<name>.<pid>.partial` beside *final*, dead processes' leftovers swept first."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(final)
+    staging = final.with_name(f".{final.name}.{os.getpid()}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    return staging
+
+
 @contextlib.contextmanager
 def replace_dir(final: Path) -> Iterator[Path]:
     """Yield an empty staging folder beside *final*; on success it replaces *final*, on error it is removed.
@@ -54,11 +64,7 @@ def replace_dir(final: Path) -> Iterator[Path]:
     two leaves either the old or the new folder under the final name plus a stray `.old` folder, never a
     half-written one.
     """
-    final.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale(final)
-    staging = final.with_name(f".{final.name}.{os.getpid()}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    staging = _fresh_staging(final)
     try:
         yield staging
     except BaseException:
@@ -78,11 +84,7 @@ def publish_dir(final: Path, whole: Callable[[Path], bool]) -> Iterator[Path]:
     For caches several processes may fill at once: when another one published *final* first, its copy is
     kept if *whole* says it is complete, else the rename's error stands. The staging folder never survives.
     """
-    final.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale(final)
-    staging = final.with_name(f".{final.name}.{os.getpid()}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    staging = _fresh_staging(final)
     try:
         yield staging
         try:

@@ -145,16 +145,21 @@ def _shared_sources(file: str, components: dict[str, Component]) -> dict[str, Co
     return components
 
 
+def _pinned_requirements(table: Table) -> tuple[str, ...]:
+    """A host venv's requirements, each name==version, so what it computes is reproducible."""
+    requirements = table.strings("requirements")
+    for index, requirement in enumerate(requirements):
+        if "==" not in requirement:
+            Table({}, table.file, f"{table.path}.requirements").fail(
+                index, f"'{requirement}' is not pinned; write name==version so the venv is reproducible")
+    return requirements
+
+
 def _hostenvs(table: Table, components: Mapping[str, Component]) -> dict[str, tuple[str, ...]]:
     found = {}
     for name, env in table.subtables():
         path_name(table, name, name, "host venv")
-        requirements = env.strings("requirements")
-        for index, requirement in enumerate(requirements):
-            if "==" not in requirement:
-                Table({}, env.file, f"{env.path}.requirements").fail(
-                    index, f"'{requirement}' is not pinned; write name==version")
-        found[name] = requirements
+        found[name] = _pinned_requirements(env)
         env.finish()
     for name, component in components.items():
         for index, wanted in enumerate(component.hostenvs):
@@ -179,11 +184,7 @@ def _model(name: str, table: Table) -> ModelSpec:
     new_tokens = table.integer("new_tokens", 16)
     if not 1 <= new_tokens <= 256:
         table.fail("new_tokens", f"{new_tokens} is outside 1..256")
-    requirements = table.strings("requirements")
-    for index, requirement in enumerate(requirements):
-        if "==" not in requirement:
-            Table({}, table.file, f"{table.path}.requirements").fail(
-                index, f"'{requirement}' is not pinned; write name==version so the conversion is reproducible")
+    requirements = _pinned_requirements(table)
     spec = ModelSpec(name=name, distribution=table.string("distribution", required=True),
                      version=table.string("version", required=True), member=member,
                      sha256=sha256(table, "sha256"), converter=converter, precision=precision,
