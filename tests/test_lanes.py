@@ -95,12 +95,13 @@ def test_defaults_are_consistent(tmp_path: Path, table: str) -> None:
     ctx, _ = context(cfg)
     install = lanes.install_dir(ctx, "app", Arch.RISCV64)
     for orchestrated in (False, True):
+        ctx.orchestrated = orchestrated
         # the verifier on a tree without a marker (config fallback) ...
-        fallback = lanes.verify(ctx, "app", Arch.RISCV64, orchestrated=orchestrated)
+        fallback = lanes.verify(ctx, "app", Arch.RISCV64)
         assert fallback is not None
         verifier_off = fallback.verdict is Verdict.SKIP
         # ... agrees with what the producer does to the tree
-        produced = lanes.produce(ctx, "app", Arch.RISCV64, orchestrated=orchestrated)
+        produced = lanes.produce(ctx, "app", Arch.RISCV64)
         assert (produced is not None) is verifier_off
         assert lanes.marked_off(install) is not None if verifier_off else not (install / lanes.MARKER).exists()
         if produced is not None:

@@ -23,6 +23,8 @@ class Context:
     sources: dict[str, Path] = field(default_factory=dict)
     # Prebuilt wheels given on the command line (--wheel), by component: the smoke tests these.
     wheels: dict[str, Path] = field(default_factory=dict)
+    # The run mode of `invoke all` / `nox -s build-<arch>` (pipeline.run_arch): experimental lanes are on in it.
+    orchestrated: bool = False
     # Which [cases.*] models a smoke runs: () the matrix's default, ("all",) every case, else these models.
     cases: tuple[str, ...] = ()
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)

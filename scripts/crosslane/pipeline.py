@@ -66,24 +66,22 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
     return rows
 
 
-def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False,
-                     orchestrated: bool = False) -> list[Row]:
+def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
     probes = Probes(ctx)
     ordered = components_for(ctx, arch, names)
-    rows: list[Row] = doctor.gate(ctx, arch, ordered, probes, orchestrated=orchestrated)
+    rows: list[Row] = doctor.gate(ctx, arch, ordered, probes)
     if rows:
         return rows
     if ctx.runner.dry_run:  # a dry run writes nothing, a lock file included
-        return _build_in_order(ctx, arch, ordered, probes, force=force, orchestrated=orchestrated)
+        return _build_in_order(ctx, arch, ordered, probes, force=force)
     with locks.hold(ctx.build_root / arch.value / ".lock", f"the {arch} build tree", ctx.log):
-        return _build_in_order(ctx, arch, ordered, probes, force=force, orchestrated=orchestrated)
+        return _build_in_order(ctx, arch, ordered, probes, force=force)
 
 
-def _build_in_order(ctx: Context, arch: Arch, ordered: Sequence[str], probes: Probes, *, force: bool,
-                    orchestrated: bool) -> list[Row]:
+def _build_in_order(ctx: Context, arch: Arch, ordered: Sequence[str], probes: Probes, *, force: bool) -> list[Row]:
     rows: list[Row] = []
     for name in ordered:
-        off = lanes.produce(ctx, name, arch, orchestrated=orchestrated)
+        off = lanes.produce(ctx, name, arch)
         if off is not None:
             rows.append(off)
             continue
@@ -160,14 +158,13 @@ def build_provenance(ctx: Context, name: str, arch: Arch) -> list[Row]:
     return [dataclasses.replace(r, step=f"gate:{r.step}") for r in rows]
 
 
-def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None, *,
-                     orchestrated: bool = False) -> list[Row]:
+def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None) -> list[Row]:
     rows: list[Row] = []
     chosen = profiles_for(ctx, arch, profile)
     # The components asked for, not the dependencies they pull into the build: those have their own smokes.
     for name in (n for n in components_for(ctx, arch, names) if not names or n in names):
         # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
-        lane_row = None if name in ctx.wheels else lanes.verify(ctx, name, arch, orchestrated=orchestrated)
+        lane_row = None if name in ctx.wheels else lanes.verify(ctx, name, arch)
         if lane_row is not None:
             rows.append(lane_row)
             continue
@@ -190,6 +187,7 @@ def controlled(ctx: Context, names: Sequence[str]) -> tuple[str, ...]:
 def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Row]:
     """`nox -s build-<arch>` (every component the arch lists) and `nox -s build-<arch>-<component>` (one, with
     what it needs): setup → sysroots → build (the control only for smokes that compare with it) → smoke."""
+    ctx.orchestrated = True
     names = tuple(requested) or ctx.config.arches[arch].components
     wanted = components_for(ctx, arch, names)
     control = () if arch is CONTROL_ARCH else controlled(ctx, names)
@@ -197,9 +195,9 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Ro
     rows = setup(ctx, arches, wanted if requested else None) + sysroots(ctx, arches)
     built = {each: components_for(ctx, each, names if each is arch else control) for each in arches}
     for each in arches:
-        rows += build_components(ctx, each, names if each is arch else control, orchestrated=True)
+        rows += build_components(ctx, each, names if each is arch else control)
     if not any(r.verdict is Verdict.FAIL for r in rows):
-        rows += smoke_components(ctx, arch, names, orchestrated=True)
+        rows += smoke_components(ctx, arch, names)
         # floors count a whole arch's job; a per-component job is not an observation of one
         if not ctx.runner.dry_run and not requested:
             # Every orchestrated run is an observation the floors may later be raised on.

@@ -128,9 +128,9 @@ def write_placeholder(folder: Path, state: LaneState) -> Path:
     return install
 
 
-def produce(ctx: Context, component: str, arch: Arch, *, orchestrated: bool = False) -> Row | None:
+def produce(ctx: Context, component: str, arch: Arch) -> Row | None:
     """The build's lane step: None when the lane is on (build it), else the placeholder's report row."""
-    state = resolve(ctx.config, component, arch, orchestrated=orchestrated)
+    state = resolve(ctx.config, component, arch, orchestrated=ctx.orchestrated)
     install = install_dir(ctx, component, arch)
     if state.enabled:
         if (install / MARKER).is_file() and not ctx.runner.dry_run:
@@ -149,7 +149,7 @@ def off_reason(setting: str) -> str:
     return f"not installed — lane off by {setting}: policy, not drift"
 
 
-def verify(ctx: Context, component: str, arch: Arch, *, orchestrated: bool = False, step: str = "smoke",
+def verify(ctx: Context, component: str, arch: Arch, *, step: str = "smoke",
            stage: Stage = Stage.SMOKE) -> Row | None:
     """The smoke's lane step: None when the lane is on and installed (smoke it), else the row to report."""
     install = install_dir(ctx, component, arch)
@@ -160,7 +160,7 @@ def verify(ctx: Context, component: str, arch: Arch, *, orchestrated: bool = Fal
                    stage=stage)
     if marker is not None:
         return Row(component, arch.value, step, Verdict.SKIP, off_reason(marker["setting"]), stage=stage)
-    state = resolve(ctx.config, component, arch, orchestrated=orchestrated)
+    state = resolve(ctx.config, component, arch, orchestrated=ctx.orchestrated)
     if not state.enabled:
         return Row(component, arch.value, step, Verdict.SKIP, off_reason(state.setting), stage=stage)
     if not install.is_dir():

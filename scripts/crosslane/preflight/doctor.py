@@ -34,10 +34,10 @@ class Finding:
                 "message": self.message, "fix": self.fix}
 
 
-def subjects(ctx: Context, arch: Arch, components: Sequence[str], *, orchestrated: bool) -> list[Subject]:
+def subjects(ctx: Context, arch: Arch, components: Sequence[str]) -> list[Subject]:
     """The arch subject, then one per component with its lane. When every lane is off, the arch subject
     carries that (a lane switched off must never turn the build red through an arch-wide check)."""
-    lane_states = [lanes.resolve(ctx.config, name, arch, orchestrated=orchestrated) for name in components]
+    lane_states = [lanes.resolve(ctx.config, name, arch, orchestrated=ctx.orchestrated) for name in components]
     arch_subject = Subject(arch)
     if lane_states and not any(state.enabled for state in lane_states):
         arch_subject = Subject(arch, None, lane_states[0])
@@ -57,11 +57,11 @@ def evaluate(check: Check, probes: Probes, subject: Subject) -> Outcome:
     return check.probe(probes, subject)
 
 
-def run(probes: Probes, arch: Arch, components: Sequence[str], *, orchestrated: bool = False,
+def run(probes: Probes, arch: Arch, components: Sequence[str], *,
         for_build: bool = False, registry: Sequence[Check] = REGISTRY) -> list[Finding]:
     """One finding per (check, subject): arch checks once, component checks once per component."""
     findings = []
-    all_subjects = subjects(probes.ctx, arch, components, orchestrated=orchestrated)
+    all_subjects = subjects(probes.ctx, arch, components)
     for check in registry:
         if for_build and not check.gates_build:
             continue
@@ -111,10 +111,9 @@ def command(ctx: Context, arch: Arch, components: Sequence[str], *, as_json: boo
     return rows(findings)
 
 
-def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes, *,
-         orchestrated: bool = False) -> list[Row]:
+def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes) -> list[Row]:
     """The build's preflight: quiet when all is well; the FAIL rows (build stops) otherwise."""
-    findings = run(probes, arch, components, orchestrated=orchestrated, for_build=True)
+    findings = run(probes, arch, components, for_build=True)
     for finding in findings:
         if finding.status in (Status.NOTICE, Status.WARN):
             say = ctx.log.notice if finding.status is Status.NOTICE else ctx.log.warn
