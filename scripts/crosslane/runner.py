@@ -1,4 +1,12 @@
-"""The one subprocess runner: argv only, logged, timed out, failures that carry their evidence."""
+"""The one subprocess runner: argv only, logged, timed out, failures that carry their evidence.
+
+Why plumbum, and for what: it is the design card's process library and does two things well here — finding
+programs on PATH (`local.which`, with a clean CommandNotFound) and building a command from argv without a
+shell. What it does not do the way a cross build needs stays ours, on the Popen it returns: streaming output
+line by line for progress and the failure tail, a new session so a timeout kills the whole group (cmake's
+ninja and compilers, apt's methods), and a timer. plumbum merges its own copy of the environment into env=,
+so removing a variable is spelled as a shell user would (`env --unset`); that is the one workaround.
+"""
 
 from __future__ import annotations
 
