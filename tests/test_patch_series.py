@@ -15,7 +15,7 @@ from crosslane.errors import PatchConflict
 from crosslane.runner import Result
 from crosslane.sources import patches
 from crosslane.sources.patches import State
-from sourcekit import context, diff, sha256, tree_hash, write_config
+from crosslane_helpers import diff, quiet_context, sha256, tree_hash, write_config_text
 from test_patches import edit
 
 pytestmark = pytest.mark.spawns
@@ -59,13 +59,13 @@ class Series:
             strip = (strips or [1] * len(diffs))[index]
             entries.append(f'{{ path = "{rel}", sha256 = "{sha256(data)}", strip = {strip} }}')
         (root / "components/demo").mkdir(parents=True)
-        self.cfg = write_config(root, f"""
+        self.cfg = write_config_text(root, f"""
 [components.demo]
 source = {{ kind = "tree", path = "components/demo" }}
 arches = ["riscv64"]
 patches = [{", ".join(entries)}]
 """)
-        self.ctx = context(self.cfg)
+        self.ctx = quiet_context(self.cfg)
         self.strips = strips or [1] * len(diffs)
 
     def apply(self) -> list[State]:

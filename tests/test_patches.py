@@ -11,7 +11,7 @@ from crosslane.cli import commands
 from crosslane.errors import ConfigError, PatchConflict
 from crosslane.sources import patches, worktree
 from crosslane.sources.patches import State
-from sourcekit import context, diff, patch_entry, sha256, tree_hash, write_config, write_patch
+from crosslane_helpers import diff, patch_entry, quiet_context, sha256, tree_hash, write_config_text, write_patch
 
 BASE_TEXT = b"".join(f"line {i}\n".encode() for i in range(1, 31))
 
@@ -36,14 +36,14 @@ class Fixture:
         for rel, data, arches in series:
             entries.append(patch_entry(rel, write_patch(root, rel, data), arches))
         (root / "components/demo").mkdir(parents=True)
-        self.cfg = write_config(root, f"""
+        self.cfg = write_config_text(root, f"""
 [components.demo]
 source = {{ kind = "tree", path = "components/demo" }}
 arches = ["amd64", "riscv64"]
 patches = [{", ".join(entries)}]
 """)
         self.component = self.cfg.components["demo"]
-        self.ctx = context(self.cfg)
+        self.ctx = quiet_context(self.cfg)
 
     def apply(self, arch: Arch = Arch.RISCV64, *, check: bool = False) -> list[patches.Step]:
         return patches.apply(self.ctx.runner, self.cfg.root, self.component, arch, self.tree, check=check)

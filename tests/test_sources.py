@@ -15,7 +15,7 @@ from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.log import Log
 from crosslane.runner import Runner
 from crosslane.sources import debsrc, pinned, safe_extract, worktree
-from sourcekit import context, git, sha256, tarball, write_config
+from crosslane_helpers import git, quiet_context, sha256, tarball, write_config_text
 
 DEFAULTS = SysrootSpec(suite="trixie", mirror="http://deb.debian.org/debian",
                        keyring="/usr/share/keyrings/debian-archive-keyring.gpg", packages=(), arch_packages={})
@@ -59,7 +59,7 @@ def archive_source(url: str, digest: str) -> str:
 
 def test_archive_with_good_checksum_is_extracted_and_cached(tmp_path: Path) -> None:
     archive = good_tarball(tmp_path / "pkg.tar.gz")
-    cfg = write_config(tmp_path, component_toml(archive_source(archive.as_uri(), sha256(archive.read_bytes()))))
+    cfg = write_config_text(tmp_path, component_toml(archive_source(archive.as_uri(), sha256(archive.read_bytes()))))
     fetched = pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     assert (fetched.path / "README").read_text() == "hello\n"
     assert (fetched.path / "sub/link").is_symlink()
@@ -71,7 +71,7 @@ def test_archive_with_good_checksum_is_extracted_and_cached(tmp_path: Path) -> N
 
 def test_archive_with_bad_checksum_is_refused_and_not_cached(tmp_path: Path) -> None:
     archive = good_tarball(tmp_path / "pkg.tar.gz")
-    cfg = write_config(tmp_path, component_toml(archive_source(archive.as_uri(), "0" * 64)))
+    cfg = write_config_text(tmp_path, component_toml(archive_source(archive.as_uri(), "0" * 64)))
     pinned_wrong = f"sha256 is {sha256(archive.read_bytes())}, versions.toml pins 0000"
     with pytest.raises(IntegrityError, match=pinned_wrong) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
@@ -82,11 +82,11 @@ def test_archive_with_bad_checksum_is_refused_and_not_cached(tmp_path: Path) -> 
 
 def test_archive_without_checksum_is_rejected_on_load(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="has no sha256"):
-        write_config(tmp_path, component_toml('{ kind = "archive", url = "https://example.org/x.tar.gz" }'))
+        write_config_text(tmp_path, component_toml('{ kind = "archive", url = "https://example.org/x.tar.gz" }'))
 
 
 def test_unreachable_source_fails_fast_and_names_the_fix(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
+    cfg = write_config_text(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
     start = time.monotonic()
     with pytest.raises(MissingPrerequisite) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
@@ -100,9 +100,9 @@ def test_unreachable_source_fails_fast_and_names_the_fix(tmp_path: Path) -> None
 def test_mirrors_are_tried_in_order_and_the_report_names_the_one_that_served(tmp_path: Path) -> None:
     archive = good_tarball(tmp_path / "pkg.tar.gz")
     digest = sha256(archive.read_bytes())
-    cfg = write_config(tmp_path, component_toml(archive_source(UNREACHABLE, digest),
+    cfg = write_config_text(tmp_path, component_toml(archive_source(UNREACHABLE, digest),
                                                 archive_source(archive.as_uri(), digest)))
-    ctx = context(cfg)
+    ctx = quiet_context(cfg)
     prepared = worktree.prepare(ctx, cfg.components["demo"], Arch.AMD64)
     assert (prepared.path / "README").is_file()
     [row] = prepared.rows
@@ -114,8 +114,8 @@ def test_local_override_is_used_as_is_and_marked_unverified(tmp_path: Path) -> N
     checkout = tmp_path / "checkout"
     checkout.mkdir()
     (checkout / "file").write_text("mine\n")
-    cfg = write_config(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
-    ctx = context(cfg)
+    cfg = write_config_text(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
+    ctx = quiet_context(cfg)
     ctx.sources["demo"] = checkout
     prepared = worktree.prepare(ctx, cfg.components["demo"], Arch.AMD64)
     assert prepared.path == checkout
@@ -124,7 +124,7 @@ def test_local_override_is_used_as_is_and_marked_unverified(tmp_path: Path) -> N
 
 
 def test_dry_run_fetches_nothing(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
+    cfg = write_config_text(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
     fetched = pinned.fetch(Runner(Log(), dry_run=True), cfg.components["demo"], cfg.sysroot)
     assert "dry run" in fetched.served_by and not fetched.path.exists()
 
@@ -287,7 +287,7 @@ def test_git_pin_is_checked_out_byte_exact(tmp_path: Path, upstream: dict[str, s
 
 @pytest.mark.spawns
 def test_moved_tag_is_an_error_naming_both_commits(tmp_path: Path, upstream: dict[str, str]) -> None:
-    cfg = write_config(tmp_path, component_toml(
+    cfg = write_config_text(tmp_path, component_toml(
         f'{{ kind = "git", url = "{upstream["url"]}", tag = "v2", commit = "{upstream["first"]}" }}'))
     with pytest.raises(IntegrityError) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
@@ -299,7 +299,7 @@ def test_moved_tag_is_an_error_naming_both_commits(tmp_path: Path, upstream: dic
 
 @pytest.mark.spawns
 def test_missing_tag_falls_through_to_a_clear_error(tmp_path: Path, upstream: dict[str, str]) -> None:
-    cfg = write_config(tmp_path, component_toml(
+    cfg = write_config_text(tmp_path, component_toml(
         f'{{ kind = "git", url = "{upstream["url"]}", tag = "v9", commit = "{upstream["first"]}" }}'))
     with pytest.raises(MissingPrerequisite) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
@@ -352,7 +352,7 @@ def test_debian_source_package_is_fetched_verified_and_extracted(tmp_path: Path)
 def test_source_errors_are_one_line_with_their_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                           pin: str, url: str, code: int) -> None:
     archive = good_tarball(tmp_path / "pkg.tar.gz")
-    write_config(tmp_path, component_toml(archive_source(archive.as_uri() if url == "archive" else url, pin)))
+    write_config_text(tmp_path, component_toml(archive_source(archive.as_uri() if url == "archive" else url, pin)))
     result = commands.run(lambda ctx: list(worktree.prepare(ctx, ctx.config.components["demo"], Arch.AMD64).rows),
                           config_path=str(tmp_path / "versions.toml"))
     err = capsys.readouterr().err

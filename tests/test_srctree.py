@@ -10,7 +10,7 @@ from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.sources import worktree
-from sourcekit import context, diff, patch_entry, tree_hash, write_config, write_patch
+from crosslane_helpers import diff, patch_entry, quiet_context, tree_hash, write_config_text, write_patch
 
 ORIGINAL = b"alpha\nbeta\ngamma\ndelta\n"
 
@@ -27,13 +27,13 @@ def setup_component(root: Path, new_beta: str = "BETA") -> Context:
     (pristine / "f.txt").write_bytes(ORIGINAL)
     data = diff("f.txt", ORIGINAL, ORIGINAL.replace(b"beta", new_beta.encode()))
     entry = patch_entry("demo/001.patch", write_patch(root, "demo/001.patch", data), ["riscv64"])
-    cfg = write_config(root, f"""
+    cfg = write_config_text(root, f"""
 [components.demo]
 source = {{ kind = "tree", path = "components/demo" }}
 arches = ["amd64", "riscv64"]
 patches = [{entry}]
 """)
-    return context(cfg)
+    return quiet_context(cfg)
 
 
 @pytest.mark.spawns
