@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from debian import deb822
+
 from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.runner import Runner
@@ -44,28 +46,17 @@ class Origin:
         return f"{self.package}_{self.version.split(':', 1)[-1]}.dsc"
 
 
-def _unsign(text: str) -> str:
-    """The body of a clearsigned .dsc (the signature itself is apt's concern, via the Sources index)."""
-    if text.startswith("-----BEGIN PGP SIGNED MESSAGE-----"):
-        body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
-        return body.split("-----BEGIN PGP SIGNATURE-----", 1)[0]
-    return text
-
-
 def parse_dsc(text: str, where: str) -> tuple[DscFile, ...]:
-    """The files listed in Checksums-Sha256 of a .dsc."""
+    """The files listed in Checksums-Sha256 of a .dsc, read with python-debian's deb822 (which also strips a
+    clearsigning wrapper; the signature itself is apt's concern, through the signed Sources index)."""
     files: list[DscFile] = []
-    in_field = False
-    for line in _unsign(text).splitlines():
-        if not line.startswith((" ", "\t")):
-            in_field = line.split(":", 1)[0].strip().lower() == "checksums-sha256"
-            continue
-        if in_field and line.strip():
-            fields = line.split()
-            if len(fields) != 3 or not re.fullmatch(r"[0-9a-f]{64}", fields[0]) or not fields[1].isdigit():
-                raise ConfigError(f"{where}: malformed Checksums-Sha256 line '{line.strip()}'",
-                                  fix="the .dsc is corrupt; check the pinned package version")
-            files.append(DscFile(name=fields[2], size=int(fields[1]), sha256=fields[0]))
+    # deb822 splits the multivalued field into {sha256, size, name} entries.
+    for entry in deb822.Dsc(text).get("Checksums-Sha256") or []:
+        digest, size, name = (str(entry.get(k, "")) for k in ("sha256", "size", "name"))
+        if not re.fullmatch(r"[0-9a-f]{64}", digest) or not size.isdigit() or not name:
+            raise ConfigError(f"{where}: malformed Checksums-Sha256 line '{digest} {size} {name}'",
+                              fix="the .dsc is corrupt; check the pinned package version")
+        files.append(DscFile(name=name, size=int(size), sha256=digest))
     if not files:
         raise ConfigError(f"{where}: no Checksums-Sha256 field", fix="the .dsc is corrupt or not a source package")
     for item in files:
