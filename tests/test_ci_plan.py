@@ -111,6 +111,8 @@ def test_reports_merge_into_json_and_markdown(tmp_path: Path, repo: Path, monkey
     assert code == 1  # the merged report carries the smoke's failure
     merged = json.loads((tmp_path / "out" / "report.json").read_text())
     assert [Row.from_dict(r) for r in merged["rows"]] == [one[0], two[0]] and merged["jobs"] == 2
+    from crosslane.policy import floors
+    assert floors.load_report(tmp_path / "out" / "report.json") == [one[0], two[0]]  # the report job's --check
     text = (tmp_path / "out" / "report.md").read_text()
     assert "2 job reports, 2 rows" in text and "| smoke | 0 | 1 | 0 |" in text and "| build | 1 | 0 | 0 |" in text
     assert "| canary | riscv64 | tree:x | — | — | 3.5 | 7 hit / 1 miss |" in text

@@ -35,9 +35,12 @@ def passed_counts(rows: Iterable[Row]) -> dict[Arch, int]:
 
 
 def load_report(path: Path) -> list[Row]:
-    """The JSON a command writes with --json: a list of Row dicts."""
+    """The JSON a command writes with --json (a list of Row dicts), or `invoke report`'s merged report (an
+    object whose "rows" is that list)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            data = data["rows"]
         return [Row.from_dict(d, index) for index, d in enumerate(data)]
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the report ({exc.strerror or exc}); pass the file --json wrote") \
