@@ -64,6 +64,14 @@ def tests_slow(session: nox.Session) -> None:
 
 
 @nox.session
+def reliability(session: nox.Session) -> None:
+    """Hostile input at a larger budget: the fuzzing of wheels, ELF files and versions.toml 20 times over."""
+    _install(session, "[dev]")
+    session.run("pytest", "tests/test_hostile_artifacts.py", "tests/test_hostile_config.py",
+                "tests/test_patch_series.py", *session.posargs, env={"CROSSLANE_FUZZ_FACTOR": "20"})
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff, mypy --strict, the consistency lint, and the workflow's zizmor audit and JSON-schema check."""
     _install(session, "[dev]")

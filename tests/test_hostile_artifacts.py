@@ -19,6 +19,8 @@ from crosslane.recipes import cmake
 from crosslane.report import Verdict
 
 NAME = "demo-1.0-cp314-cp314-linux_riscv64.whl"
+# The fuzz budget: a fixed one in the default tier; `nox -s reliability` multiplies it.
+ROUNDS = int(os.environ.get("CROSSLANE_FUZZ_FACTOR", "1"))
 
 
 def make_wheel(path: Path, members: dict[str, bytes], record: str | None = None) -> Path:
@@ -106,7 +108,7 @@ def test_corrupt_wheels_never_raise(tmp_path: Path) -> None:
     good = make_wheel(tmp_path / "good.whl", {"demo/__init__.py": b"print('hi')\n" * 50, "demo/x.so": b"\x7fELF" * 40})
     data = good.read_bytes()
     rng = random.Random(20261130)
-    for index in range(150):
+    for index in range(150 * ROUNDS):
         mutated = bytearray(data)
         for _ in range(rng.randint(1, 8)):
             mutated[rng.randrange(len(mutated))] = rng.randrange(256)
@@ -123,7 +125,7 @@ def test_corrupt_elf_files_never_raise(tmp_path: Path) -> None:
     data = Path("/bin/true").resolve().read_bytes()
     rng = random.Random(7)
     path = tmp_path / "libx.so"
-    for _ in range(300):
+    for _ in range(300 * ROUNDS):
         mutated = bytearray(data)
         for _ in range(rng.randint(1, 6)):
             mutated[rng.randrange(min(len(mutated), 4096))] = rng.randrange(256)
@@ -140,7 +142,7 @@ def test_corrupt_configs_are_config_errors(repo: Path) -> None:
     rng = random.Random(3)
     alphabet = '[]{}=",#.\n\'\\0xzé'
     kinds = {"ok": 0, "config-error": 0}
-    for _ in range(300):
+    for _ in range(300 * ROUNDS):
         chars = list(text)
         for _ in range(rng.randint(1, 4)):
             position = rng.randrange(len(chars))
