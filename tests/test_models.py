@@ -226,3 +226,9 @@ def test_leftovers_of_dead_processes_are_swept(tmp_path: Path) -> None:
     assert [p.name for p in removed] == [f".{final.name}.{gone_pid}.work"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [f".{final.name}.1.work",
                                                           f".{final.name}.{os.getpid()}.partial"]
+
+
+def test_a_dry_run_makes_no_host_venv(tmp_path: Path) -> None:
+    runner = Runner(Log(io.StringIO()), dry_run=True)
+    python = hostenv.ensure(runner, ["torch==2.13.0"], tmp_path / "envs", offline=False)
+    assert python.name == "python" and not (tmp_path / "envs").exists() and runner.commands == []

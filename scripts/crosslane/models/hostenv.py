@@ -60,6 +60,9 @@ def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: 
     venv = root / key[:16]
     if ready(venv, key):
         return python_of(venv)
+    if runner.dry_run:  # a dry run writes nothing: say what would be made
+        runner.log.info(f"    would make the host venv {venv} ({len(requirements)} pinned requirements)")
+        return python_of(venv)
     if offline:
         raise MissingPrerequisite(f"the host venv for {', '.join(requirements)} is not made and "
                                   "CROSSLANE_OFFLINE=1 forbids installing it",
