@@ -23,7 +23,10 @@ def run_bench() -> list[Measure]:
     if not trees:
         print("   (no built riscv64 tree under build/: run nox -s build-riscv64 first for the no-op figure)")
         return measures
-    ninja = BIN / "ninja"
+    ninja = next(Path.home().glob(".cache/crosslane/buildtools/*/bin/ninja"), None)
+    if ninja is None:
+        print("   (no pinned ninja in the cache: invoke setup first)")
+        return measures
     ninja_n = median_of(ROUNDS, lambda: [run([ninja, "-n", "-C", t]) for t in trees])
     noop = median_of(ROUNDS, lambda: run([BIN / "invoke", "build", "--arch", "riscv64"]))
     measures.append(Measure(f"no-op `invoke build --arch riscv64` vs `ninja -n` on its {len(trees)} built trees",
