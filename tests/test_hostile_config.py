@@ -77,3 +77,14 @@ def test_an_empty_tree_path_is_an_error(tmp_path: Path, path: str) -> None:
             'arches = ["riscv64"]\n')
     with pytest.raises(ConfigError, match="an empty path would mean the whole folder"):
         config_mod.parse(text, tmp_path / "versions.toml")
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (('cmake = "3.31.6"', 'cmake = "latest"'), "tools.cmake: 'latest' is not a version such as 3.31.6"),
+    (('ninja = "1.13.0"', 'ninja = "1.13.0; rm -rf /"'), "tools.ninja: '1.13.0; rm -rf /' is not a version"),
+    (("version = 19", "version = 1900"), "toolchains.clang.version: 1900 is not a compiler major version"),
+], ids=["cmake", "ninja", "toolchain"])
+def test_tool_versions_are_checked_on_load(tmp_path: Path, change: tuple[str, str], words: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        config_mod.parse(versions_header().replace(*change), tmp_path / "versions.toml")
+    assert words in caught.value.message

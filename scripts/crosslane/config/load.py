@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
@@ -62,12 +63,22 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
     return result
 
 
+def _tool_version(table: Table, key: str) -> str:
+    """A PyPI version pin for cmake/ninja (3.31.6), checked here rather than found broken by pip or preflight."""
+    value = table.string(key, required=True)
+    if not re.fullmatch(r"\d+(\.\d+){1,3}", value):
+        table.fail(key, f"'{value}' is not a version such as 3.31.6 (crosslane installs {key}=={value} from PyPI)")
+    return value
+
+
 def _toolchain(name: str, table: Table) -> Toolchain:
     path_name(table, None, name, "toolchain")
     family = table.string("family", required=True)
     if family not in TOOLCHAIN_FAMILIES:
         table.fail("family", f"unknown toolchain family '{family}' (known: {', '.join(TOOLCHAIN_FAMILIES)})")
     version = table.integer("version", 0) or None
+    if version is not None and not 1 <= version <= 99:
+        table.fail("version", f"{version} is not a compiler major version (clang-19 is 19)")
     result = Toolchain(name=name, family=family, version=version, packages=per_arch_strings(table, "packages"))
     table.finish()
     return result
@@ -209,7 +220,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     if schema != SCHEMA_VERSION:
         top.fail("schema", f"unsupported schema {schema}; this crosslane reads schema = {SCHEMA_VERSION}")
     tools_table = top.table("tools", required=True)
-    tools = Tools(cmake=tools_table.string("cmake", required=True), ninja=tools_table.string("ninja", required=True))
+    tools = Tools(cmake=_tool_version(tools_table, "cmake"), ninja=_tool_version(tools_table, "ninja"))
     tools_table.finish()
     host = top.table("host")
     host_packages = host.strings("packages")
