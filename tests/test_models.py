@@ -165,7 +165,7 @@ print(json.dumps({{"ok": True}}))
 def staged_cache(tmp_path: Path, spec: ModelSpec) -> Path:
     """A cache holding a ready host venv (this python) and the model's wheel, so nothing is downloaded."""
     cache = tmp_path / "cache"
-    key = hostenv.digest(spec.requirements, f"{sys.executable} {sys.version_info.major}.{sys.version_info.minor}")
+    key = hostenv.digest(spec.requirements, f"{sys.base_prefix} {sys.version_info.major}.{sys.version_info.minor}")
     venv = cache / "hostenvs" / key[:16]
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)

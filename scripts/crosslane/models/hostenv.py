@@ -55,8 +55,10 @@ def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: 
            python: str = sys.executable) -> Path:
     """The python of a venv under *root* holding *requirements*; made (pip, from the index pip is set up
     for) when missing. The ready marker is written last, so an interrupted install is redone, not trusted."""
+    # Keyed by the interpreter installation underneath (not the venv crosslane itself runs in): `nox -s …`
+    # and `invoke …` from a dev venv share one host venv, and so the paths a build records stay the same.
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    key = digest(requirements, f"{python} {version}")
+    key = digest(requirements, f"{sys.base_prefix} {version}")
     venv = root / key[:16]
     if ready(venv, key):
         return python_of(venv)
