@@ -88,3 +88,8 @@ def test_tool_versions_are_checked_on_load(tmp_path: Path, change: tuple[str, st
     with pytest.raises(ConfigError) as caught:
         config_mod.parse(versions_header().replace(*change), tmp_path / "versions.toml")
     assert words in caught.value.message
+
+
+def test_a_smoke_names_only_known_profiles(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"components\.c\.smoke\.profiles: unknown CPU profile\(s\) rvv1024"):
+        write_config(tmp_path, {"c": 'smoke = { kind = "canary", profiles = ["rvv1024"] }'})

@@ -252,6 +252,10 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     matrices = MappingProxyType({name: cases.read(name, t, profile_names)
                                  for name, t in top.table("cases").subtables()})
     for name, component in components.items():
+        unknown = [p for p in (component.smoke.profiles if component.smoke else ()) if p not in profile_names]
+        if unknown:
+            Table({}, file, f"components.{name}.smoke").fail(
+                "profiles", f"unknown CPU profile(s) {', '.join(unknown)} (known: {', '.join(sorted(profile_names))})")
         if component.smoke and component.smoke.cases and component.smoke.cases not in matrices:
             Table({}, file, f"components.{name}.smoke").fail(
                 "cases", f"unknown case matrix '{component.smoke.cases}' (known: {', '.join(matrices) or 'none'})")
