@@ -133,7 +133,9 @@ def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) ->
     facts = buildreport.component_facts(ctx, ARCH, "canary", [])
     assert str(facts["source"]).startswith("tree:") and "clang" in str(facts["compiler"])
     assert isinstance(facts["seconds"], float) and facts["seconds"] > 0
-    assert set(facts["ccache"]) <= {"hits", "misses"}  # type: ignore[arg-type]
+    cache = facts["ccache"]
+    assert isinstance(cache, dict) and set(cache) == {"hits", "misses"}
+    assert cache["hits"] + cache["misses"] >= 1  # the canary compiles at least one file through ccache
     path = buildreport.write(ctx, ARCH, {ARCH: ("canary",)}, [])
     text = path.with_suffix(".md").read_text()
     assert "| canary | riscv64 | tree:" in text and "| riscv64 | forky |" in text and "libc6 " in text

@@ -178,19 +178,13 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
     return rows
 
 
-def controlled(ctx: Context, names: Sequence[str]) -> tuple[str, ...]:
-    """Those of *names* whose smoke compares with the amd64 control (so the control must build them)."""
-    return tuple(n for n in names if (spec := ctx.config.components[n].smoke) and spec.kind in smokes.CONTROLLED
-                 and CONTROL_ARCH in ctx.config.components[n].arches)
-
-
 def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Row]:
     """`nox -s build-<arch>` (every component the arch lists) and `nox -s build-<arch>-<component>` (one, with
     what it needs): setup → sysroots → build (the control only for smokes that compare with it) → smoke."""
     ctx.orchestrated = True
     names = tuple(requested) or ctx.config.arches[arch].components
     wanted = components_for(ctx, arch, names)
-    control = () if arch is CONTROL_ARCH else controlled(ctx, names)
+    control = () if arch is CONTROL_ARCH else smokes.controlled(ctx.config, names)
     arches = (arch, CONTROL_ARCH) if control else (arch,)
     rows = setup(ctx, arches, wanted if requested else None) + sysroots(ctx, arches)
     built = {each: components_for(ctx, each, names if each is arch else control) for each in arches}

@@ -61,22 +61,9 @@ def plan(config: Config, *, event: str = "push", arch: str = "", component: str 
             names = [component]
         for name in names:
             add(each, name)
-            spec = config.components[name].smoke
-            if each is not CONTROL_ARCH and spec and spec.kind in smokes.CONTROLLED:
+            if each is not CONTROL_ARCH and smokes.controlled(config, [name]):
                 add(CONTROL_ARCH, name)
     full = event in FULL_EVENTS
     smoke = [{"arch": each.value, "profile": p.name} for each in arches
              for p in config.arches[each].profiles if full or p.name == config.arches[each].default_profile]
     return Plan(run=full or touches_build(changed), build=build, smoke=smoke)
-
-
-def matrix(config: Config) -> dict[str, list[dict[str, object]]]:
-    """One row per arch with its components and profiles (what `invoke matrix` printed before per-job plans)."""
-    include: list[dict[str, object]] = []
-    for arch, arch_cfg in config.arches.items():
-        include.append({
-            "arch": arch.value,
-            "components": " ".join(arch_cfg.components),
-            "profiles": " ".join(p.name for p in arch_cfg.profiles),
-        })
-    return {"include": include}

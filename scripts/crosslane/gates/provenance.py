@@ -100,10 +100,6 @@ def ort_libraries(folder: Path) -> dict[str, list[Path]]:
     return found
 
 
-def _sha256(path: Path) -> str:
-    return stamps.file_sha256(path)
-
-
 def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:
     ours = ort_libraries(shipped)
     chain = ort_libraries(ort_install)
@@ -115,9 +111,9 @@ def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:
         if name not in chain:
             problems.append(f"{name}: not in the chain's ORT install {ort_install}")
             continue
-        want = {_sha256(p) for p in chain[name]}
+        want = {stamps.file_sha256(p) for p in chain[name]}
         problems += [f"{p.relative_to(shipped)}: bytes differ from the chain's {name}" for p in paths
-                     if _sha256(p) not in want]
+                     if stamps.file_sha256(p) not in want]
     if problems:
         return row(COMPONENT, arch, "ort-bytes", Verdict.FAIL, "; ".join(problems))
     return row(COMPONENT, arch, "ort-bytes", Verdict.PASS,
@@ -135,7 +131,7 @@ def check_loaded(loaded: str, sysroot: Path, ort_install: Path, arch: Arch, subj
     if found is None:
         return row(subject, arch, "ort-loaded", Verdict.FAIL, f"{loaded}: mapped on the target, not found on the host")
     chain = ort_libraries(ort_install / "lib") if (ort_install / "lib").is_dir() else ort_libraries(ort_install)
-    same = [p for p in chain.get(found.name, []) if _sha256(p) == _sha256(found)]
+    same = [p for p in chain.get(found.name, []) if stamps.file_sha256(p) == stamps.file_sha256(found)]
     if not same:
         return row(subject, arch, "ort-loaded", Verdict.FAIL,
                    f"{loaded}: not the chain's {found.name} (no same-named file with these bytes in {ort_install})")

@@ -1,6 +1,7 @@
 """One ExecuTorch case exported on the host to a bundled program (.bpte) with reference outputs.
 
-A program, run by the python of the [hostenvs.executorch] venv (torch, executorch), never imported by crosslane.
+A program, run by the python of the [hostenvs.executorch-aot] venv (torch, executorch, transformers); crosslane
+itself only reads MODELS (the names it can export): torch and executorch are imported inside the functions.
 
     python executorch_export.py --model add --backend portable|xnnpack [--quantize] --out X.bpte
 

