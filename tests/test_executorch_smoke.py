@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.config.cases import Case
 from crosslane.report import Verdict
@@ -74,3 +75,15 @@ def test_microkernels_come_from_the_xnnpack_log() -> None:
            "Note (XNNPACK): Using binary microkernel 'xnn_f32_vadd_ukernel__rvv_u8v'.\n")
     found = tuple(dict.fromkeys(executorch.MICROKERNEL.findall(log)))
     assert found == ("xnn_f32_vadd_ukernel__rvv_u8v", "xnn_f32_vaddc_ukernel__rvv_u8v")
+
+
+def test_profile_names_restrict_only_the_arch_that_defines_them(cfg: Config) -> None:
+    names = cfg.components["executorch-xnnpack"].smoke.profiles  # type: ignore[union-attr]
+    riscv = cfg.arches[Arch.RISCV64].profiles
+    riscv_names = {p.name for p in riscv}
+    assert [p.name for p in executorch.arch_profiles(riscv, riscv_names, names)] == ["rvv128", "rvv256", "rvv512"]
+    # the RVV runner never lands on novector, even when novector is the only profile asked for
+    novector = [p for p in riscv if p.name == "novector"]
+    assert executorch.arch_profiles(novector, riscv_names, names) == []
+    arm = cfg.arches[Arch.ARM64].profiles
+    assert executorch.arch_profiles(arm, {p.name for p in arm}, names) == list(arm)

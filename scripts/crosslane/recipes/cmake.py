@@ -246,7 +246,9 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     # ccache appends one line per compilation here: the report's cache hits and misses for this build.
     stats_log = build.folder / "ccache-stats.log"
     stats_log.unlink(missing_ok=True)
-    env = {**build.env, "CCACHE_STATSLOG": str(stats_log)}
+    # Paths under the build root are hashed relative to it, so a fresh clone (another build root) hits the cache.
+    env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(ctx.build_root.resolve()),
+           "CCACHE_NOHASHDIR": "1"}
 
     def on_line(line: str) -> None:
         if line.startswith("[") and "/" in line.split("]")[0]:

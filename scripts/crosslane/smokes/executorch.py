@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,6 +151,14 @@ def op_tables(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) 
     return path
 
 
+def arch_profiles(selected: Sequence[Profile], arch_names: Collection[str], named: Sequence[str]) -> list[Profile]:
+    """Which selected profiles a list of names allows: the named ones where the arch defines any of them, all of
+    them where it defines none (riscv64's rvv* names restrict riscv64 and say nothing about arm64 or amd64)."""
+    if not any(name in arch_names for name in named):
+        return list(selected)
+    return [p for p in selected if p.name in named]
+
+
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     assert spec is not None and spec.cases is not None
@@ -174,8 +182,10 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                             stage=Stage.SMOKE))
         else:
             programs[case.name] = export(ctx, case)
-    by_name = {p.name: p for p in profiles if not spec.profiles or p.name in spec.profiles}
-    jobs = [(programs[c.name], by_name[p]) for c in cases if c.name in programs for p in c.profiles if p in by_name]
+    defined = {p.name for p in ctx.config.arches[arch].profiles}
+    allowed = arch_profiles(profiles, defined, spec.profiles)
+    jobs = [(programs[c.name], p) for c in cases if c.name in programs
+            for p in arch_profiles(allowed, defined, c.profiles)]
     progress = Progress(ctx.log, f"executorch {component} ({arch})", total=len(jobs), every=0.0)
     base = spec.timeout
 
