@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tarfile
 import time
 from pathlib import Path
@@ -10,7 +12,7 @@ import pytest
 
 from crosslane.archs import Arch
 from crosslane.cli import commands
-from crosslane.config import SourceSpec, SysrootSpec
+from crosslane.config import DebianSource, GitSource, SysrootSpec
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.log import Log
 from crosslane.runner import Runner
@@ -264,8 +266,8 @@ def upstream(tmp_path: Path) -> dict[str, str]:
     return {"url": repo.as_uri(), "first": first, "second": git(repo, "rev-parse", "HEAD"), "repo": str(repo)}
 
 
-def git_source(url: str, commit: str, tag: str | None) -> SourceSpec:
-    return SourceSpec("git", url=url, tag=tag, commit=commit)
+def git_source(url: str, commit: str, tag: str | None) -> GitSource:
+    return GitSource(url=url, tag=tag, commit=commit)
 
 
 @pytest.mark.spawns
@@ -337,7 +339,7 @@ def test_unreachable_git_host_fails_fast(tmp_path: Path) -> None:
 @pytest.mark.network
 def test_debian_source_package_is_fetched_verified_and_extracted(tmp_path: Path) -> None:
     """hello from trixie: .dsc via the signed Sources index, every file re-verified, orig extracted."""
-    spec = SourceSpec("debian", package="hello", version="2.10-5", suite="trixie")
+    spec = DebianSource(package="hello", version="2.10-5", suite="trixie")
     work = tmp_path / "work"
     work.mkdir()
     tree = pinned.fetch_debian(Runner(Log()), spec, work, DEFAULTS)
@@ -359,3 +361,19 @@ def test_source_errors_are_one_line_with_their_exit_code(tmp_path: Path, capsys:
     assert result == code
     assert "Traceback" not in err
     assert len([line for line in err.splitlines() if line.startswith("crosslane: error:")]) == 1
+
+
+def test_cache_entries_keep_the_names_sources_were_staged_under(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Staged sources (hundreds of MB, maybe copied from another machine) stay valid across the move from one
+    SourceSpec class to one class per kind: the digest is over the same fields, spelled the same way."""
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path))
+    spec = GitSource(url="https://github.com/o/p", tag="v1", commit="a" * 40, absent_ok=("test/*",))
+    legacy = {"kind": "git", "url": "https://github.com/o/p", "tag": "v1", "commit": "a" * 40,
+              "absent_ok": "('test/*',)"}
+    digest = hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()[:16]
+    assert pinned.cache_entry("p", spec).name == f"git-{digest}"
+    debian = DebianSource(package="hello", version="2.10-5", mirror="http://m/debian")
+    legacy = {"kind": "debian", "package": "hello", "version": "2.10-5", "url": "http://m/debian", "absent_ok": "()"}
+    digest = hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()[:16]
+    assert pinned.cache_entry("hello", debian).name == f"debian-{digest}"

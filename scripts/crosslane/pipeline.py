@@ -10,8 +10,7 @@ from pathlib import Path
 from crosslane import __version__ as crosslane_version
 from crosslane import atomic, buildreport, locks, recipes, report, smokes, stamps
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import Profile, SourceSpec
-from crosslane.config.fields import PINNED_KINDS
+from crosslane.config import ArchiveSource, DebianSource, GitSource, PinnedSource, Profile
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import provenance, verify
@@ -206,11 +205,11 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Ro
 def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     """`invoke sources`: every pinned source the arch's job needs (each component's own and its FetchContent
     dependencies), fetched and verified into the cache, so a later build needs no network (CROSSLANE_OFFLINE=1)."""
-    wanted: list[tuple[str, str, tuple[SourceSpec, ...]]] = []
+    wanted: list[tuple[str, str, Sequence[PinnedSource]]] = []
     for name in components_for(ctx, arch, names):
         component = ctx.config.components[name]
-        if component.sources[0].kind in PINNED_KINDS:
-            wanted.append((name, name, component.sources))
+        if isinstance(component.sources[0], (GitSource, ArchiveSource, DebianSource)):
+            wanted.append((name, name, pinned.pinned_only(component.sources)))
         wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.fetchcontent.items()]
     rows = []
     for index, (owner, cache_name, specs) in enumerate(wanted, 1):

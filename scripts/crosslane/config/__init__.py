@@ -5,20 +5,28 @@ from __future__ import annotations
 from crosslane.config.load import DEFAULT_FILE, SCHEMA_VERSION, find_config, load, parse
 from crosslane.config.model import (
     ArchConfig,
+    ArchiveSource,
     Component,
     Config,
+    DebianSource,
+    GitSource,
     Lane,
     ModelSpec,
     PatchSpec,
+    PinnedSource,
     Profile,
     Registries,
     SmokeSpec,
     SourceSpec,
+    SysrootPackage,
     SysrootSpec,
     Toolchain,
     Tools,
+    TreeSource,
+    version_of,
 )
 
-__all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "Component", "Config", "Lane", "ModelSpec", "PatchSpec",
-           "Profile", "Registries", "SmokeSpec", "SourceSpec", "SysrootSpec", "Toolchain", "Tools", "find_config",
-           "load", "parse"]
+__all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "ArchiveSource", "Component", "Config", "DebianSource",
+           "GitSource", "Lane", "ModelSpec", "PatchSpec", "PinnedSource", "Profile", "Registries", "SmokeSpec",
+           "SourceSpec", "SysrootPackage", "SysrootSpec", "Toolchain", "Tools", "TreeSource", "find_config", "load",
+           "parse", "version_of"]

@@ -20,7 +20,19 @@ from crosslane.config.fields import (
     repo_path,
     sha256,
 )
-from crosslane.config.model import Component, PatchSpec, Registries, SmokeSpec, SourceSpec
+from crosslane.config.model import (
+    ArchiveSource,
+    Component,
+    DebianSource,
+    GitSource,
+    PatchSpec,
+    PinnedSource,
+    Registries,
+    SmokeSpec,
+    SourceSpec,
+    SysrootPackage,
+    TreeSource,
+)
 from crosslane.config.reader import Table
 from crosslane.host import OPTIONS
 from crosslane.registry import suggestion
@@ -36,7 +48,7 @@ def _source(table: Table, root: Path) -> SourceSpec:
             path = repo_path(table, "path", table.string("path", required=True), root)
             if not path.is_dir():
                 table.fail("path", f"'{path.relative_to(root.resolve())}' is not a folder; create it or fix the path")
-            spec = SourceSpec(kind, path=path)
+            spec = TreeSource(path=path)
         case "git":
             commit = table.string("commit", required=True)
             if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
@@ -57,21 +69,20 @@ def _source(table: Table, root: Path) -> SourceSpec:
                     entry.fail("commit", f"'{sub_commit}' is not a full 40-hex commit")
                 substitutes.append((sub_path, sub_commit, entry.string("reason", required=True)))
                 entry.finish()
-            spec = SourceSpec(kind, url=table.string("url", required=True),
-                              tag=table.optional_string("tag"), commit=commit,
-                              absent_ok=table.strings("absent_ok"), submodules=submodules,
-                              substitutes=tuple(substitutes))
+            spec = GitSource(url=table.string("url", required=True), tag=table.optional_string("tag"), commit=commit,
+                             absent_ok=table.strings("absent_ok"), submodules=submodules,
+                             substitutes=tuple(substitutes))
         case "archive":
             url = table.string("url", required=True)
             if not table.has("sha256"):
                 table.fail(None, f"archive '{url}' has no sha256; add sha256 = \"…\" (no checksum, no fetch)")
-            spec = SourceSpec(kind, url=url, sha256=sha256(table, "sha256"))
+            spec = ArchiveSource(url=url, sha256=sha256(table, "sha256"))
         case "sysroot-package":
-            spec = SourceSpec(kind, package=table.string("package", required=True))
+            spec = SysrootPackage(package=table.string("package", required=True))
         case _:
-            spec = SourceSpec(kind, package=table.string("package", required=True),
-                              version=table.string("version", required=True),
-                              url=table.optional_string("mirror"), suite=table.optional_string("suite"))
+            spec = DebianSource(package=table.string("package", required=True),
+                                version=table.string("version", required=True),
+                                mirror=table.optional_string("mirror"), suite=table.optional_string("suite"))
     table.finish()
     return spec
 
@@ -87,7 +98,7 @@ def _source_with_mirrors(table: Table, root: Path) -> tuple[SourceSpec, ...]:
     return tuple(sources)
 
 
-def _fetchcontent(table: Table, root: Path) -> Mapping[str, tuple[SourceSpec, ...]]:
+def _fetchcontent(table: Table, root: Path) -> Mapping[str, tuple[PinnedSource, ...]]:
     deps = {}
     for name, dep in table.table("fetchcontent").subtables():
         if not NAME_RE.fullmatch(name):
@@ -95,11 +106,12 @@ def _fetchcontent(table: Table, root: Path) -> Mapping[str, tuple[SourceSpec, ..
         if not dep.has("source"):
             dep.fail(None, "missing required key 'source'; add the pinned source CMake would have downloaded")
         sources = _source_with_mirrors(dep, root)
-        if sources[0].kind not in PINNED_KINDS:
+        pinned = tuple(s for s in sources if isinstance(s, (GitSource, ArchiveSource, DebianSource)))
+        if len(pinned) != len(sources):
             dep.fail("source", f"a FetchContent dependency must be pinned ({', '.join(PINNED_KINDS)}), not "
                      f"'{sources[0].kind}'")
         dep.finish()
-        deps[name] = sources
+        deps[name] = pinned
     return MappingProxyType(deps)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from crosslane.archs import Arch, info
 from crosslane.config.cases import CaseMatrix
@@ -77,25 +78,68 @@ class ArchConfig:
         raise KeyError(name)
 
 
-@dataclass(frozen=True)
-class SourceSpec:
-    kind: str
-    path: Path | None = None
-    url: str | None = None
+@dataclass(frozen=True, kw_only=True)
+class TreeSource:
+    """A folder in this repository (built as it is; its content digest is the pin)."""
+    kind: ClassVar[str] = "tree"
+    path: Path
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitSource:
+    kind: ClassVar[str] = "git"
+    url: str
+    commit: str  # the pin: a full 40-hex commit; a tag is only a name checked against it
     tag: str | None = None
-    commit: str | None = None
-    sha256: str | None = None
-    package: str | None = None
-    version: str | None = None
-    suite: str | None = None
-    # git: paths a partial mirror may lack (globs; test data the build never reads), reported when absent.
+    # Paths a partial mirror may lack (globs; test data the build never reads), reported when absent.
     absent_ok: tuple[str, ...] = ()
-    # git: submodule paths to populate, each at the commit the superproject's gitlink pins (from .gitmodules'
-    # URL, through the same mirror rules); nested ones are listed by their full path.
+    # Submodule paths to populate, each at the commit the superproject's gitlink pins (from .gitmodules' URL,
+    # through the same mirror rules); nested ones are listed by their full path.
     submodules: tuple[str, ...] = ()
-    # git: submodule path -> (commit, reason) used instead of the gitlink's commit, when the pinned one cannot
-    # be had (not in any mirror); the reason is part of the pin and of the report.
-    substitutes: tuple[tuple[str, str, str], ...] = ()  # (path, commit, reason)
+    # (path, commit, reason) used instead of the gitlink's commit when the pinned one cannot be had (not in any
+    # mirror); the reason is part of the pin and of the report.
+    substitutes: tuple[tuple[str, str, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchiveSource:
+    kind: ClassVar[str] = "archive"
+    url: str
+    sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DebianSource:
+    """A Debian source package (.dsc verified against the suite's signed Sources index)."""
+    kind: ClassVar[str] = "debian"
+    package: str
+    version: str
+    mirror: str | None = None
+    suite: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SysrootPackage:
+    """Nothing to build: the component is what the sysroot's Debian package installs."""
+    kind: ClassVar[str] = "sysroot-package"
+    package: str
+
+
+# One dataclass per kind, so a fetcher gets exactly its fields and `match` over the union is checked for
+# exhaustiveness by mypy.
+SourceSpec = TreeSource | GitSource | ArchiveSource | DebianSource | SysrootPackage
+PinnedSource = GitSource | ArchiveSource | DebianSource
+
+
+def version_of(spec: SourceSpec) -> str | None:
+    """The version a source names, if any: a git tag or a Debian version (commits and digests name none)."""
+    match spec:
+        case GitSource():
+            return spec.tag
+        case DebianSource():
+            return spec.version
+        case _:
+            return None
 
 
 @dataclass(frozen=True)
@@ -163,7 +207,7 @@ class Component:
     distribution: str | None = None
     # Dependencies its CMake would download with FetchContent, by FetchContent name: each a pinned source
     # (with mirrors) that crosslane fetches and hands over as FETCHCONTENT_SOURCE_DIR_<NAME>.
-    fetchcontent: Mapping[str, tuple[SourceSpec, ...]] = field(default_factory=dict)
+    fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = field(default_factory=dict)
     # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
     # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
     links: Mapping[str, str] = field(default_factory=dict)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from crosslane import sessions
 from crosslane.archs import KNOWN_ARCHS, Arch
-from crosslane.config import Config, tomlcompat
+from crosslane.config import Config, tomlcompat, version_of
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.report import Row, Stage, Verdict
@@ -86,8 +86,7 @@ def pins(cfg: Config) -> list[Pin]:
                 result.append(Pin(re.compile(rf"(?<![\w-]){tool}-(\d+)(?![\w.])"), str(chain.version),
                                   f"{tool}-{chain.version}", f"toolchains.{chain.name}.version"))
     for name, component in cfg.components.items():
-        source = component.sources[0]
-        pinned = source.tag or source.version
+        pinned = version_of(component.sources[0])
         if component.distribution and pinned:
             version = pinned.removeprefix("v")
             dist = re.escape(component.distribution).replace(r"\-", "[-_]")

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 
 from crosslane.archs import Arch, info
-from crosslane.config import Component
+from crosslane.config import Component, SysrootPackage
 from crosslane.context import Context
+from crosslane.errors import ConfigError
 from crosslane.host.probes import Probes
 from crosslane.recipes import Built
 from crosslane.report import Row, Stage, Verdict
@@ -35,8 +36,11 @@ RECIPE = ProvidedRecipe()
 
 
 def record(ctx: Context, component: Component, arch: Arch) -> Row:
-    package = component.sources[0].package
-    assert package is not None  # config.py requires a sysroot-package source for this recipe
+    source = component.sources[0]
+    if not isinstance(source, SysrootPackage):  # the loader pairs this recipe with a sysroot-package source
+        raise ConfigError(f"versions.toml: components.{component.name}: recipe 'provided' needs a sysroot-package "
+                          "source")
+    package = source.package
     if ctx.runner.dry_run:
         return Row(component.name, arch.value, "build", Verdict.SKIP, f"dry run (provided by {package})",
                    stage=Stage.BUILD)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane.archs import CONTROL_ARCH, Arch, info
-from crosslane.config import Component, Profile
+from crosslane.config import Component, Profile, version_of
 from crosslane.context import Context
 from crosslane.gates import provenance
 from crosslane.models import prepare
@@ -36,10 +36,7 @@ TOLERANCES = {"new_tokens": EXACT}
 
 def pin(component: Component) -> str:
     """The version versions.toml pins the component to: the source's version, else its tag without a leading v."""
-    source = component.sources[0]
-    if source.version:
-        return source.version
-    return (source.tag or "").removeprefix("v")
+    return (version_of(component.sources[0]) or "").removeprefix("v")
 
 
 def lane_wheel(ctx: Context, arch: Arch, component: str) -> Path | None:

@@ -19,12 +19,22 @@ import os
 import posixpath
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from crosslane import atomic, stamps
-from crosslane.config import Component, SourceSpec, SysrootSpec
+from crosslane.config import (
+    ArchiveSource,
+    Component,
+    DebianSource,
+    GitSource,
+    PinnedSource,
+    SourceSpec,
+    SysrootPackage,
+    SysrootSpec,
+    TreeSource,
+)
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
@@ -49,43 +59,63 @@ class Fetched:
 
 
 def describe(spec: SourceSpec) -> str:
-    match spec.kind:
-        case "git":
+    match spec:
+        case GitSource():
             tag = f" {spec.tag}" if spec.tag else ""
-            return f"git {spec.url}{tag} @ {(spec.commit or '')[:12]}"
-        case "archive":
-            return f"archive {spec.url} (sha256 {(spec.sha256 or '')[:12]}…)"
-        case "debian":
+            return f"git {spec.url}{tag} @ {spec.commit[:12]}"
+        case ArchiveSource():
+            return f"archive {spec.url} (sha256 {spec.sha256[:12]}…)"
+        case DebianSource():
             suite = f" ({spec.suite})" if spec.suite else ""
             return f"debian {spec.package} {spec.version}{suite}"
-        case _:
+        case SysrootPackage():
+            return f"sysroot package {spec.package}"
+        case TreeSource():
             return f"tree {spec.path}"
 
 
 def identity(spec: SourceSpec) -> str:
-    match spec.kind:
-        case "git":
+    match spec:
+        case GitSource():
             with_submodules = f"+submodules:{','.join(spec.submodules)}" if spec.submodules else ""
             substituted = "".join(f"+{path}={commit}" for path, commit, _ in spec.substitutes)
             return f"git:{spec.url}@{spec.commit}{with_submodules}{substituted}"
-        case "archive":
+        case ArchiveSource():
             return f"archive:{spec.url}#sha256={spec.sha256}"
-        case "debian":
+        case DebianSource():
             return f"debian:{spec.package}={spec.version}"
-        case _:
-            assert spec.path is not None
+        case SysrootPackage():
+            return f"sysroot-package:{spec.package}"
+        case TreeSource():
             return "tree:" + stamps.tree_digest(spec.path)
 
 
-def cache_entry(component: str, spec: SourceSpec) -> Path:
-    # Fields added later are left out while empty, so existing cache entries keep their names.
-    pin = {k: str(v) for k, v in asdict(spec).items() if v is not None and k != "path"
-           and not (k in ("submodules", "substitutes") and not v)}
-    digest = hashlib.sha256(json.dumps(pin, sort_keys=True).encode()).hexdigest()[:16]
+def pin_fields(spec: PinnedSource) -> dict[str, str]:
+    """What names a cache entry: the kind and the pinned fields, spelled as they have been since schema 1 (the
+    single-class SourceSpec's non-empty fields, absent_ok always, a Debian mirror under "url"), so entries
+    staged before keep their names."""
+    pin = {"kind": spec.kind, "absent_ok": "()"}
+    match spec:
+        case GitSource():
+            pin |= {"url": spec.url, "commit": spec.commit, "absent_ok": str(spec.absent_ok)}
+            pin |= {"tag": spec.tag} if spec.tag is not None else {}
+            pin |= {"submodules": str(spec.submodules)} if spec.submodules else {}
+            pin |= {"substitutes": str(spec.substitutes)} if spec.substitutes else {}
+        case ArchiveSource():
+            pin |= {"url": spec.url, "sha256": spec.sha256}
+        case DebianSource():
+            pin |= {"package": spec.package, "version": spec.version}
+            pin |= {"url": spec.mirror} if spec.mirror is not None else {}
+            pin |= {"suite": spec.suite} if spec.suite is not None else {}
+    return pin
+
+
+def cache_entry(component: str, spec: PinnedSource) -> Path:
+    digest = hashlib.sha256(json.dumps(pin_fields(spec), sort_keys=True).encode()).hexdigest()[:16]
     return cache_dir() / "sources" / component / f"{spec.kind}-{digest}"
 
 
-def cached(component: str, spec: SourceSpec) -> Path | None:
+def cached(component: str, spec: PinnedSource) -> Path | None:
     entry = cache_entry(component, spec)
     return entry / "tree" if (entry / PIN_FILE).is_file() and (entry / "tree").is_dir() else None
 
@@ -96,13 +126,22 @@ def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override:
     if override is not None:
         return Fetched(override, "local:" + stamps.tree_digest(override), f"local, unverified: {override}", True)
     first = component.sources[0]
-    if first.kind == "tree" and first.path is not None:
+    if isinstance(first, TreeSource):
         return Fetched(first.path, identity(first), f"tree {first.path.name} (in this repository)")
     # Variants of one project (source_of) share its cache entry.
-    return fetch_pinned(runner, component.source_of or component.name, component.sources, defaults, arch=arch)
+    return fetch_pinned(runner, component.source_of or component.name, pinned_only(component.sources), defaults,
+                        arch=arch)
 
 
-def fetch_pinned(runner: Runner, name: str, specs: Sequence[SourceSpec], defaults: SysrootSpec, *,
+def pinned_only(specs: Sequence[SourceSpec]) -> list[PinnedSource]:
+    """The pinned sources of a list the loader already checked (mirrors are pinned kinds)."""
+    found = [s for s in specs if isinstance(s, (GitSource, ArchiveSource, DebianSource))]
+    if len(found) != len(specs):
+        raise ConfigError(f"{describe(specs[0])}: not a pinned source (git, archive or debian)")
+    return found
+
+
+def fetch_pinned(runner: Runner, name: str, specs: Sequence[PinnedSource], defaults: SysrootSpec, *,
                  arch: str = "<arch>") -> Fetched:
     """A pinned source (and its mirrors) by cache name: cached, else staged from a git mirror or the network.
 
@@ -154,7 +193,7 @@ def git_mirror(spec: SourceSpec) -> Path | None:
     What it serves is verified against the pinned commit like anything the network serves.
     """
     template = os.environ.get(MIRROR_ENV)
-    if not template or spec.kind != "git" or spec.url is None:
+    if not template or not isinstance(spec, GitSource):
         return None
     parts = urlsplit(spec.url)
     path = parts.path.strip("/").removesuffix(".git")
@@ -167,30 +206,26 @@ def git_mirror(spec: SourceSpec) -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def _fetch_one(runner: Runner, name: str, spec: SourceSpec, defaults: SysrootSpec) -> Path:
+def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootSpec) -> Path:
     entry = cache_entry(name, spec)
     with atomic.publish_dir(entry, lambda _: cached(name, spec) is not None) as final:
         staging = final / ".fetch"
         staging.mkdir()
-        match spec.kind:
-            case "git":
+        match spec:
+            case GitSource():
                 tree = fetch_git(runner, spec, staging)
-            case "archive":
+            case ArchiveSource():
                 tree = fetch_archive(spec, staging)
-            case "debian":
+            case DebianSource():
                 tree = fetch_debian(runner, spec, staging, defaults)
-            case _:
-                raise ConfigError(f"versions.toml: components.{name}: a '{spec.kind}' source cannot be a mirror",
-                                  fix="mirrors are git, archive or debian sources")
         tree.rename(final / "tree")
         shutil.rmtree(staging, ignore_errors=True)
-        (final / PIN_FILE).write_text(json.dumps({"identity": identity(spec), **{
-            k: str(v) for k, v in asdict(spec).items() if v is not None}}, indent=1, sort_keys=True) + "\n")
+        (final / PIN_FILE).write_text(json.dumps({"identity": identity(spec), **pin_fields(spec)}, indent=1,
+                                                 sort_keys=True) + "\n")
     return entry / "tree"
 
 
-def fetch_git(runner: Runner, spec: SourceSpec, work: Path) -> Path:
-    assert spec.url is not None and spec.commit is not None
+def fetch_git(runner: Runner, spec: GitSource, work: Path) -> Path:
     tree = work / "tree"
     tree.mkdir()
     mirror = git_mirror(spec)
@@ -273,10 +308,9 @@ def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
     return found
 
 
-def export_submodules(runner: Runner, spec: SourceSpec, tree: Path, gitlinks: dict[str, str]) -> None:
+def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dict[str, str]) -> None:
     """Each listed submodule exported into *tree* at its gitlink's commit from its own mirror (the URL from
     .gitmodules through CROSSLANE_GIT_MIRROR), shallowest first so nested ones find their parent."""
-    assert spec.url is not None
     urls = gitmodules(tree, spec.url)
     substitutes = {path: (commit, reason) for path, commit, reason in spec.substitutes}
     for path in sorted(spec.submodules, key=lambda p: p.count("/")):
@@ -286,10 +320,10 @@ def export_submodules(runner: Runner, spec: SourceSpec, tree: Path, gitlinks: di
                               f"({substitutes[path][1]})")
             commit = substitutes[path][0]
         if commit is None or url is None:
-            raise ConfigError(f"{spec.url}@{(spec.commit or '')[:12]}: '{path}' is not a submodule there "
+            raise ConfigError(f"{spec.url}@{spec.commit[:12]}: '{path}' is not a submodule there "
                               f"({'no gitlink' if commit is None else 'not in .gitmodules'})",
                               fix="check the submodules list of the source in versions.toml")
-        sub = SourceSpec("git", url=url, commit=commit)
+        sub = GitSource(url=url, commit=commit)
         mirror = git_mirror(sub)
         if mirror is None:
             raise MissingPrerequisite(f"submodule {path}: no mirror of {url} under {os.environ.get(MIRROR_ENV)}",
@@ -301,8 +335,7 @@ def export_submodules(runner: Runner, spec: SourceSpec, tree: Path, gitlinks: di
         urls.update({f"{path}/{p}": u for p, u in gitmodules(tree / path, url).items()})
 
 
-def fetch_archive(spec: SourceSpec, work: Path) -> Path:
-    assert spec.url is not None and spec.sha256 is not None
+def fetch_archive(spec: ArchiveSource, work: Path) -> Path:
     download = work / "download"
     actual = net.download(spec.url, download)
     if actual != spec.sha256:
@@ -312,9 +345,8 @@ def fetch_archive(spec: SourceSpec, work: Path) -> Path:
     return safe_extract.extract(download, work / "tree")
 
 
-def fetch_debian(runner: Runner, spec: SourceSpec, work: Path, defaults: SysrootSpec) -> Path:
-    assert spec.package is not None and spec.version is not None
-    origin = debsrc.Origin(spec.package, spec.version, spec.suite or defaults.suite, spec.url or defaults.mirror,
+def fetch_debian(runner: Runner, spec: DebianSource, work: Path, defaults: SysrootSpec) -> Path:
+    origin = debsrc.Origin(spec.package, spec.version, spec.suite or defaults.suite, spec.mirror or defaults.mirror,
                            defaults.keyring)
     state = cache_dir() / "sources" / ".apt" / hashlib.sha256(
         f"{origin.mirror} {origin.suite}".encode()).hexdigest()[:16]
