@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import zipfile
 from pathlib import Path
@@ -23,13 +25,22 @@ GENAI_METADATA = ("Metadata-Version: 2.4\nName: onnxruntime-genai\nVersion: 0.18
                   "Requires-Dist: old-thing; python_version < '3.10'\n")
 
 
-def make_wheel(folder: Path, name: str, metadata: str, files: dict[str, str]) -> Path:
+def make_wheel(folder: Path, name: str, metadata: str, files: dict[str, str], *, corrupt: str = "") -> Path:
+    """A wheel as the spec has it: METADATA, WHEEL and a RECORD of sha256 digests (*corrupt*: a member whose
+    recorded digest is wrong)."""
     wheel = folder / name
     dist = "-".join(name.split("-")[:2])
+    members = {f"{dist}.dist-info/METADATA": metadata,
+               f"{dist}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n", **files}
+    record = []
+    for path, text in members.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={'A' * 43 if path == corrupt else digest},{len(text.encode())}")
+    record.append(f"{dist}.dist-info/RECORD,,")
     with zipfile.ZipFile(wheel, "w") as archive:
-        archive.writestr(f"{dist}.dist-info/METADATA", metadata)
-        for path, text in files.items():
+        for path, text in members.items():
             archive.writestr(path, text)
+        archive.writestr(f"{dist}.dist-info/RECORD", "\n".join(record) + "\n")
     return wheel
 
 
@@ -78,11 +89,23 @@ def test_wheel_identity() -> None:
 def test_unpack_moves_data_schemes_to_the_top(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path, "pkg-1.0-py3-none-any.whl", "Name: pkg\nVersion: 1.0\n",
                        {"pkg/__init__.py": "A = 1\n", "pkg-1.0.data/platlib/pkg_native.so": "elf",
-                        "pkg-1.0.data/purelib/pkg/extra.py": "B = 2\n", "pkg-1.0.data/scripts/tool": "#!"})
+                        "pkg-1.0.data/purelib/pkg/extra.py": "B = 2\n",
+                        "pkg-1.0.data/scripts/tool": "#!python\nA = 1\n"})
     site = tmp_path / "site"
     target_site.unpack(wheel, site)
     assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) == [
-        "pkg-1.0.dist-info/METADATA", "pkg/__init__.py", "pkg/extra.py", "pkg_native.so"]
+        "pkg-1.0.dist-info/INSTALLER", "pkg-1.0.dist-info/METADATA", "pkg-1.0.dist-info/RECORD",
+        "pkg-1.0.dist-info/WHEEL", "pkg/__init__.py", "pkg/extra.py", "pkg_native.so"]
+    # the script is the target's: its #! names the sysroot's interpreter, not the host's
+    assert (tmp_path / "bin" / "tool").read_text() == "#!/usr/bin/python3\nA = 1\n"
+    assert (site / "pkg-1.0.dist-info" / "INSTALLER").read_text() == "crosslane\n"
+
+
+def test_unpack_refuses_a_member_whose_digest_differs_from_its_record(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "pkg-1.0-py3-none-any.whl", "Name: pkg\nVersion: 1.0\n",
+                       {"pkg/__init__.py": "A = 1\n"}, corrupt="pkg/__init__.py")
+    with pytest.raises(UsageError, match=r"pkg-1.0-py3-none-any.whl: not a valid wheel"):
+        target_site.unpack(wheel, tmp_path / "site")
 
 
 def test_given_maps_a_wheel_to_its_component(cfg: Config, tmp_path: Path) -> None:

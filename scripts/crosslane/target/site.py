@@ -21,6 +21,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import installer
+from installer.destinations import SchemeDictionaryDestination
+from installer.exceptions import InstallerError
+from installer.sources import WheelFile
 from packaging.markers import InvalidMarker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
@@ -36,6 +40,7 @@ from crosslane.target import cpython
 from crosslane.target.sysroot import Sysroot
 
 OLDEST_MANYLINUX_GLIBC = 17
+TARGET_INTERPRETER = "/usr/bin/python3"  # the sysroot's CPython, as the target sees it
 PIP_TIMEOUT = 900.0
 
 
@@ -114,26 +119,31 @@ def requirements(wheel: Path, arch: Arch, python_version: str) -> list[str]:
 
 
 def unpack(wheel: Path, site: Path) -> None:
-    """Unpack a wheel as an installer would for a site folder: .data/purelib and platlib go to the top.
+    """Install a wheel into a site folder with pypa/installer (the reference implementation of the wheel spec:
+    .data schemes, RECORD hashes checked while writing, entry-point scripts, an INSTALLER file), after the
+    wheel gate's own checks (no '..', absolute paths, links, bombs), which installer does not make.
 
-    Members go through the wheel gate's checks first (no '..', absolute paths, links, bombs).
+    Scripts get the target's interpreter path in their #! line; headers and data go next to the site folder.
     """
     try:
         with zipfile.ZipFile(wheel) as archive:
-            wheel_gate.unpack(archive, wheel_gate.plan(archive, wheel_gate.Limits()), site)
+            wheel_gate.plan(archive, wheel_gate.Limits())
+        folder = site.parent
+        scheme = {"purelib": site, "platlib": site, "headers": folder / "include", "scripts": folder / "bin",
+                  "data": folder / "data"}
+        destination = SchemeDictionaryDestination({k: str(v) for k, v in scheme.items()},
+                                                  interpreter=TARGET_INTERPRETER, script_kind="posix",
+                                                  overwrite_existing=True)
+        with WheelFile.open(wheel) as source:
+            source.validate_record()  # every member listed, every digest right (install() alone does not check)
+            installer.install(source, destination, additional_metadata={"INSTALLER": b"crosslane\n"})
     except (OSError, zipfile.BadZipFile, zlib.error) as exc:
         raise UsageError(f"{wheel}: not a readable wheel ({exc})", fix="delete it and download it again") from None
     except wheel_gate.UnsafeWheel as exc:
         raise UsageError(f"{wheel}: refused to unpack ({exc})", fix="the wheel is hostile or broken") from None
-    for data in site.glob("*.data"):
-        for scheme in ("purelib", "platlib"):
-            for entry in sorted((data / scheme).glob("*")) if (data / scheme).is_dir() else []:
-                target = site / entry.name
-                if target.is_dir() and entry.is_dir():
-                    shutil.copytree(entry, target, dirs_exist_ok=True)
-                else:
-                    shutil.move(str(entry), target)
-        shutil.rmtree(data)
+    except (InstallerError, ValueError) as exc:
+        raise UsageError(f"{wheel}: not a valid wheel ({exc})", fix="delete it and download or build it again") \
+            from None
 
 
 def pip_download(ctx: Context, wanted: list[str], tags: list[str], python_version: str, dest: Path) -> bool:
