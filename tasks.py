@@ -5,13 +5,20 @@ Each task imports what it calls, so `invoke --list` and the first line of any ta
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from invoke.context import Context
 from invoke.tasks import task
 
-from crosslane.archs import KNOWN_ARCHS
+# invoke turns bytecode writing off for the whole process (so tasks.pyc does not litter projects); crosslane's
+# ~100 modules would then be compiled again on every command, a third of a no-op build. PYTHONDONTWRITEBYTECODE
+# is still obeyed.
+sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+
+from crosslane.archs import KNOWN_ARCHS  # noqa: E402  (after the bytecode switch: this import is the first)
 
 if TYPE_CHECKING:
     from crosslane.context import Context as CrosslaneContext

@@ -56,13 +56,22 @@ def read(folder: Path) -> dict[str, object] | None:
 def outputs_listing(root: Path) -> dict[str, list[int | str]]:
     """What a step installed: every path under *root* with its size (files) or target (links)."""
     listing: dict[str, list[int | str]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames) + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
-            path = Path(dirpath) / name
-            rel = path.relative_to(root).as_posix()
-            listing[rel] = ["link", os.readlink(path)] if path.is_symlink() else [path.lstat().st_size]
-    return listing
+
+    # os.scandir, not pathlib: a no-op build lists every install folder, thousands of headers included.
+    def walk(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                rel = prefix + entry.name
+                if entry.is_symlink():
+                    listing[rel] = ["link", os.readlink(entry.path)]
+                elif entry.is_dir():
+                    walk(entry.path, rel + "/")
+                else:
+                    listing[rel] = [entry.stat(follow_symlinks=False).st_size]
+
+    if root.is_dir():  # a missing folder lists as empty, as os.walk would have it
+        walk(str(root), "")
+    return dict(sorted(listing.items()))
 
 
 def is_current(folder: Path, expected: str, *, outputs: Path | None = None) -> bool:

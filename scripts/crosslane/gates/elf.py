@@ -10,16 +10,13 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from elftools.common.exceptions import ELFError, ELFParseError, ELFRelocationError
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerNeedSection
-from elftools.elf.sections import SymbolTableSection
-from elftools.elf.segments import InterpSegment
+from typing import TYPE_CHECKING, Any
 
 from crosslane.archs import ArchInfo, by_elf_machine
+
+if TYPE_CHECKING:  # pyelftools is imported where an ELF file is read: a no-op build reads none
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
 
 MAGIC = b"\x7fELF"
 EM_RISCV = 243
@@ -140,6 +137,8 @@ def _undefined_atomics(elf: ELFFile, dynstr: bytes) -> tuple[str, ...]:
     # pyelftools' per-symbol parsing costs ~70 µs a symbol, and libstdc++ has thousands.
     if ATOMIC_PREFIX not in dynstr:
         return ()
+    from elftools.elf.sections import SymbolTableSection
+
     dynsym = elf.get_section_by_name(".dynsym")
     if not isinstance(dynsym, SymbolTableSection):
         return ()
@@ -159,6 +158,12 @@ def _undefined_atomics(elf: ELFFile, dynstr: bytes) -> tuple[str, ...]:
 
 def read(path: Path) -> ElfInfo | ElfDefect:
     """The ELF facts of *path*, or a defect saying why it is not a readable ELF file."""
+    from elftools.common.exceptions import ELFError, ELFParseError, ELFRelocationError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.gnuversions import GNUVerNeedSection
+    from elftools.elf.segments import InterpSegment
+
     try:
         with path.open("rb") as handle:
             if handle.read(4) != MAGIC:

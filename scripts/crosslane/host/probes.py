@@ -1,13 +1,11 @@
 """What preflight and the build learn about the host: each fact probed at most once per process.
 
-Costly probes (compiling the RVV probe, running a program under qemu per CPU profile) are also cached
-on disk under the crosslane cache, keyed on the identity of every binary involved (path, mtime, size)
-plus the probe's inputs: replacing qemu or the compiler invalidates the entry by itself.
+Costly probes (compiling the RVV probe, running a program under qemu per CPU profile) and version queries are
+also cached on disk (probecache.py), keyed on the identity of every binary involved.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import tempfile
@@ -15,13 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from crosslane import atomic
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, StepFailed
-from crosslane.host import buildtools, toolchains
-from crosslane.paths import cache_dir
+from crosslane.host import buildtools, probecache, toolchains
+from crosslane.host.probecache import identity, read_cached, write_cached
 from crosslane.target import qemu
 
 PROBE_TIMEOUT = 30.0
@@ -56,36 +53,6 @@ class RustupListing:
     detail: str = ""
 
 
-def identity(path: str | Path) -> list[object]:
-    try:
-        st = Path(path).stat()
-    except OSError:
-        return [str(path), None, None]
-    return [str(path), st.st_mtime_ns, st.st_size]
-
-
-def _cache_file(kind: str, key: dict[str, object]) -> Path:
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:24]
-    return cache_dir() / "probes" / f"{kind}-{digest}.json"
-
-
-def read_cached(kind: str, key: dict[str, object]) -> object | None:
-    try:
-        data = json.loads(_cache_file(kind, key).read_text())
-    except (OSError, ValueError):
-        return None
-    return data.get("value") if isinstance(data, dict) else None
-
-
-def write_cached(kind: str, key: dict[str, object], value: object) -> None:
-    path = _cache_file(kind, key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_text(path, json.dumps({"key": key, "value": value}, sort_keys=True, default=str))
-    except OSError:
-        pass  # a read-only cache only costs the next run a re-probe
-
-
 @dataclass
 class Probes:
     ctx: Context
@@ -106,10 +73,10 @@ class Probes:
         return self._tools[name]
 
     def _versioned(self, name: str, path: str, args: tuple[str, ...], fix: str) -> Tool:
-        result = self.ctx.runner.run([path, *args], probe=True, quiet=True, check=False, timeout=PROBE_TIMEOUT)
-        if not result.ok:
-            return Tool(name, path, None, f"{path} {' '.join(args)} exited {result.returncode}", fix)
-        return Tool(name, path, version_from(result.output))
+        output = probecache.version_output(self.ctx.runner, [path, *args])
+        if output is None:
+            return Tool(name, path, None, f"{path} {' '.join(args)} failed", fix)
+        return Tool(name, path, version_from(output))
 
     def buildtools(self) -> buildtools.BuildTools | None:
         return buildtools.locate(self.ctx.config.tools)
@@ -207,7 +174,7 @@ class Probes:
             return self._cpu_programs[arch]
         key: dict[str, object] = {"cc": identity(compiler.cc[0]), "compiler": compiler.identity,
                                   "sysroot": str(sysroot), "source": CPU_PROBE_SOURCE}
-        program = _cache_file(f"cpu-program-{arch}", key).with_suffix("")
+        program = probecache.cache_file(f"cpu-program-{arch}", key).with_suffix("")
         if self.ctx.runner.dry_run and not program.is_file():
             if self._scratch is None:
                 self._scratch = tempfile.TemporaryDirectory(prefix="crosslane-dry-probes-")

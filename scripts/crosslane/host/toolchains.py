@@ -14,6 +14,7 @@ from pathlib import Path
 from crosslane.archs import Arch, info
 from crosslane.config import Toolchain
 from crosslane.errors import MissingPrerequisite
+from crosslane.host import probecache
 from crosslane.runner import Runner
 
 RVV_PROBE = """\
@@ -54,20 +55,28 @@ def _setup_fix(arch: Arch) -> str:
     return f"invoke setup --arch {arch}"
 
 
+def _version(runner: Runner, cc: str, flag: str) -> str:
+    output = probecache.version_output(runner, [cc, flag])
+    if output is None:
+        raise MissingPrerequisite(f"{cc} {flag} failed: the compiler does not run",
+                                  fix="reinstall it (invoke setup)")
+    return output.strip()
+
+
 def detect(runner: Runner, toolchain: Toolchain, arch: Arch) -> Compiler:
     triplet = info(arch).triplet
     match toolchain.family:
         case "gcc":
             cc = runner.which(f"{triplet}-gcc", fix=_setup_fix(arch))
             cxx = runner.which(f"{triplet}-g++", fix=_setup_fix(arch))
-            version = runner.run([cc, "-dumpfullversion"], probe=True, quiet=True).output.strip()
+            version = _version(runner, cc, "-dumpfullversion")
             return Compiler(toolchain.name, "gcc", arch, (cc,), (cxx,), version, (), ())
         case "clang":
             suffix = f"-{toolchain.version}" if toolchain.version else ""
             cc = runner.which(f"clang{suffix}", fix=_setup_fix(arch))
             cxx = runner.which(f"clang++{suffix}", fix=_setup_fix(arch))
             lld = runner.which(f"ld.lld{suffix}", fix=_setup_fix(arch))
-            version = runner.run([cc, "-dumpversion"], probe=True, quiet=True).output.strip()
+            version = _version(runner, cc, "-dumpversion")
             return Compiler(toolchain.name, "clang", arch, (cc,), (cxx,), version, (f"--target={triplet}",),
                             (f"-fuse-ld={lld}",))
         case "zig":

@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from debian import deb822
-
 from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.runner import Runner
@@ -49,6 +47,8 @@ class Origin:
 def parse_dsc(text: str, where: str) -> tuple[DscFile, ...]:
     """The files listed in Checksums-Sha256 of a .dsc, read with python-debian's deb822 (which also strips a
     clearsigning wrapper; the signature itself is apt's concern, through the signed Sources index)."""
+    from debian import deb822  # only where a Debian source is fetched: a no-op build parses no .dsc
+
     files: list[DscFile] = []
     # deb822 splits the multivalued field into {sha256, size, name} entries.
     for entry in deb822.Dsc(text).get("Checksums-Sha256") or []:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,14 +22,21 @@ class TargetPython:
 
 def read_sysconfig_var(sysconfigdata: Path, name: str) -> str | None:
     """Read one build_time_vars entry without executing the file."""
+    return _sysconfig_vars(sysconfigdata, sysconfigdata.stat().st_mtime_ns).get(name)
+
+
+@functools.lru_cache(maxsize=8)
+def _sysconfig_vars(sysconfigdata: Path, mtime_ns: int) -> dict[str, str]:
+    """Every constant build_time_vars entry (parsed once per file version: ~5 ms of ast each time)."""
+    found: dict[str, str] = {}
     tree = ast.parse(sysconfigdata.read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
                 isinstance(t, ast.Name) and t.id == "build_time_vars" for t in node.targets):
             for k, v in zip(node.value.keys, node.value.values, strict=True):
-                if isinstance(k, ast.Constant) and k.value == name and isinstance(v, ast.Constant):
-                    return str(v.value)
-    return None
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant):
+                    found.setdefault(k.value, str(v.value))
+    return found
 
 
 def locate(sysroot: Path, arch: Arch) -> TargetPython:

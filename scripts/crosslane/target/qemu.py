@@ -6,6 +6,8 @@ from pathlib import Path
 
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
+from crosslane.errors import MissingPrerequisite
+from crosslane.host import probecache
 from crosslane.runner import Runner
 from crosslane.target import guest_root
 from crosslane.target.sysroot import Sysroot
@@ -26,5 +28,8 @@ def target_command(runner: Runner, build_root: Path, root: Sysroot, profile: Pro
 
 
 def version(runner: Runner, qemu: str) -> str:
-    first = runner.run([qemu, "--version"], probe=True, quiet=True).output.splitlines()[0]
+    output = probecache.version_output(runner, [qemu, "--version"])
+    if not output:
+        raise MissingPrerequisite(f"{qemu} --version failed", fix="reinstall qemu-user-static (invoke setup)")
+    first = output.splitlines()[0]
     return first.split("version", 1)[1].split()[0] if "version" in first else first
