@@ -4,6 +4,9 @@ A program, run by the python of the [hostenvs.executorch-aot] venv (executorch.d
 flatcc etdump), never imported by crosslane.
 
     python executorch_etdump.py A.etdump [B.etdump …]      → one JSON line: {path: {"ops": […], "framework": […]}}
+    python executorch_etdump.py --events A.etdump […]       → one JSON line: {path: [{"name", "raw"}, …]}
+
+Reading (events) needs executorch; the table (table) is plain Python, importable and tested without it.
 
 Events of the "Execute" block are the operators (and delegate calls); the runtime's own framework events
 (Method::execute, OPERATOR_CALL, DELEGATE_CALL, Program::load_method, Method::init) are listed apart.
@@ -20,15 +23,21 @@ from typing import Any
 FRAMEWORK = ("Method::execute", "OPERATOR_CALL", "DELEGATE_CALL", "Program::load_method", "Method::init")
 
 
-def table(path: str) -> dict[str, list[dict[str, Any]]]:
+def events(path: str) -> list[dict[str, Any]]:
+    """Every timed event of an etdump: {"name", "raw": [ms, …]}, as executorch.devtools' Inspector reads it."""
     from executorch.devtools import Inspector  # type: ignore[import-not-found]
 
+    return [{"name": str(event.name), "raw": [float(t) for t in event.perf_data.raw]}
+            for block in Inspector(etdump_path=path).event_blocks for event in block.events
+            if event.perf_data is not None]
+
+
+def table(timed: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Operators and framework events, each with calls and sum/avg/max ms, the costliest first."""
     times: dict[str, list[float]] = defaultdict(list)
-    for block in Inspector(etdump_path=path).event_blocks:
-        for event in block.events:
-            if event.perf_data is not None:
-                # XNNPACK numbers each operator instance ("Add (ND) #3"): the table counts calls per operator.
-                times[re.sub(r" #\d+$", "", str(event.name))] += [float(t) for t in event.perf_data.raw]
+    for event in timed:
+        # XNNPACK numbers each operator instance ("Add (ND) #3"): the table counts calls per operator.
+        times[re.sub(r" #\d+$", "", event["name"])] += event["raw"]
 
     def rows(names: list[str]) -> list[dict[str, Any]]:
         return [{"op": name, "calls": len(times[name]), "sum_ms": round(sum(times[name]), 4),
@@ -39,7 +48,10 @@ def table(path: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def main(argv: list[str]) -> int:
-    print(json.dumps({path: table(path) for path in argv}))
+    if argv[:1] == ["--events"]:  # the raw events (how the tests' fixtures were made)
+        print(json.dumps({path: events(path) for path in argv[1:]}))
+    else:
+        print(json.dumps({path: table(events(path)) for path in argv}))
     return 0
 
 

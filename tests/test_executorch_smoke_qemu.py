@@ -1,0 +1,87 @@
+"""The executorch smoke's plumbing for real, in seconds: a stand-in `executor_runner` cross-compiled for riscv64
+(clang-19, the forky sysroot) runs under qemu-user on the case × profile jobs the matrix gives. What it prints
+(and whether it dies) is decided by the program file it is handed, so every verdict path runs through the real
+qemu, timeouts, signals, parallel pool and progress lines. The export is the one fake: a real export needs torch
+and minutes (the slow tier's lane test does it)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from crosslane.archs import Arch
+from crosslane.config import Config
+from crosslane.config.cases import Case
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.report import Verdict
+from crosslane.runner import Runner
+from crosslane.smokes import executorch
+
+pytestmark = [pytest.mark.cross, pytest.mark.qemu]
+COMPONENT = "executorch-xnnpack"
+
+STAND_IN = r"""
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    const char *model = "";
+    for (int i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], "--model_path")) model = argv[i + 1];
+    FILE *f = fopen(model, "r");
+    char what[32] = "";
+    if (!f || !fgets(what, sizeof what, f)) { puts("cannot read the program"); return 1; }
+    printf("Note (XNNPACK): Using binary microkernel 'xnn_f32_vadd_ukernel__rvv_u8v'.\n");
+    if (!strncmp(what, "SIGILL", 6)) raise(SIGILL);
+    printf("I executor_runner.cpp:884]  max_absolute_error:  %s\n", strncmp(what, "OFF", 3) ? "0.000000" : "0.5");
+    printf("I executor_runner.cpp:887]  max_relative_error:  %s\n", strncmp(what, "OFF", 3) ? "0.000000" : "0.5");
+    printf("TEST: BundleIO index[0] Test_result: %s\n", strncmp(what, "PASS", 4) ? "FAIL" : "PASS");
+    return 0;
+}
+"""
+
+
+@pytest.fixture
+def ctx(cfg: Config, sysroots: dict[Arch, Path], session_build_dir: Path) -> Context:
+    context = Context(cfg, Runner(Log(io.StringIO())), cases=("all",))
+    compiler = context.compiler(COMPONENT, Arch.RISCV64)
+    runner = context.component_dir(Arch.RISCV64, COMPONENT) / "install" / "bin" / "executor_runner"
+    runner.parent.mkdir(parents=True, exist_ok=True)
+    source = runner.parent / "stand_in.c"
+    source.write_text(STAND_IN)
+    context.runner.run([*compiler.cc, *compiler.target_flags, *compiler.linker_flags,
+                        f"--sysroot={sysroots[Arch.RISCV64]}", "-static", "-O1", source, "-o", runner], quiet=True)
+    return context
+
+
+def test_every_verdict_path_through_qemu(ctx: Context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    behaviour = {"add": "PASS", "mobilebert": "SIGILL", "llama2": "FAIL"}
+
+    def exported(_: Context, case: Case) -> executorch.Program:
+        path = tmp_path / f"{case.name}.bpte"
+        path.write_text("OFF" if case.quantize and case.model == "add" else behaviour[case.model])
+        return executorch.Program(case, path, rtol=0.01, atol=0.01, magnitude=0.5, delegated=1)
+
+    monkeypatch.setattr(executorch, "export", exported)
+    profiles = ctx.config.arches[Arch.RISCV64].profiles
+    rows = {r.step: r for r in executorch.run(ctx, Arch.RISCV64, COMPONENT, profiles)}
+    # the matrix's XNNPACK cases, the exempt models as SKIP rows naming their reason
+    assert rows["mv2-xnnpack"].verdict is Verdict.SKIP and "torchvision" in rows["mv2-xnnpack"].reason
+    assert "yolo26-xnnpack" in rows and "yolo26-xnnpack-q8" not in rows  # upstream's exclusion
+    # this variant's profiles only: the RVV runner never lands on novector
+    runs = [step for step in rows if "@" in step]
+    assert {step.split("@")[1] for step in runs} == {"rvv128", "rvv256", "rvv512"}
+    assert len(runs) == 3 * 2 * 3  # (add, mobilebert, llama2) × quantize × profiles
+    passing = rows["add-xnnpack@rvv256"]
+    assert passing.verdict is Verdict.PASS and "Test_result: PASS; max abs 0" in passing.reason
+    over = rows["add-xnnpack-q8@rvv128"]
+    assert over.verdict is Verdict.FAIL and "Test_result FAIL" in over.reason
+    died = rows["mobilebert-xnnpack@rvv512"]
+    assert died.verdict is Verdict.FAIL and "died of SIGILL" in died.reason
+    assert rows["llama2-xnnpack-q8@rvv128"].verdict is Verdict.FAIL
+    # no etdump was written, so no op-timing row claims one
+    assert "op-timing" not in rows
+    stream = ctx.log.stream
+    assert isinstance(stream, io.StringIO) and f": {len(runs)}/{len(runs)} " in stream.getvalue()
