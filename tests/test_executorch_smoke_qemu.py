@@ -57,7 +57,7 @@ def ctx(cfg: Config, sysroots: dict[Arch, Path], session_build_dir: Path) -> Con
 
 
 def test_every_verdict_path_through_qemu(ctx: Context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    behaviour = {"add": "PASS", "mobilebert": "SIGILL", "llama2": "FAIL"}
+    behaviour = {"add": "PASS", "mobilebert": "SIGILL", "llama2": "FAIL", "mv2": "PASS", "resnet18": "FAIL"}
 
     def exported(_: Context, case: Case) -> executorch.Program:
         path = tmp_path / f"{case.name}.bpte"
@@ -68,12 +68,12 @@ def test_every_verdict_path_through_qemu(ctx: Context, tmp_path: Path, monkeypat
     profiles = ctx.config.arches[Arch.RISCV64].profiles
     rows = {r.step: r for r in executorch.run(ctx, Arch.RISCV64, COMPONENT, profiles)}
     # the matrix's XNNPACK cases, the exempt models as SKIP rows naming their reason
-    assert rows["mv2-xnnpack"].verdict is Verdict.SKIP and "torchvision" in rows["mv2-xnnpack"].reason
-    assert "yolo26-xnnpack" in rows and "yolo26-xnnpack-q8" not in rows  # upstream's exclusion
+    assert rows["yolo26-xnnpack"].verdict is Verdict.SKIP and "trained weights" in rows["yolo26-xnnpack"].reason
+    assert "yolo26-xnnpack-q8" not in rows  # upstream's exclusion
     # this variant's profiles only: the RVV runner never lands on novector
     runs = [step for step in rows if "@" in step]
     assert {step.split("@")[1] for step in runs} == {"rvv128", "rvv256", "rvv512"}
-    assert len(runs) == 3 * 2 * 3  # (add, mobilebert, llama2) × quantize × profiles
+    assert len(runs) == 5 * 2 * 3  # (add, mv2, mobilebert, llama2, resnet18) × quantize × profiles
     passing = rows["add-xnnpack@rvv256"]
     assert passing.verdict is Verdict.PASS and "Test_result: PASS; max abs 0" in passing.reason
     over = rows["add-xnnpack-q8@rvv128"]

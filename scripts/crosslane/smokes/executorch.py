@@ -34,6 +34,9 @@ from crosslane.smokes import payload, sentinel, target
 from crosslane.sources import pinned
 
 MIN_MAGNITUDE = 0.01
+# A run's timeout grows with the program's size as well as with the vector length: resnet18's 47 MB take longer
+# than add's 2 KB on any CPU (a hang is still bounded, and named, never a flake).
+MODEL_BYTES_UNIT = 16e6
 PARALLEL = True  # runs side by side, one per core (the bench measures it against one after another)
 HOSTENV = "executorch-aot"
 EXPORTER = Path(__file__).resolve().parent.parent / "models" / "executorch_export.py"
@@ -193,7 +196,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
 
     def one(job: tuple[Program, Profile]) -> Row:
         program, profile = job
-        timeout = payload.timeout_for(base, arch, profile)
+        timeout = payload.timeout_for(base, arch, profile) * (1 + program.path.stat().st_size / MODEL_BYTES_UNIT)
         etdump = ctx.component_dir(arch, component) / "etdump" / f"{program.case.name}@{profile.name}.etdump"
         etdump.parent.mkdir(parents=True, exist_ok=True)
         result = target.run(ctx, arch, profile, [runner, "--model_path", program.path, "--etdump_path", etdump,
