@@ -41,6 +41,9 @@ def render(compiler: Compiler, sysroot: Path, emulator: list[str], launcher: str
     if compiler.family == "clang":
         lines.append(f"set(CMAKE_C_COMPILER_TARGET {arch.triplet})")
         lines.append(f"set(CMAKE_CXX_COMPILER_TARGET {arch.triplet})")
+        # Assembly sources (XNNPACK's aarch64 kernels) are compiled by clang too: without a target it assembles
+        # for the host ("unknown target CPU 'armv8.2-a+fp16+dotprod'").
+        lines.append(f"set(CMAKE_ASM_COMPILER_TARGET {arch.triplet})")
         gcc_dir = gcc_install_dir(sysroot, arch.multiarch)
         if gcc_dir is not None:
             # In a merged-usr sysroot clang would pick <sysroot>/lib/gcc/… through the lib -> usr/lib link; its
@@ -55,6 +58,7 @@ def render(compiler: Compiler, sysroot: Path, emulator: list[str], launcher: str
     if launcher:
         lines.append(f"set(CMAKE_C_COMPILER_LAUNCHER {_quote(launcher)})")
         lines.append(f"set(CMAKE_CXX_COMPILER_LAUNCHER {_quote(launcher)})")
+        lines.append(f"set(CMAKE_ASM_COMPILER_LAUNCHER {_quote(launcher)})")
     if link:
         for kind in ("EXE", "SHARED", "MODULE"):
             lines.append(f"set(CMAKE_{kind}_LINKER_FLAGS_INIT {_quote(link)})")
