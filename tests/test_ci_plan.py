@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 import tarfile
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import actions_local
 from crosslane import artifacts, report
 from crosslane.archs import Arch
 from crosslane.cli import commands, matrix
@@ -138,17 +138,49 @@ def test_the_workflow_is_pinned_and_passes_values_through_env(repo: Path) -> Non
             assert not (isinstance(run, str) and "${{" in run), f"{job}: expression expanded inside run:"
 
 
+@pytest.fixture(scope="module")
+def setup_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What actions/setup-python leaves first on PATH: a clean CPython 3.11 with pip, nothing else installed."""
+    folder = tmp_path_factory.mktemp("setup-python") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", folder], check=True, timeout=120)
+    subprocess.run([folder / "bin" / "python", "-m", "ensurepip", "--default-pip"], check=True, timeout=300,
+                   capture_output=True)
+    return folder / "bin"
+
+
 @pytest.mark.spawns
-def test_the_plan_job_runs_locally_as_actions_would(repo: Path, tmp_path: Path) -> None:
-    """The plan job's run: step, in a shell, with the env Actions would set for a nightly run."""
+@pytest.mark.network
+def test_the_plan_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_path: Path,
+                                                              setup_python: Path) -> None:
+    """Every run: step of the plan job (pip install of crosslane from the clone included), for a nightly run."""
     workflow = yaml.safe_load((repo / ".github/workflows/ci.yml").read_text())
-    [step] = [s for s in steps_of(workflow, "plan") if s.get("id") == "plan"]
-    script = str(step["run"]).replace("python -m pip install --quiet .", "true")  # crosslane is installed here
-    output = tmp_path / "github_output"
-    env = {**os.environ, "EVENT": "schedule", "BASE": "", "ARCH": "", "COMPONENT": "",
-           "GITHUB_OUTPUT": str(output), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    subprocess.run(["bash", "-e", "-c", script], cwd=repo, env=env, check=True, capture_output=True, timeout=120)
-    lines = dict(line.split("=", 1) for line in output.read_text().splitlines())
-    assert lines["run"] == "true"
-    assert {"arch": "riscv64", "component": "onnxruntime-genai", "toolchain": "clang"} in \
-        json.loads(lines["build"])["include"]
+    clone = actions_local.clean_clone(repo, tmp_path / "workspace")
+    context = {"github": {"event_name": "schedule", "workspace": str(clone)}, "inputs": {"arch": "", "component": ""}}
+    done = actions_local.run_job(workflow, "plan", clone, context, path_first=setup_python)
+    plan = done.outputs["plan"]
+    assert plan["run"] == "true"
+    build = json.loads(plan["build"])["include"]
+    assert {"arch": "riscv64", "component": "onnxruntime-genai", "toolchain": "clang"} in build
+    assert {"arch": "arm64", "component": "executorch-xnnpack", "toolchain": "clang"} in build
+    assert {"arch": "riscv64", "profile": "rvv512"} in json.loads(plan["smoke"])["include"]
+
+
+@pytest.mark.spawns
+@pytest.mark.network
+def test_the_lint_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_path: Path,
+                                                             setup_python: Path) -> None:
+    """The lint job's steps (pip install nox; nox -s lint: ruff, mypy, consistency, zizmor, the schema check)."""
+    workflow = yaml.safe_load((repo / ".github/workflows/ci.yml").read_text())
+    clone = actions_local.clean_clone(repo, tmp_path / "workspace")
+    done = actions_local.run_job(workflow, "lint", clone, {"github": {"workspace": str(clone)}},
+                                 path_first=setup_python)
+    log = "\n".join(done.logs)
+    assert "Session lint was successful" in log
+    assert "No findings to report" in log or "No findings" in log
+
+
+def test_expressions_resolve_as_actions_would() -> None:
+    context = {"matrix": {"arch": "riscv64"}, "github": {"event": {"pull_request": {"base": {"sha": "abc"}}}}}
+    assert actions_local.resolve("${{ matrix.arch }}-${{ github.event.pull_request.base.sha }}", context) == \
+        "riscv64-abc"
+    assert actions_local.resolve("${{ inputs.arch }}|${{ matrix.missing }}", context) == "|"
