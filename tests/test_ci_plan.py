@@ -184,3 +184,24 @@ def test_expressions_resolve_as_actions_would() -> None:
     assert actions_local.resolve("${{ matrix.arch }}-${{ github.event.pull_request.base.sha }}", context) == \
         "riscv64-abc"
     assert actions_local.resolve("${{ inputs.arch }}|${{ matrix.missing }}", context) == "|"
+
+
+@pytest.mark.slow
+@pytest.mark.network
+@pytest.mark.parametrize(("arch", "component"), [("riscv64", "cpuinfo"), ("arm64", "canary")])
+def test_the_build_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_path: Path, setup_python: Path,
+                                                              arch: str, component: str) -> None:
+    """The build job's steps with the cache folder warm (sysroots, sources, tools): setup, sysroot, build, pack."""
+    workflow = yaml.safe_load((repo / ".github/workflows/ci.yml").read_text())
+    clone = actions_local.clean_clone(repo, tmp_path / "workspace")
+    context = {"github": {"workspace": str(clone), "event_name": "schedule"},
+               "matrix": {"arch": arch, "component": component, "toolchain": "clang"}}
+    actions_local.run_job(workflow, "build", clone, context, path_first=setup_python)
+    packed = clone / "artifacts" / f"{arch}-{component}.tar.gz"
+    with tarfile.open(packed) as archive:
+        names = archive.getnames()
+    assert f"crosslane-pack/{arch}/{component}/.crosslane-stamp.json" in names
+    assert any(name.startswith(f"crosslane-pack/{arch}/{component}/install/") for name in names)
+    rows = json.loads((clone / "build" / "reports" / f"build-{arch}-{component}.json").read_text())
+    steps = {(row["component"], row["step"]): row["verdict"] for row in rows}
+    assert steps[(component, "build")] == "PASS" and "FAIL" not in steps.values(), rows
