@@ -220,9 +220,22 @@ def unpack(c: Context, input: str, debug: bool = False, json: str = "", config: 
 
 @task(help={"input": "folder searched for --json reports (e.g. downloaded CI artifacts)",
             "output": "path prefix: writes PREFIX.json and PREFIX.md", "debug": COMMON_HELP["debug"]})
-def report(c: Context, input: str, output: str, debug: bool = False) -> None:  # noqa: A002
+def report(c: Context, input: str = "", output: str = "", debug: bool = False) -> None:  # noqa: A002
     """Merge every job's JSON report into one report (JSON and Markdown), as CI's report job does."""
     from pathlib import Path
 
     from crosslane.cli import commands
-    commands.exit_with(commands.merge_reports(Path(input), Path(output), debug=debug))
+    commands.exit_with(commands.merge_reports(Path(input) if input else None, Path(output) if output else None,
+                                              debug=debug))
+
+
+@task(help={"old": "the earlier report JSON", "new": "the later report JSON", "debug": COMMON_HELP["debug"]},
+      positional=["old", "new"])
+def report_diff(c: Context, old: str, new: str, debug: bool = False) -> None:
+    """What changed between two build reports: pins and versions, verdicts, sizes, timings (one line each).
+
+    invoke report-diff OLD.json NEW.json  (a task of its own: invoke cannot give --diff two values)"""
+    from pathlib import Path
+
+    from crosslane.cli import commands
+    commands.exit_with(commands.diff_reports(Path(old), Path(new), debug=debug))

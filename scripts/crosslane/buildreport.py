@@ -2,7 +2,12 @@
 what was built from what (source pin and which mirror served it, patches and their sha256 and state, the
 compiler, cmake and ninja, the sysroot with the versions of the packages that matter), how long it took and
 what ccache served, then every row of the run (gates, smokes with profile and duration, parity, lanes,
-floors). Facts come from the build stamps and the sysroot manifests: what was recorded, never re-derived."""
+floors). Facts come from the build stamps and the sysroot manifests: what was recorded, never re-derived.
+
+Two kinds of statement are kept apart: "rows" and "components" are what this run MEASURED (observed, built,
+ran); "asserted" is what holds by configuration only (exemptions, lane states, substituted submodules, with
+their reasons), which no run checked. The JSON carries "schema" (SCHEMA below); keys are stable within a
+schema, so `invoke report-diff OLD NEW` can compare two reports (versions, verdicts, sizes, timings)."""
 
 from __future__ import annotations
 
@@ -15,10 +20,12 @@ from typing import Any
 
 from crosslane import __version__, atomic, report, stamps
 from crosslane.archs import Arch
+from crosslane.config import GitSource
 from crosslane.context import Context
 from crosslane.report import Row
 from crosslane.target import sysroot as sysroot_mod
 
+SCHEMA = 1
 # Sysroot packages whose versions a reader of the report needs (prefix match on the package name).
 KEY_PACKAGES = ("libc6", "libstdc++6", "libgcc-s1", "python3.", "libpython3.", "python3-numpy", "python3-onnxruntime",
                 "libonnxruntime")
@@ -71,12 +78,37 @@ def build(ctx: Context, arches: Iterable[Arch], names: Mapping[Arch, Sequence[st
           ) -> dict[str, object]:
     arch_list = list(arches)
     return {
-        "crosslane": __version__, "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "schema": SCHEMA, "crosslane": __version__, "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "config": str(ctx.config.path), "tools": {"cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja},
         "sysroots": {arch.value: sysroot_facts(ctx, arch) for arch in arch_list},
         "components": [component_facts(ctx, arch, name, rows) for arch in arch_list for name in names.get(arch, ())],
+        "asserted": asserted(ctx, arch_list, names),
         "rows": json.loads(report.to_json(rows)),
     }
+
+
+def asserted(ctx: Context, arches: Sequence[Arch], names: Mapping[Arch, Sequence[str]]) -> list[dict[str, str]]:
+    """What versions.toml asserts for this run without any run checking it, each with its reason."""
+    config = ctx.config
+    wanted = {name for arch in arches for name in names.get(arch, ())}
+    found: list[dict[str, str]] = []
+    for name in sorted(wanted):
+        component = config.components[name]
+        smoke = component.smoke
+        if smoke is not None and smoke.cases is not None:
+            for model, reason in config.cases[smoke.cases].exempt.items():
+                found.append({"what": f"cases.{smoke.cases}: {model} not run ({name})", "reason": reason})
+        for source in component.sources:
+            for path, commit, reason in source.substitutes if isinstance(source, GitSource) else ():
+                found.append({"what": f"{name}: submodule {path} at {commit[:12]}, not the gitlink's",
+                              "reason": reason})
+    for (name, arch), lane in sorted(config.lanes.items(), key=lambda item: (item[0][0], item[0][1].value)):
+        if arch in arches and name in wanted:
+            state = "experimental" if lane.experimental else ("on" if lane.enabled else "off")
+            found.append({"what": f"lane {name} on {arch}: {state}", "reason": lane.reason})
+    for key, reason in sorted(config.parity_exemptions.items()):
+        found.append({"what": f"parity exemption {key}", "reason": reason})
+    return [dict(entry) for entry in {e["what"]: e for e in found}.values()]
 
 
 def markdown(data: Mapping[str, Any]) -> str:
@@ -91,6 +123,10 @@ def markdown(data: Mapping[str, Any]) -> str:
         lines.append(f"| {facts['component']} | {facts['arch']} | {facts.get('source', '—')} | {shown} | "
                      f"{facts.get('compiler', '—')} | {facts.get('seconds', '—')} | "
                      f"{cache.get('hits', '—')} hit / {cache.get('misses', '—')} miss |")
+    claims = data.get("asserted") or []
+    if claims:
+        lines += ["", "## Asserted by configuration (not measured by this run)", ""]
+        lines += [f"- {claim['what']}: {claim['reason']}" for claim in claims]
     lines += ["", "## Sysroots", "", "| arch | suite | key | packages that matter |", "|---|---|---|---|"]
     for arch, facts in (data.get("sysroots") or {}).items():
         if facts:
@@ -114,6 +150,7 @@ def merge_facts(folder: Path) -> dict[str, object]:
     """The components and sysroots of every report-<arch>.json under *folder* (CI's downloaded artifacts)."""
     components: list[object] = []
     sysroots: dict[str, object] = {}
+    asserted_claims: list[object] = []
     generated = ""
     for path in sorted(folder.rglob("report-*.json")):
         try:
@@ -124,6 +161,8 @@ def merge_facts(folder: Path) -> dict[str, object]:
             continue
         components += [c for c in data.get("components") or [] if c not in components]
         sysroots.update({k: v for k, v in (data.get("sysroots") or {}).items() if v})
+        asserted_claims += [c for c in data.get("asserted") or [] if c not in asserted_claims]
         generated = max(generated, str(data.get("generated", "")))
-    return {"crosslane": __version__, "generated": generated or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "components": components, "sysroots": sysroots}
+    return {"schema": SCHEMA, "crosslane": __version__,
+            "generated": generated or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "components": components, "sysroots": sysroots, "asserted": asserted_claims}

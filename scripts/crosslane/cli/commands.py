@@ -87,10 +87,28 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     return 0
 
 
-def merge_reports(folder: Path, output: Path, *, debug: bool = False) -> int:
+def diff_reports(old: Path, new: Path, *, debug: bool = False) -> int:
+    """`invoke report-diff OLD NEW`: one line per change between two reports."""
+    try:
+        from crosslane import reportdiff
+
+        changes = reportdiff.diff(reportdiff.load(old), reportdiff.load(new))
+    except CrosslaneError as exc:
+        if debug or os.environ.get("CROSSLANE_DEBUG") == "1":
+            traceback.print_exc()
+        Log().error(exc.one_line())
+        return exc.exit_code
+    print("\n".join(changes) if changes else f"no changes between {old} and {new}")
+    return 0
+
+
+def merge_reports(folder: Path | None, output: Path | None, *, debug: bool = False) -> int:
     """`invoke report`: every job's rows in one JSON and one Markdown report (verdicts per stage first)."""
 
     def action(ctx: Context) -> list[report.Row]:
+        if folder is None or output is None:
+            raise UsageError("invoke report needs --input FOLDER and --output PREFIX",
+                             fix="invoke report --input downloaded --output build/reports/report")
         if not folder.is_dir():
             raise UsageError(f"{folder}: no such folder", fix="pass the folder the job reports were downloaded to")
         from crosslane import buildreport

@@ -1,0 +1,80 @@
+"""`invoke report-diff OLD NEW`: what changed between two build reports (buildreport.py, same schema) — pins and
+versions, verdicts, sizes and timings — one line per change, so a reviewer sees a bump's whole effect."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from crosslane.errors import UsageError
+
+# What identifies a component's build inputs in a report (the stamp's inputs) and the figures worth comparing.
+PINS = ("source", "fetchcontent", "patches", "compiler", "cmake", "ninja", "sysroot", "wheel", "cmake_args")
+FIGURES = ("seconds", "outputs", "bytes")
+# Timings within this factor, or this many seconds, are noise (2 cores, other work alongside), not a change.
+TIMING_NOISE = 1.25
+TIMING_FLOOR = 5.0
+
+
+def load(path: Path) -> dict[str, Any]:
+    from crosslane.buildreport import SCHEMA
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable report ({exc})", fix="pass a report JSON from build/reports/") \
+            from None
+    if not isinstance(data, dict) or data.get("schema", SCHEMA) != SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else None
+        raise UsageError(f"{path}: report schema {found}, this crosslane reads schema {SCHEMA}",
+                         fix="compare reports written by the same crosslane schema")
+    return data
+
+
+def _show(value: object) -> str:
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+
+
+def _components(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {f"{c.get('component')}@{c.get('arch')}": c for c in data.get("components") or [] if isinstance(c, dict)}
+
+
+def _rows(data: Mapping[str, Any]) -> dict[str, str]:
+    return {f"{r.get('component')} {r.get('arch')} {r.get('step')}": str(r.get("verdict"))
+            for r in data.get("rows") or [] if isinstance(r, dict)}
+
+
+def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for key in ("tools",):
+        if old.get(key) != new.get(key):
+            lines.append(f"{key}: {_show(old.get(key))} → {_show(new.get(key))}")
+    old_roots, new_roots = old.get("sysroots") or {}, new.get("sysroots") or {}
+    for arch in sorted(set(old_roots) | set(new_roots)):
+        before = (old_roots.get(arch) or {}).get("versions") or {}
+        after = (new_roots.get(arch) or {}).get("versions") or {}
+        for package in sorted(set(before) | set(after)):
+            if before.get(package) != after.get(package):
+                lines.append(f"sysroot {arch} {package}: {before.get(package, '—')} → {after.get(package, '—')}")
+    old_parts, new_parts = _components(old), _components(new)
+    for name in sorted(set(old_parts) | set(new_parts)):
+        if name not in new_parts or name not in old_parts:
+            lines.append(f"component {name}: {'removed' if name not in new_parts else 'added'}")
+            continue
+        before, after = old_parts[name], new_parts[name]
+        for key in PINS:
+            if before.get(key) != after.get(key):
+                lines.append(f"{key} {name}: {_show(before.get(key, '—'))} → {_show(after.get(key, '—'))}")
+        for key in FIGURES:
+            a, b = before.get(key), after.get(key)
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:
+                if key == "seconds" and (abs(a - b) < TIMING_FLOOR or max(a, b) <= TIMING_NOISE * min(a, b)):
+                    continue
+                lines.append(f"{key} {name}: {a} → {b}")
+    old_rows, new_rows = _rows(old), _rows(new)
+    for key in sorted(set(old_rows) | set(new_rows)):
+        if old_rows.get(key) != new_rows.get(key):
+            lines.append(f"verdict {key}: {old_rows.get(key, '—')} → {new_rows.get(key, '—')}")
+    return lines

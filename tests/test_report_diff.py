@@ -1,0 +1,93 @@
+"""Build reports: the schema, what is asserted apart from what was measured, and `invoke report-diff`, on two
+real canary builds whose source pin differs (seconds each) and on hand-made reports for every other kind."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import shutil
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from crosslane import buildreport, pipeline, reportdiff
+from crosslane.archs import Arch
+from crosslane.cli import commands
+from crosslane.config import Config, TreeSource
+from crosslane.context import Context
+from crosslane.errors import UsageError
+from crosslane.log import Log
+from crosslane.report import Verdict
+from crosslane.runner import Runner
+
+ARCH = Arch.RISCV64
+
+
+def report_of(cfg: Config) -> dict[str, object]:
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    rows = pipeline.build_components(ctx, ARCH, ["canary"])
+    assert [r.verdict for r in rows if r.step == "build"] == [Verdict.PASS], rows
+    data: dict[str, object] = json.loads(buildreport.write(ctx, ARCH, {ARCH: ("canary",)}, rows).read_text())
+    return data
+
+
+@pytest.mark.cross
+@pytest.mark.network
+def test_a_changed_pin_is_exactly_what_the_diff_shows(cfg: Config, sysroots: dict[Arch, Path], repo: Path,
+                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    source = shutil.copytree(repo / "components" / "canary", tmp_path / "canary")
+    canary = dataclasses.replace(cfg.components["canary"], sources=(TreeSource(path=source),))
+    cfg = dataclasses.replace(cfg, components=MappingProxyType({**cfg.components, "canary": canary}))
+    old = report_of(cfg)
+    assert old["schema"] == buildreport.SCHEMA
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    with (source / "CMakeLists.txt").open("a") as handle:
+        handle.write("# a comment that moves the tree's digest and nothing else\n")
+    (tmp_path / "new.json").write_text(json.dumps(report_of(cfg)))
+    assert commands.diff_reports(tmp_path / "old.json", tmp_path / "new.json") == 0
+    [line] = capsys.readouterr().out.splitlines()
+    assert line.startswith("source canary@riscv64: tree:") and " → tree:" in line
+
+
+def test_each_kind_of_change_is_one_line() -> None:
+    old = {"schema": 1, "tools": {"cmake": "3.31.6"},
+           "sysroots": {"riscv64": {"versions": {"libc6": "2.42-1", "python3.14": "3.14.0-1"}}},
+           "components": [{"component": "c", "arch": "riscv64", "source": "git:u@a", "seconds": 100.0, "outputs": 9},
+                          {"component": "gone", "arch": "arm64"}],
+           "rows": [{"component": "c", "arch": "riscv64", "step": "smoke@rvv128", "verdict": "PASS"}]}
+    new = {"schema": 1, "tools": {"cmake": "3.31.7"},
+           "sysroots": {"riscv64": {"versions": {"libc6": "2.43-1", "python3.14": "3.14.0-1"}}},
+           "components": [{"component": "c", "arch": "riscv64", "source": "git:u@b", "seconds": 110.0, "outputs": 12}],
+           "rows": [{"component": "c", "arch": "riscv64", "step": "smoke@rvv128", "verdict": "FAIL"}]}
+    assert reportdiff.diff(old, new) == [
+        'tools: {"cmake": "3.31.6"} → {"cmake": "3.31.7"}',
+        "sysroot riscv64 libc6: 2.42-1 → 2.43-1",
+        "source c@riscv64: git:u@a → git:u@b",
+        "outputs c@riscv64: 9 → 12",
+        "component gone@arm64: removed",
+        "verdict c riscv64 smoke@rvv128: PASS → FAIL",
+    ]  # 100 s → 110 s is within the timing noise, so it is not a change
+    assert reportdiff.diff(new, new) == []
+
+
+def test_another_schema_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "r.json").write_text(json.dumps({"schema": 99}))
+    with pytest.raises(UsageError, match="report schema 99, this crosslane reads schema 1"):
+        reportdiff.load(tmp_path / "r.json")
+    (tmp_path / "bad.json").write_text("{")
+    assert commands.diff_reports(tmp_path / "bad.json", tmp_path / "r.json") == UsageError.exit_code
+
+
+def test_configuration_claims_are_kept_apart_from_measurements(cfg: Config) -> None:
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    claims = buildreport.asserted(ctx, [ARCH], {ARCH: ("executorch-portable", "executorch-xnnpack")})
+    whats = [c["what"] for c in claims]
+    assert "cases.riscv-ci: yolo26 not run (executorch-portable)" in whats
+    assert any(w.startswith("executorch-portable: submodule third-party/json at 9cca280a4d0c") for w in whats)
+    assert all(c["reason"] for c in claims)
+    markdown = buildreport.markdown({"asserted": claims, "rows": []})
+    assert "## Asserted by configuration (not measured by this run)" in markdown
