@@ -182,3 +182,14 @@ def test_unwritable_places_are_one_line_exit_3(repo: Path, capsys: pytest.Captur
 
     assert commands.run(mkdir_fails, config_path=str(repo / "versions.toml")) == 3
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_project_name_stands_for_its_variants_on_each_arch(cfg: Config) -> None:
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    assert pipeline.components_for(ctx, Arch.RISCV64, ["executorch"]) == (
+        "executorch-portable", "executorch-xnnpack", "executorch-xnnpack-novector")
+    assert pipeline.components_for(ctx, Arch.ARM64, ["executorch"]) == ("executorch-portable", "executorch-xnnpack")
+    assert pipeline.expand_families(ctx, Arch.RISCV64, ["canary", "executorch-xnnpack"]) == [
+        "canary", "executorch-xnnpack"]
+    with pytest.raises(UsageError, match="unknown component 'executorh'"):
+        pipeline.components_for(ctx, Arch.RISCV64, ["executorh"])

@@ -25,13 +25,24 @@ from crosslane.target import sysroot as sysroot_mod
 
 def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
     config = ctx.config
-    names = tuple(requested) or config.arches[arch].components
+    names = tuple(expand_families(ctx, arch, requested)) or config.arches[arch].components
     for name in names:
         if name not in config.components:
             raise UsageError(f"unknown component '{name}' (known: {', '.join(config.components)})")
         if arch not in config.components[name].arches:
             raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
     return config.build_order(names)
+
+
+def expand_families(ctx: Context, arch: Arch, requested: Sequence[str]) -> list[str]:
+    """Names as given, except a name that is no component but the project several variants build
+    (`source_dirname`, e.g. "executorch"): it stands for those of its variants the arch builds."""
+    found: list[str] = []
+    for name in requested:
+        family = [c.name for c in ctx.config.components.values()
+                  if name not in ctx.config.components and c.source_dirname == name and arch in c.arches]
+        found += family or [name]
+    return list(dict.fromkeys(found))
 
 
 def profiles_for(ctx: Context, arch: Arch, requested: str | None = None) -> tuple[Profile, ...]:
@@ -161,7 +172,8 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
     rows: list[Row] = []
     chosen = profiles_for(ctx, arch, profile)
     # The components asked for, not the dependencies they pull into the build: those have their own smokes.
-    for name in (n for n in components_for(ctx, arch, names) if not names or n in names):
+    asked = expand_families(ctx, arch, names)
+    for name in (n for n in components_for(ctx, arch, names) if not asked or n in asked):
         # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
         lane_row = None if name in ctx.wheels else lanes.verify(ctx, name, arch)
         if lane_row is not None:
@@ -181,7 +193,7 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Ro
     """`nox -s build-<arch>` (every component the arch lists) and `nox -s build-<arch>-<component>` (one, with
     what it needs): setup → sysroots → build (the control only for smokes that compare with it) → smoke."""
     ctx.orchestrated = True
-    names = tuple(requested) or ctx.config.arches[arch].components
+    names = tuple(expand_families(ctx, arch, requested)) or ctx.config.arches[arch].components
     wanted = components_for(ctx, arch, names)
     control = () if arch is CONTROL_ARCH else smokes.controlled(ctx.config, names)
     arches = (arch, CONTROL_ARCH) if control else (arch,)
