@@ -12,6 +12,9 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
 
@@ -83,3 +86,12 @@ def run_job(workflow: Mapping[str, object], job: str, workspace: Path, context: 
                 base[key] = value
     result.summary = summary.read_text() if summary.is_file() else ""
     return result
+
+
+def run_in_clean_clone(repo: Path, job: str, workspace: Path, context: Mapping[str, Any], *,
+                       path_first: Path) -> tuple[JobRun, Path]:
+    """The job of the repository's own workflow, in a fresh clone at *workspace* (github.workspace set)."""
+    workflow = yaml.safe_load((repo / ".github" / "workflows" / "ci.yml").read_text())
+    clone = clean_clone(repo, workspace)
+    github = {**dict(context.get("github") or {}), "workspace": str(clone)}
+    return run_job(workflow, job, clone, {**context, "github": github}, path_first=path_first), clone

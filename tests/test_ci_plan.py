@@ -153,10 +153,8 @@ def setup_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_plan_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_path: Path,
                                                               setup_python: Path) -> None:
     """Every run: step of the plan job (pip install of crosslane from the clone included), for a nightly run."""
-    workflow = yaml.safe_load((repo / ".github/workflows/ci.yml").read_text())
-    clone = actions_local.clean_clone(repo, tmp_path / "workspace")
-    context = {"github": {"event_name": "schedule", "workspace": str(clone)}, "inputs": {"arch": "", "component": ""}}
-    done = actions_local.run_job(workflow, "plan", clone, context, path_first=setup_python)
+    context = {"github": {"event_name": "schedule"}, "inputs": {"arch": "", "component": ""}}
+    done, _ = actions_local.run_in_clean_clone(repo, "plan", tmp_path / "workspace", context, path_first=setup_python)
     plan = done.outputs["plan"]
     assert plan["run"] == "true"
     build = json.loads(plan["build"])["include"]
@@ -170,10 +168,7 @@ def test_the_plan_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_pat
 def test_the_lint_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_path: Path,
                                                              setup_python: Path) -> None:
     """The lint job's steps (pip install nox; nox -s lint: ruff, mypy, consistency, zizmor, the schema check)."""
-    workflow = yaml.safe_load((repo / ".github/workflows/ci.yml").read_text())
-    clone = actions_local.clean_clone(repo, tmp_path / "workspace")
-    done = actions_local.run_job(workflow, "lint", clone, {"github": {"workspace": str(clone)}},
-                                 path_first=setup_python)
+    done, _ = actions_local.run_in_clean_clone(repo, "lint", tmp_path / "workspace", {}, path_first=setup_python)
     log = "\n".join(done.logs)
     assert "Session lint was successful" in log
     assert "No findings to report" in log or "No findings" in log
@@ -192,11 +187,9 @@ def test_expressions_resolve_as_actions_would() -> None:
 def test_the_build_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_path: Path, setup_python: Path,
                                                               arch: str, component: str) -> None:
     """The build job's steps with the cache folder warm (sysroots, sources, tools): setup, sysroot, build, pack."""
-    workflow = yaml.safe_load((repo / ".github/workflows/ci.yml").read_text())
-    clone = actions_local.clean_clone(repo, tmp_path / "workspace")
-    context = {"github": {"workspace": str(clone), "event_name": "schedule"},
-               "matrix": {"arch": arch, "component": component, "toolchain": "clang"}}
-    actions_local.run_job(workflow, "build", clone, context, path_first=setup_python)
+    context = {"github": {"event_name": "schedule"}, "matrix": {"arch": arch, "component": component}}
+    _, clone = actions_local.run_in_clean_clone(repo, "build", tmp_path / "workspace", context,
+                                                path_first=setup_python)
     packed = clone / "artifacts" / f"{arch}-{component}.tar.gz"
     with tarfile.open(packed) as archive:
         names = archive.getnames()
