@@ -248,7 +248,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     stats_log.unlink(missing_ok=True)
     # Paths under the build root are hashed relative to it, so a fresh clone (another build root) hits the cache.
     env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(ctx.build_root.resolve()),
-           "CCACHE_NOHASHDIR": "1"}
+           "CCACHE_NOHASHDIR": "1", **host_launchers(ctx)}
 
     def on_line(line: str) -> None:
         if line.startswith("[") and "/" in line.split("]")[0]:
@@ -294,6 +294,14 @@ def collect(path: Path, into: Path) -> None:
                          fix="check collect = […] in versions.toml against the project's build")
     into.mkdir(parents=True, exist_ok=True)
     shutil.copy2(path, into / path.name)
+
+
+def host_launchers(ctx: Context) -> dict[str, str]:
+    """ccache for host tools a project builds in its own sub-builds (ExecuTorch's flatc and flatcc): those drop
+    the toolchain file, so only CMake's environment defaults reach them. The first variant compiles them; every
+    other variant and arch gets them from the cache (their paths are the same relative to the build root)."""
+    ccache = ctx.runner.find("ccache")
+    return {"CMAKE_C_COMPILER_LAUNCHER": ccache, "CMAKE_CXX_COMPILER_LAUNCHER": ccache} if ccache else {}
 
 
 def ccache_counts(stats_log: Path) -> dict[str, int]:
