@@ -1,27 +1,33 @@
 """Host tools a project builds in an ExternalProject sub-build (ExecuTorch's flatc, flatcc) go through ccache:
-the sub-build drops the toolchain file, so only CMake's environment defaults (host_launchers) reach it."""
+the sub-build drops the toolchain file, so only CMake's environment defaults (cmake.host_launchers) reach it.
+A real riscv64 build through the cmake recipe, whose ccache statistics must name the host tool's source."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
-from crosslane.config import Config
+from crosslane import pipeline
+from crosslane.archs import Arch
+from crosslane.config import Config, TreeSource
 from crosslane.context import Context
-from crosslane.host import buildtools
 from crosslane.log import Log
-from crosslane.recipes import cmake
+from crosslane.report import Verdict
 from crosslane.runner import Runner
 
-pytestmark = pytest.mark.spawns
+pytestmark = [pytest.mark.cross, pytest.mark.network]
 
 PROJECT = """cmake_minimum_required(VERSION 3.20)
 project(outer C)
 include(ExternalProject)
 ExternalProject_Add(hosttool SOURCE_DIR ${CMAKE_SOURCE_DIR}/tool CMAKE_ARGS -DCMAKE_TOOLCHAIN_FILE=
                     INSTALL_COMMAND "")
+add_library(outer SHARED outer.c)
+install(TARGETS outer)
 """
 TOOL = """cmake_minimum_required(VERSION 3.20)
 project(tool C)
@@ -29,20 +35,23 @@ add_executable(hosttool_bin hosttool_main.c)
 """
 
 
-def test_an_external_project_host_tool_is_compiled_through_ccache(cfg: Config, tmp_path: Path) -> None:
+def test_an_external_project_host_tool_is_compiled_through_ccache(cfg: Config, sysroots: dict[Arch, Path],
+                                                                    tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = Context(cfg, Runner(Log(io.StringIO())))
-    launchers = cmake.host_launchers(ctx)
-    if not launchers:
+    if ctx.runner.find("ccache") is None:
         pytest.skip("ccache is not installed (invoke setup installs it)")
-    tools = buildtools.ensure(ctx.runner, cfg.tools)
-    (tmp_path / "src" / "tool").mkdir(parents=True)
-    (tmp_path / "src" / "CMakeLists.txt").write_text(PROJECT)
-    (tmp_path / "src" / "tool" / "CMakeLists.txt").write_text(TOOL)
-    (tmp_path / "src" / "tool" / "hosttool_main.c").write_text("int main(void) { return 0; }\n")
-    stats = tmp_path / "ccache-stats.log"
-    env = {**launchers, "CCACHE_STATSLOG": str(stats), "CCACHE_DIR": str(tmp_path / "ccache")}
-    build = tmp_path / "build"
-    ctx.runner.run([tools.cmake, "-S", tmp_path / "src", "-B", build, "-G", "Ninja",
-                    f"-DCMAKE_MAKE_PROGRAM={tools.ninja}"], env=env, quiet=True)
-    ctx.runner.run([tools.cmake, "--build", build], env=env, quiet=True)
-    assert stats.is_file() and "hosttool_main.c" in stats.read_text()
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    source = tmp_path / "outer"
+    (source / "tool").mkdir(parents=True)
+    (source / "CMakeLists.txt").write_text(PROJECT)
+    (source / "outer.c").write_text("int outer(void) { return 1; }\n")
+    (source / "tool" / "CMakeLists.txt").write_text(TOOL)
+    (source / "tool" / "hosttool_main.c").write_text("int main(void) { return 0; }\n")
+    component = dataclasses.replace(cfg.components["canary"], sources=(TreeSource(path=source),), cmake_args=(),
+                                    smoke=None)
+    cfg = dataclasses.replace(cfg, components=MappingProxyType({**cfg.components, "canary": component}))
+    rows = pipeline.build_components(Context(cfg, Runner(Log(io.StringIO()))), Arch.RISCV64, ["canary"])
+    assert [r.verdict for r in rows if r.step == "build"] == [Verdict.PASS], rows
+    stats = tmp_path / "build" / "riscv64" / "canary" / "ccache-stats.log"
+    assert "hosttool_main.c" in stats.read_text() and "outer.c" in stats.read_text()

@@ -51,6 +51,14 @@ def test_every_other_outcome_fails_with_its_reason(output: str, code: int, timed
     assert verdict is Verdict.FAIL and words in reason
 
 
+def test_a_quantized_reference_far_from_eager_fails_everywhere() -> None:
+    program = executorch.Program(Case("mv2", "xnnpack", True, ()), Path("/x.bpte"), 0.1, 0.25, 0.37, 1, 0.42)
+    verdict, reason = executorch.decide(PASSING, 0, timed_out=False, program=program)
+    assert verdict is Verdict.FAIL and "cosine 0.420" in reason and "wrong on every CPU" in reason
+    close = executorch.Program(program.case, program.path, 0.1, 0.25, 0.37, 1, 0.97)
+    assert executorch.decide(PASSING, 0, timed_out=False, program=close)[0] is Verdict.PASS
+
+
 def test_program_keys_follow_the_case_and_the_pins() -> None:
     one = executorch.program_key(Case("add", "xnnpack", True, ()), ["torch==2.13.0"])
     assert one != executorch.program_key(Case("add", "xnnpack", False, ()), ["torch==2.13.0"])

@@ -168,6 +168,15 @@ def test_qemu_version(bare_path: Path, tmp_path: Path, says: str, status: str) -
         assert "requires >=7.2" in found["qemu"].message
 
 
+@pytest.mark.spawns
+def test_a_qemu_that_does_not_run_is_a_finding_not_an_abort(bare_path: Path, tmp_path: Path) -> None:
+    executable(bare_path / "qemu-riscv64-static", "#!/bin/sh\necho 'cannot execute' >&2\nexit 1\n")
+    ctx, _ = context(write_config(tmp_path, {"app": ""}))
+    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, ["app"])}
+    assert found["qemu"].status.value == "FAIL" and "--version failed" in found["qemu"].message
+    assert found["cmake"].status.value == "FAIL"  # and every other check still ran
+
+
 # -- the rustup positive-evidence rule, with a fake rustup on PATH --------------------------------------
 
 TRIPLE = "riscv64gc-unknown-linux-gnu"

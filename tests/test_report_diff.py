@@ -56,18 +56,21 @@ def test_a_changed_pin_is_exactly_what_the_diff_shows(cfg: Config, sysroots: dic
 def test_each_kind_of_change_is_one_line() -> None:
     old = {"schema": 1, "tools": {"cmake": "3.31.6"},
            "sysroots": {"riscv64": {"versions": {"libc6": "2.42-1", "python3.14": "3.14.0-1"}}},
-           "components": [{"component": "c", "arch": "riscv64", "source": "git:u@a", "seconds": 100.0, "outputs": 9},
+           "components": [{"component": "c", "arch": "riscv64", "source": "git:u@a", "seconds": 100.0, "outputs": 9,
+                           "bytes": 1000},
                           {"component": "gone", "arch": "arm64"}],
            "rows": [{"component": "c", "arch": "riscv64", "step": "smoke@rvv128", "verdict": "PASS"}]}
     new = {"schema": 1, "tools": {"cmake": "3.31.7"},
            "sysroots": {"riscv64": {"versions": {"libc6": "2.43-1", "python3.14": "3.14.0-1"}}},
-           "components": [{"component": "c", "arch": "riscv64", "source": "git:u@b", "seconds": 110.0, "outputs": 12}],
+           "components": [{"component": "c", "arch": "riscv64", "source": "git:u@b", "seconds": 110.0, "outputs": 12,
+                           "bytes": 1500}],
            "rows": [{"component": "c", "arch": "riscv64", "step": "smoke@rvv128", "verdict": "FAIL"}]}
     assert reportdiff.diff(old, new) == [
         'tools: {"cmake": "3.31.6"} → {"cmake": "3.31.7"}',
         "sysroot riscv64 libc6: 2.42-1 → 2.43-1",
         "source c@riscv64: git:u@a → git:u@b",
         "outputs c@riscv64: 9 → 12",
+        "bytes c@riscv64: 1000 → 1500",
         "component gone@arm64: removed",
         "verdict c riscv64 smoke@rvv128: PASS → FAIL",
     ]  # 100 s → 110 s is within the timing noise, so it is not a change

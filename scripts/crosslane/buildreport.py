@@ -71,6 +71,8 @@ def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) ->
     outputs = stamp.get("outputs")
     if isinstance(outputs, Mapping):
         facts["outputs"] = len(outputs)
+        facts["bytes"] = sum(entry[0] for entry in outputs.values()
+                             if isinstance(entry, list) and entry and isinstance(entry[0], int))
     return facts
 
 

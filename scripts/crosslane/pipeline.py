@@ -38,10 +38,17 @@ def expand_families(ctx: Context, arch: Arch, requested: Sequence[str]) -> list[
     """Names as given, except a name that is no component but the project several variants build
     (`source_dirname`, e.g. "executorch"): it stands for those of its variants the arch builds."""
     found: list[str] = []
+    config = ctx.config
     for name in requested:
-        family = [c.name for c in ctx.config.components.values()
-                  if name not in ctx.config.components and c.source_dirname == name and arch in c.arches]
-        found += family or [name]
+        if name in config.components:
+            found.append(name)
+            continue
+        variants = [c.name for c in config.components.values() if c.source_dirname == name]
+        built = [v for v in config.arches[arch].components if v in variants]
+        if variants and not built:
+            raise UsageError(f"no variant of {name} ({', '.join(variants)}) is built for {arch}",
+                             fix=f"add one to arches.{arch}.components in versions.toml")
+        found += built or [name]
     return list(dict.fromkeys(found))
 
 

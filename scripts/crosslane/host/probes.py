@@ -16,7 +16,7 @@ from typing import Literal
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
-from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.errors import MissingPrerequisite
 from crosslane.host import buildtools, probecache, toolchains
 from crosslane.host.probecache import identity, read_cached, write_cached
 from crosslane.target import qemu
@@ -132,7 +132,7 @@ class Probes:
             else:
                 try:
                     self._tools[name] = Tool(name, path, version_from(qemu.version(self.ctx.runner, path)))
-                except (StepFailed, IndexError):
+                except (MissingPrerequisite, IndexError):
                     self._tools[name] = Tool(name, path, None, f"{path} --version failed", fix)
         return self._tools[name]
 

@@ -223,7 +223,11 @@ def export(model_name: str, backend: str, quantize: bool, out: Path) -> dict[str
     return {"model": model_name, "backend": backend, "quantize": quantize, "delegated_nodes": delegated,
             "magnitude": float(expected[0].abs().mean()), "rtol": rtol, "atol": atol, "bytes": len(data),
             "reference": "host run of the lowered program" if quantize else "eager",
-            "eager_max_abs": float((expected[0] - eager[0]).abs().max())}
+            "eager_max_abs": float((expected[0] - eager[0]).abs().max()),
+            # How far the reference is from eager as a direction (rounding keeps it near 1; a wrong quantized
+            # program, the same on every CPU, does not): the smoke holds it to MIN_AGREEMENT.
+            "eager_agreement": float(torch.nn.functional.cosine_similarity(
+                expected[0].flatten().double(), eager[0].flatten().double(), dim=0))}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,9 @@ backend's CPU profiles. A run passes only on positive evidence, all of it:
   - the runner's `Test_result: PASS` line (it compares test case 0 with the reference, rtol/atol given), and
   - its error statistics for that case within the same tolerances (read from the log, not trusted blindly), and
   - the reference output's mean |y| of at least MIN_MAGNITUDE, so an absolute tolerance cannot pass a model
-    whose outputs are all near zero.
+    whose outputs are all near zero, and
+  - for quantized cases, whose reference is the host's own int8 run, that reference's cosine agreement with
+    eager PyTorch of at least MIN_AGREEMENT (a program wrong on every CPU matches itself everywhere).
 A signal (SIGILL: XNNPACK's RVV kernels on a CPU without V) or a timeout is a FAIL row naming it, never a
 flake. Models the exporter cannot build here are exempt in versions.toml with a reason; any other is FAIL.
 """
@@ -34,6 +36,9 @@ from crosslane.smokes import payload, sentinel, target
 from crosslane.sources import pinned
 
 MIN_MAGNITUDE = 0.01
+# A quantized case's reference is the host's own int8 run (models/executorch_export.py); it must still point where
+# eager points (cosine similarity), or the program is wrong on every CPU and matching it proves nothing.
+MIN_AGREEMENT = 0.9
 # A run's timeout grows with the program's size as well as with the vector length: resnet18's 47 MB take longer
 # than add's 2 KB on any CPU (a hang is still bounded, and named, never a flake).
 MODEL_BYTES_UNIT = 16e6
@@ -53,6 +58,7 @@ class Program:
     atol: float
     magnitude: float
     delegated: int
+    agreement: float = 1.0  # cosine similarity of the reference with eager PyTorch's output
 
 
 def program_key(case: Case, requirements: Sequence[str]) -> str:
@@ -68,7 +74,7 @@ def export(ctx: Context, case: Case) -> Program:
         raise ConfigError(f"versions.toml: the executorch smoke needs [hostenvs.{HOSTENV}] (torch, executorch)")
     path = cache_dir() / "executorch-programs" / f"{case.name}-{program_key(case, requirements)[:16]}.bpte"
     summary = path.with_suffix(".json")
-    if not summary.is_file():
+    if not (summary.is_file() and path.is_file()):
         python = hostenv.ensure(ctx.runner, requirements, cache_dir() / "hostenvs", offline=pinned.offline())
         ctx.log.info(f"    export {case.name} (host, {python.parent.parent.name})")
         argv: list[str | Path] = [python, EXPORTER, "--model", case.model, "--backend", case.backend, "--out", path]
@@ -76,7 +82,7 @@ def export(ctx: Context, case: Case) -> Program:
     try:
         data = json.loads(summary.read_text())
         return Program(case, path, float(data["rtol"]), float(data["atol"]), float(data["magnitude"]),
-                       int(data["delegated_nodes"]))
+                       int(data["delegated_nodes"]), float(data["eager_agreement"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise StepFailed(f"{summary}: the exporter left no summary ({exc})", fix="run with --debug") from None
 
@@ -99,6 +105,9 @@ def decide(output: str, returncode: int, *, timed_out: bool, program: Program) -
         return Verdict.FAIL, "Test_result: PASS but no error statistics in the log"
     if not absolute <= program.atol and not relative <= program.rtol:
         return Verdict.FAIL, f"error statistics over tolerance: max abs {absolute:g}, max rel {relative:g}"
+    if program.agreement < MIN_AGREEMENT:
+        return Verdict.FAIL, (f"the host's reference agrees with eager only to cosine {program.agreement:.3f} "
+                              f"(< {MIN_AGREEMENT}): the quantized program is wrong on every CPU")
     if program.magnitude < MIN_MAGNITUDE:
         return Verdict.FAIL, f"reference outputs of mean |y| {program.magnitude:.2g} make the check meaningless"
     if returncode != 0:

@@ -12,6 +12,7 @@ what the target then sees.
 
 from __future__ import annotations
 
+import configparser
 import email.parser
 import re
 import shutil
@@ -120,8 +121,8 @@ def requirements(wheel: Path, arch: Arch, python_version: str) -> list[str]:
 
 def unpack(wheel: Path, site: Path) -> None:
     """Install a wheel into a site folder with pypa/installer (the reference implementation of the wheel spec:
-    .data schemes, RECORD hashes checked while writing, entry-point scripts, an INSTALLER file), after the
-    wheel gate's own checks (no '..', absolute paths, links, bombs), which installer does not make.
+    .data schemes, entry-point scripts, an INSTALLER file; RECORD validated before anything is written; paths
+    outside the scheme folders refused), after the wheel gate's own checks (links, bombs, encrypted members).
 
     Scripts get the target's interpreter path in their #! line; headers and data go next to the site folder.
     """
@@ -141,7 +142,8 @@ def unpack(wheel: Path, site: Path) -> None:
         raise UsageError(f"{wheel}: not a readable wheel ({exc})", fix="delete it and download it again") from None
     except wheel_gate.UnsafeWheel as exc:
         raise UsageError(f"{wheel}: refused to unpack ({exc})", fix="the wheel is hostile or broken") from None
-    except (InstallerError, ValueError) as exc:
+    # configparser.Error / AssertionError: a malformed entry_points.txt, which installer parses as it installs.
+    except (InstallerError, ValueError, configparser.Error, AssertionError) as exc:
         raise UsageError(f"{wheel}: not a valid wheel ({exc})", fix="delete it and download or build it again") \
             from None
 
