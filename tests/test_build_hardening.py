@@ -138,4 +138,4 @@ def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) ->
     assert cache["hits"] + cache["misses"] >= 1  # the canary compiles at least one file through ccache
     path = buildreport.write(ctx, ARCH, {ARCH: ("canary",)}, [])
     text = path.with_suffix(".md").read_text()
-    assert "| canary | riscv64 | tree:" in text and "| riscv64 | forky |" in text and "libc6 " in text
+    assert "| canary | riscv64 | tree " in text and "| riscv64 | forky |" in text and "libc6 " in text

@@ -94,3 +94,13 @@ def test_configuration_claims_are_kept_apart_from_measurements(cfg: Config) -> N
     assert all(c["reason"] for c in claims)
     markdown = buildreport.markdown({"asserted": claims, "rows": []})
     assert "## Asserted by configuration (not measured by this run)" in markdown
+
+
+def test_the_markdown_names_a_source_in_one_cell() -> None:
+    pin = ("git:https://github.com/pytorch/executorch@e4d02f41f7909e8ed5bf4a14ffc520d733453d9f"
+           "+submodules:third-party/json,backends/xnnpack/third-party/pthreadpool,third-party/gflags"
+           "+third-party/json=9cca280a4d0ccf0c08f47a99aa71d1b0e52f8d03")
+    assert buildreport.short_source(pin) == "git pytorch/executorch @ e4d02f41f790 (+3 submodules, 1 substituted)"
+    assert buildreport.short_source("archive:http://h/p/x.tar.xz#sha256=" + "a" * 64) == \
+        "archive x.tar.xz (sha256 aaaaaaaaaaaa…)"
+    assert buildreport.short_source(None) == "—"

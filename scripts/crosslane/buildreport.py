@@ -113,6 +113,26 @@ def asserted(ctx: Context, arches: Sequence[Arch], names: Mapping[Arch, Sequence
     return [dict(entry) for entry in {e["what"]: e for e in found}.values()]
 
 
+def short_source(identity: object) -> str:
+    """A source pin as a reader wants it in a table cell (the JSON keeps the whole identity)."""
+    text = str(identity or "—")
+    kind, _, rest = text.partition(":")
+    if kind == "git":
+        base, _, extra = rest.partition("+submodules:")
+        url, _, commit = base.rpartition("@")
+        parts = extra.split("+") if extra else []
+        subs = len(parts[0].split(",")) if parts else 0
+        swapped = len(parts) - 1 if parts else 0
+        tail = f" (+{subs} submodules{f', {swapped} substituted' if swapped else ''})" if subs else ""
+        return f"git {url.removeprefix('https://github.com/')} @ {commit[:12]}{tail}"
+    if kind == "archive":
+        url, _, digest = rest.partition("#sha256=")
+        return f"archive {url.rsplit('/', 1)[-1]} (sha256 {digest[:12]}…)"
+    if kind == "tree":
+        return f"tree {rest[:12]}…"
+    return text
+
+
 def markdown(data: Mapping[str, Any]) -> str:
     rows = [Row.from_dict(entry, i) for i, entry in enumerate(data.get("rows") or [])]
     lines = [f"# crosslane build report ({data.get('generated')})", "", report.counts_markdown(rows), "",
@@ -122,7 +142,7 @@ def markdown(data: Mapping[str, Any]) -> str:
         patches = facts.get("patches") or []
         shown = ", ".join(f"{p['patch']} ({p['state']}, {p['sha256'][:12]})" for p in patches) or "—"
         cache = facts.get("ccache") or {}
-        lines.append(f"| {facts['component']} | {facts['arch']} | {facts.get('source', '—')} | {shown} | "
+        lines.append(f"| {facts['component']} | {facts['arch']} | {short_source(facts.get('source'))} | {shown} | "
                      f"{facts.get('compiler', '—')} | {facts.get('seconds', '—')} | "
                      f"{cache.get('hits', '—')} hit / {cache.get('misses', '—')} miss |")
     claims = data.get("asserted") or []
