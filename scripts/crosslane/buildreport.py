@@ -90,27 +90,29 @@ def build(ctx: Context, arches: Iterable[Arch], names: Mapping[Arch, Sequence[st
 
 
 def asserted(ctx: Context, arches: Sequence[Arch], names: Mapping[Arch, Sequence[str]]) -> list[dict[str, str]]:
-    """What versions.toml asserts for this run without any run checking it, each with its reason."""
+    """What versions.toml asserts for this run without any run checking it, each with its reason; a claim that
+    holds for several variants of one project is listed once, naming them."""
     config = ctx.config
-    wanted = {name for arch in arches for name in names.get(arch, ())}
-    found: list[dict[str, str]] = []
-    for name in sorted(wanted):
+    wanted = sorted({name for arch in arches for name in names.get(arch, ())})
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for name in wanted:
         component = config.components[name]
         smoke = component.smoke
         if smoke is not None and smoke.cases is not None:
             for model, reason in config.cases[smoke.cases].exempt.items():
-                found.append({"what": f"cases.{smoke.cases}: {model} not run ({name})", "reason": reason})
+                grouped.setdefault((f"cases.{smoke.cases}: {model} not run", reason), []).append(name)
         for source in component.sources:
             for path, commit, reason in source.substitutes if isinstance(source, GitSource) else ():
-                found.append({"what": f"{name}: submodule {path} at {commit[:12]}, not the gitlink's",
-                              "reason": reason})
+                what = f"submodule {path} at {commit[:12]}, not the gitlink's"
+                grouped.setdefault((what, reason), []).append(name)
+    found = [{"what": f"{what} ({', '.join(who)})", "reason": reason} for (what, reason), who in grouped.items()]
     for (name, arch), lane in sorted(config.lanes.items(), key=lambda item: (item[0][0], item[0][1].value)):
         if arch in arches and name in wanted:
             state = "experimental" if lane.experimental else ("on" if lane.enabled else "off")
             found.append({"what": f"lane {name} on {arch}: {state}", "reason": lane.reason})
     for key, reason in sorted(config.parity_exemptions.items()):
         found.append({"what": f"parity exemption {key}", "reason": reason})
-    return [dict(entry) for entry in {e["what"]: e for e in found}.values()]
+    return found
 
 
 def short_source(identity: object) -> str:
