@@ -30,6 +30,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
+# What a GitHub runner exports and crosslane reacts to (::error:: annotations, step summaries, no progress
+# redraw). The suite runs as it would on a developer's machine; tests of those paths set them themselves.
+ACTIONS_ENV = ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_ENV", "CI")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _not_inside_github_actions() -> Iterator[None]:
+    patch = pytest.MonkeyPatch()
+    for name in ACTIONS_ENV:
+        patch.delenv(name, raising=False)
+    yield
+    patch.undo()
+
+
 @pytest.fixture(autouse=True)
 def _no_subprocess_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Unit tests must not spawn: a test that needs a process says so with a marker."""
