@@ -33,8 +33,11 @@ def run_bench() -> list[Measure]:
     if not trees:
         print("   (no built riscv64 tree under build/: run nox -s build-riscv64 first for the no-op figure)")
         return measures
-    ninja = next(Path.home().glob(".cache/crosslane/buildtools/*/bin/ninja"), None)
-    if ninja is None:
+    from crosslane import config
+    from crosslane.host import buildtools
+
+    ninja = buildtools.tools_dir(config.load(ROOT / "versions.toml").tools) / "bin" / "ninja"
+    if not ninja.is_file():
         print("   (no pinned ninja in the cache: invoke setup first)")
         return measures
     ninja_n = median_of(ROUNDS, lambda: [run([ninja, "-n", "-C", t]) for t in trees])

@@ -188,3 +188,11 @@ def git(repo: Path, *args: str) -> str:
     done = subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false", "-C", str(repo),
                            *args], capture_output=True, text=True, env=env, check=True, timeout=60)
     return done.stdout.strip()
+
+
+def edit(text: bytes, number: int, new: str) -> bytes:
+    """*text* with line *number* (1-based) replaced by *new*, keeping that line's ending."""
+    lines = text.splitlines(keepends=True)
+    ending = b"\r\n" if lines[number - 1].endswith(b"\r\n") else b"\n"
+    lines[number - 1] = new.encode() + ending
+    return b"".join(lines)

@@ -136,6 +136,8 @@ def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) ->
     cache = facts["ccache"]
     assert isinstance(cache, dict) and set(cache) == {"hits", "misses"}
     assert cache["hits"] + cache["misses"] >= 1  # the canary compiles at least one file through ccache
+    installed = [p for p in (built / "install").rglob("*") if p.is_file() and not p.is_symlink()]
+    assert facts["bytes"] == sum(p.stat().st_size for p in installed) > 0
     path = buildreport.write(ctx, ARCH, {ARCH: ("canary",)}, [])
     text = path.with_suffix(".md").read_text()
     assert "| canary | riscv64 | tree " in text and "| riscv64 | forky |" in text and "libc6 " in text

@@ -61,3 +61,13 @@ def test_bad_matrices_name_the_key(change: tuple[str, str], words: str) -> None:
     with pytest.raises(ConfigError) as caught:
         matrix(UPSTREAM.replace("{xnn}", '"rvv128"').replace(*change))
     assert words in caught.value.message and "cases.riscv-ci" in caught.value.message
+
+
+def test_an_executorch_smoke_without_a_matrix_is_a_config_error() -> None:
+    repo = Path(__file__).resolve().parent.parent / "versions.toml"
+    text = repo.read_text().replace('smoke = { kind = "executorch", cases = "riscv-ci", timeout = 120 }',
+                                    'smoke = { kind = "executorch", timeout = 120 }', 1)
+    with pytest.raises(ConfigError) as caught:
+        config_mod.parse(text, repo)
+    message = caught.value.message
+    assert "components.executorch-portable.smoke" in message and 'cases = "riscv-ci"' in message

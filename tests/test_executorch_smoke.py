@@ -80,8 +80,7 @@ def test_microkernels_come_from_the_xnnpack_log() -> None:
     log = ("Note (XNNPACK): Using binary microkernel 'xnn_f32_vadd_ukernel__rvv_u8v'.\n"
            "Note (XNNPACK): Using microkernel 'xnn_f32_vaddc_ukernel__rvv_u8v'\n"
            "Note (XNNPACK): Using binary microkernel 'xnn_f32_vadd_ukernel__rvv_u8v'.\n")
-    found = tuple(dict.fromkeys(executorch.MICROKERNEL.findall(log)))
-    assert found == ("xnn_f32_vadd_ukernel__rvv_u8v", "xnn_f32_vaddc_ukernel__rvv_u8v")
+    assert executorch.microkernels(log) == ("xnn_f32_vadd_ukernel__rvv_u8v", "xnn_f32_vaddc_ukernel__rvv_u8v")
 
 
 def test_profile_names_restrict_only_the_arch_that_defines_them(cfg: Config) -> None:
@@ -94,3 +93,23 @@ def test_profile_names_restrict_only_the_arch_that_defines_them(cfg: Config) -> 
     assert executorch.arch_profiles(novector, riscv_names, names) == []
     arm = cfg.arches[Arch.ARM64].profiles
     assert executorch.arch_profiles(arm, {p.name for p in arm}, names) == list(arm)
+
+
+def test_an_unreadable_summary_is_removed_with_its_program(cfg: Config, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A summary cut short (a killed export) is not a cache entry: both files go, so the next run re-exports."""
+    from crosslane.context import Context
+    from crosslane.errors import StepFailed
+    from crosslane.log import Log
+    from crosslane.runner import Runner
+
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path))
+    case = Case("add", "xnnpack", False, ())
+    key = executorch.program_key(case, cfg.hostenvs[executorch.HOSTENV])[:16]
+    program = tmp_path / "executorch-programs" / f"{case.name}-{key}.bpte"
+    program.parent.mkdir()
+    program.write_bytes(b"bpte")
+    program.with_suffix(".json").write_text('{"rtol": 0.01, "atol"')
+    with pytest.raises(StepFailed, match="removed it and the program"):
+        executorch.export(Context(cfg, Runner(Log())), case)
+    assert not program.exists() and not program.with_suffix(".json").exists()

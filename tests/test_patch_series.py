@@ -15,8 +15,7 @@ from crosslane.errors import PatchConflict
 from crosslane.runner import Result
 from crosslane.sources import patches
 from crosslane.sources.patches import State
-from crosslane_helpers import diff, quiet_context, sha256, tree_hash, write_config_text
-from test_patches import edit
+from crosslane_helpers import diff, edit, quiet_context, sha256, tree_hash, write_config_text
 
 pytestmark = pytest.mark.spawns
 BASE = b"".join(f"line {i}\n".encode() for i in range(1, 41))

@@ -11,16 +11,9 @@ from crosslane.cli import commands
 from crosslane.errors import ConfigError, PatchConflict
 from crosslane.sources import patches, worktree
 from crosslane.sources.patches import State
-from crosslane_helpers import diff, patch_entry, quiet_context, sha256, tree_hash, write_config_text, write_patch
+from crosslane_helpers import diff, edit, patch_entry, quiet_context, sha256, tree_hash, write_config_text, write_patch
 
 BASE_TEXT = b"".join(f"line {i}\n".encode() for i in range(1, 31))
-
-
-def edit(text: bytes, number: int, new: str) -> bytes:
-    lines = text.splitlines(keepends=True)
-    ending = b"\r\n" if lines[number - 1].endswith(b"\r\n") else b"\n"
-    lines[number - 1] = new.encode() + ending
-    return b"".join(lines)
 
 
 class Fixture:

@@ -57,13 +57,14 @@ def test_each_kind_of_change_is_one_line() -> None:
     old = {"schema": 1, "tools": {"cmake": "3.31.6"},
            "sysroots": {"riscv64": {"versions": {"libc6": "2.42-1", "python3.14": "3.14.0-1"}}},
            "components": [{"component": "c", "arch": "riscv64", "source": "git:u@a", "seconds": 100.0, "outputs": 9,
-                           "bytes": 1000},
+                           "bytes": 1000}, {"component": "slow", "arch": "riscv64", "seconds": 100.0},
                           {"component": "gone", "arch": "arm64"}],
            "rows": [{"component": "c", "arch": "riscv64", "step": "smoke@rvv128", "verdict": "PASS"}]}
     new = {"schema": 1, "tools": {"cmake": "3.31.7"},
            "sysroots": {"riscv64": {"versions": {"libc6": "2.43-1", "python3.14": "3.14.0-1"}}},
            "components": [{"component": "c", "arch": "riscv64", "source": "git:u@b", "seconds": 110.0, "outputs": 12,
-                           "bytes": 1500}],
+                           "bytes": 1500}, {"component": "slow", "arch": "riscv64", "seconds": 200.0},
+                          {"component": "new", "arch": "amd64"}],
            "rows": [{"component": "c", "arch": "riscv64", "step": "smoke@rvv128", "verdict": "FAIL"}]}
     assert reportdiff.diff(old, new) == [
         'tools: {"cmake": "3.31.6"} → {"cmake": "3.31.7"}',
@@ -72,17 +73,26 @@ def test_each_kind_of_change_is_one_line() -> None:
         "outputs c@riscv64: 9 → 12",
         "bytes c@riscv64: 1000 → 1500",
         "component gone@arm64: removed",
+        "component new@amd64: added",
+        "seconds slow@riscv64: 100.0 → 200.0",
         "verdict c riscv64 smoke@rvv128: PASS → FAIL",
     ]  # 100 s → 110 s is within the timing noise, so it is not a change
     assert reportdiff.diff(new, new) == []
 
 
-def test_another_schema_is_refused_by_name(tmp_path: Path) -> None:
+def test_another_schema_or_shape_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "r.json").write_text(json.dumps({"schema": 99}))
     with pytest.raises(UsageError, match="report schema 99, this crosslane reads schema 1"):
         reportdiff.load(tmp_path / "r.json")
+    (tmp_path / "rows.json").write_text("[]")
+    with pytest.raises(UsageError, match="a --json row list, not a build report"):
+        reportdiff.load(tmp_path / "rows.json")
+    for hostile in ({"sysroots": {"riscv64": "x"}}, {"sysroots": {"riscv64": {"versions": [1]}}}, {"rows": {"x": 1}}):
+        (tmp_path / "odd.json").write_text(json.dumps({"schema": 1, **hostile}))
+        assert commands.diff_reports(tmp_path / "odd.json", tmp_path / "odd.json") == UsageError.exit_code
     (tmp_path / "bad.json").write_text("{")
     assert commands.diff_reports(tmp_path / "bad.json", tmp_path / "r.json") == UsageError.exit_code
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_configuration_claims_are_kept_apart_from_measurements(cfg: Config) -> None:

@@ -82,3 +82,17 @@ def test_a_copy_interrupted_mid_series_is_made_anew(tmp_path: Path) -> None:
     again = worktree.prepare(ctx, component, Arch.RISCV64)
     assert [r.reason for r in again.rows] == ["demo/001.patch: APPLICABLE→applied"]
     assert (again.path / "f.txt").read_bytes() == b"alpha\nBETA\ngamma\ndelta\n"
+
+
+@pytest.mark.spawns
+def test_a_new_source_dirname_leaves_no_old_copy_beside_it(tmp_path: Path) -> None:
+    import dataclasses
+
+    ctx = setup_component(tmp_path)
+    component = ctx.config.components["demo"]
+    worktree.prepare(ctx, component, Arch.RISCV64)
+    named = dataclasses.replace(component, source_dirname="demo")
+    again = worktree.prepare(ctx, named, Arch.RISCV64)
+    assert again.path == tmp_path / "build/riscv64/demo/src/demo"
+    assert sorted(p.name for p in (tmp_path / "build/riscv64/demo/src").iterdir()) == ["demo"]
+    assert (again.path / "f.txt").read_bytes() == b"alpha\nBETA\ngamma\ndelta\n"

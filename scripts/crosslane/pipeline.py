@@ -10,7 +10,7 @@ from pathlib import Path
 from crosslane import __version__ as crosslane_version
 from crosslane import atomic, buildreport, locks, recipes, report, smokes, stamps
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import ArchiveSource, DebianSource, GitSource, PinnedSource, Profile
+from crosslane.config import PinnedSource, Profile
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import provenance, verify
@@ -227,7 +227,7 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     wanted: list[tuple[str, str, Sequence[PinnedSource]]] = []
     for name in components_for(ctx, arch, names):
         component = ctx.config.components[name]
-        if isinstance(component.sources[0], (GitSource, ArchiveSource, DebianSource)):
+        if isinstance(component.sources[0], PinnedSource):
             wanted.append((name, name, pinned.pinned_only(component.sources)))
         wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.fetchcontent.items()]
     rows = []

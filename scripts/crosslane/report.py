@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -71,6 +72,14 @@ def markdown(rows: Iterable[Row]) -> str:
     lines += [f"| {r.component} | {r.arch} | {r.step} | {r.verdict.value} | {r.reason.replace('|', '/')} |"
               for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def append_step_summary(text: str) -> None:
+    """Add Markdown to the job's summary page under GitHub Actions ($GITHUB_STEP_SUMMARY); nothing elsewhere."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(text)
 
 
 def to_json(rows: Iterable[Row]) -> str:

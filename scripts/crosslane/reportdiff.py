@@ -26,10 +26,22 @@ def load(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable report ({exc})", fix="pass a report JSON from build/reports/") \
             from None
+    if isinstance(data, list):
+        raise UsageError(f"{path}: a --json row list, not a build report",
+                         fix="pass build/reports/report-<arch>.json or what invoke report wrote")
     if not isinstance(data, dict) or data.get("schema", SCHEMA) != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else None
         raise UsageError(f"{path}: report schema {found}, this crosslane reads schema {SCHEMA}",
                          fix="compare reports written by the same crosslane schema")
+    sysroots = data.get("sysroots") or {}
+    shapes = {"sysroots": isinstance(sysroots, dict) and all(
+                  isinstance(v, dict) and isinstance(v.get("versions") or {}, dict) for v in sysroots.values() if v),
+              "components": isinstance(data.get("components") or [], list),
+              "rows": isinstance(data.get("rows") or [], list)}
+    for key, fits in shapes.items():
+        if not fits:
+            raise UsageError(f"{path}: '{key}' is not shaped as schema {SCHEMA} has it",
+                             fix="pass a report crosslane wrote, unedited")
     return data
 
 
@@ -48,9 +60,8 @@ def _rows(data: Mapping[str, Any]) -> dict[str, str]:
 
 def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
-    for key in ("tools",):
-        if old.get(key) != new.get(key):
-            lines.append(f"{key}: {_show(old.get(key))} → {_show(new.get(key))}")
+    if old.get("tools") != new.get("tools"):
+        lines.append(f"tools: {_show(old.get('tools'))} → {_show(new.get('tools'))}")
     old_roots, new_roots = old.get("sysroots") or {}, new.get("sysroots") or {}
     for arch in sorted(set(old_roots) | set(new_roots)):
         before = (old_roots.get(arch) or {}).get("versions") or {}

@@ -60,7 +60,7 @@ def outputs_listing(root: Path) -> dict[str, list[int | str]]:
     # os.scandir, not pathlib: a no-op build lists every install folder, thousands of headers included.
     def walk(folder: str, prefix: str) -> None:
         with os.scandir(folder) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
+            for entry in entries:
                 rel = prefix + entry.name
                 if entry.is_symlink():
                     listing[rel] = ["link", os.readlink(entry.path)]

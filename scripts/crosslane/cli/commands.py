@@ -52,10 +52,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         rows = action(ctx)
         if stream_summary and rows:
             print(report.table(rows))
-            summary = os.environ.get("GITHUB_STEP_SUMMARY")
-            if summary:
-                with open(summary, "a", encoding="utf-8") as handle:
-                    handle.write(report.markdown(rows))
+            report.append_step_summary(report.markdown(rows))
         if json_path:
             report.write_json(rows, Path(json_path))
     except CrosslaneError as exc:

@@ -106,7 +106,7 @@ def _fetchcontent(table: Table, root: Path) -> Mapping[str, tuple[PinnedSource, 
         if not dep.has("source"):
             dep.fail(None, "missing required key 'source'; add the pinned source CMake would have downloaded")
         sources = _source_with_mirrors(dep, root)
-        pinned = tuple(s for s in sources if isinstance(s, (GitSource, ArchiveSource, DebianSource)))
+        pinned = tuple(s for s in sources if isinstance(s, PinnedSource))
         if len(pinned) != len(sources):
             dep.fail("source", f"a FetchContent dependency must be pinned ({', '.join(PINNED_KINDS)}), not "
                      f"'{sources[0].kind}'")

@@ -256,6 +256,9 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
         if unknown:
             Table({}, file, f"components.{name}.smoke").fail(
                 "profiles", f"unknown CPU profile(s) {', '.join(unknown)} (known: {', '.join(sorted(profile_names))})")
+        if component.smoke and component.smoke.kind == "executorch" and not component.smoke.cases:
+            Table({}, file, f"components.{name}.smoke").fail(
+                "cases", "an executorch smoke runs a [cases.<name>] matrix; name it: cases = \"riscv-ci\"")
         if component.smoke and component.smoke.cases and component.smoke.cases not in matrices:
             Table({}, file, f"components.{name}.smoke").fail(
                 "cases", f"unknown case matrix '{component.smoke.cases}' (known: {', '.join(matrices) or 'none'})")

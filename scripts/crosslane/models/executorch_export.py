@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -218,7 +219,7 @@ def export(model_name: str, backend: str, quantize: bool, out: Path) -> dict[str
                                                                                              strict=True)])
     data = serialize_from_bundled_program_to_flatbuffer(BundledProgram(program, [suite]))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    _replace(out, data)
     rtol, atol = TOLERANCES[quantize]
     return {"model": model_name, "backend": backend, "quantize": quantize, "delegated_nodes": delegated,
             "magnitude": float(expected[0].abs().mean()), "rtol": rtol, "atol": atol, "bytes": len(data),
@@ -230,6 +231,13 @@ def export(model_name: str, backend: str, quantize: bool, out: Path) -> dict[str
                 expected[0].flatten().double(), eager[0].flatten().double(), dim=0))}
 
 
+def _replace(path: Path, data: bytes) -> None:
+    """Written whole or not at all: a killed export leaves no half file under the final name."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", choices=sorted(MODELS), required=True)
@@ -238,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     summary = export(args.model, args.backend, args.quantize, args.out)
-    args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    # The summary last: its presence is what marks the case exported (smokes/executorch.py).
+    _replace(args.out.with_suffix(".json"), (json.dumps(summary, indent=1) + "\n").encode())
     print(json.dumps(summary))
     return 0
 

@@ -51,8 +51,7 @@ class _PipProgress:
             self.runner.log.debug(text)
 
 
-def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: bool,
-           python: str = sys.executable) -> Path:
+def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: bool) -> Path:
     """The python of a venv under *root* holding *requirements*; made (pip, from the index pip is set up
     for) when missing. The ready marker is written last, so an interrupted install is redone, not trusted."""
     # Keyed by the interpreter installation underneath (not the venv crosslane itself runs in): `nox -s …`
@@ -72,8 +71,16 @@ def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: 
     shutil.rmtree(venv, ignore_errors=True)
     venv.parent.mkdir(parents=True, exist_ok=True)
     runner.log.step(f"host venv {venv.name}: {len(requirements)} pinned requirements (once; cached)")
-    runner.run([python, "-m", "venv", venv])
+    runner.run([sys.executable, "-m", "venv", venv])
     runner.run([python_of(venv), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
                 "--progress-bar", "off", *requirements], timeout=INSTALL_TIMEOUT, on_line=_PipProgress(runner))
     atomic.write_text(venv / READY, json.dumps({"key": key, "requirements": list(requirements)}, indent=1))
     return python_of(venv)
+
+
+def python_for(runner: Runner, requirements: Sequence[str]) -> Path:
+    """The host venv for *requirements* in crosslane's cache, installing only where CROSSLANE_OFFLINE allows."""
+    from crosslane.paths import cache_dir
+    from crosslane.sources import pinned
+
+    return ensure(runner, requirements, cache_dir() / "hostenvs", offline=pinned.offline())

@@ -79,11 +79,7 @@ def host_pythons(ctx: Context, component: Component) -> dict[str, str]:
     if not component.hostenvs:
         return {}
     from crosslane.models import hostenv
-    from crosslane.paths import cache_dir
-    from crosslane.sources import pinned as pins
-    return {name: str(hostenv.ensure(ctx.runner, ctx.config.hostenvs[name], cache_dir() / "hostenvs",
-                                     offline=pins.offline()))
-            for name in component.hostenvs}
+    return {name: str(hostenv.python_for(ctx.runner, ctx.config.hostenvs[name])) for name in component.hostenvs}
 
 
 def python_wrapper_path(ctx: Context, arch: Arch) -> Path:
@@ -248,7 +244,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     stats_log.unlink(missing_ok=True)
     # Paths under the build root are hashed relative to it, so a fresh clone (another build root) hits the cache.
     env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(ctx.build_root.resolve()),
-           "CCACHE_NOHASHDIR": "1", **host_launchers(ctx)}
+           "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache"))}
 
     def on_line(line: str) -> None:
         if line.startswith("[") and "/" in line.split("]")[0]:
@@ -296,12 +292,11 @@ def collect(path: Path, into: Path) -> None:
     shutil.copy2(path, into / path.name)
 
 
-def host_launchers(ctx: Context) -> dict[str, str]:
+def host_launchers(ccache: str | None) -> dict[str, str]:
     """ccache for host tools a project builds in its own sub-builds (ExecuTorch's flatc and flatcc): those drop
     the toolchain file, so only CMake's environment defaults reach them. The first variant compiles them; every
     other variant and arch gets them from the cache (their paths are the same relative to the build root)."""
-    ccache = ctx.runner.find("ccache")
-    return {"CMAKE_C_COMPILER_LAUNCHER": ccache, "CMAKE_CXX_COMPILER_LAUNCHER": ccache} if ccache else {}
+    return {f"CMAKE_{lang}_COMPILER_LAUNCHER": ccache for lang in ("C", "CXX", "ASM")} if ccache else {}
 
 
 def ccache_counts(stats_log: Path) -> dict[str, int]:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import atomic
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.config.cases import Case
@@ -31,9 +31,8 @@ from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
 from crosslane.paths import cache_dir
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Row, Stage, Verdict, append_step_summary
 from crosslane.smokes import payload, sentinel, target
-from crosslane.sources import pinned
 
 MIN_MAGNITUDE = 0.01
 # A quantized case's reference is the host's own int8 run (models/executorch_export.py); it must still point where
@@ -75,7 +74,7 @@ def export(ctx: Context, case: Case) -> Program:
     path = cache_dir() / "executorch-programs" / f"{case.name}-{program_key(case, requirements)[:16]}.bpte"
     summary = path.with_suffix(".json")
     if not (summary.is_file() and path.is_file()):
-        python = hostenv.ensure(ctx.runner, requirements, cache_dir() / "hostenvs", offline=pinned.offline())
+        python = hostenv.python_for(ctx.runner, requirements)
         ctx.log.info(f"    export {case.name} (host, {python.parent.parent.name})")
         argv: list[str | Path] = [python, EXPORTER, "--model", case.model, "--backend", case.backend, "--out", path]
         ctx.runner.run([*argv, *(["--quantize"] if case.quantize else [])], timeout=1800, quiet=True)
@@ -84,7 +83,10 @@ def export(ctx: Context, case: Case) -> Program:
         return Program(case, path, float(data["rtol"]), float(data["atol"]), float(data["magnitude"]),
                        int(data["delegated_nodes"]), float(data["eager_agreement"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise StepFailed(f"{summary}: the exporter left no summary ({exc})", fix="run with --debug") from None
+        for left in (summary, path):  # not a cache entry: the next run exports again
+            left.unlink(missing_ok=True)
+        raise StepFailed(f"{summary}: the exporter left no readable summary ({exc}); removed it and the program",
+                         fix="run again (it re-exports); with --debug to see the exporter's output") from None
 
 
 def decide(output: str, returncode: int, *, timed_out: bool, program: Program) -> tuple[Verdict, str]:
@@ -120,6 +122,11 @@ MICROKERNEL = re.compile(r"[Uu]sing (?:\w+ )*microkernel '([^']+)'")
 TIMING = Path(__file__).resolve().parent.parent / "models" / "executorch_etdump.py"
 
 
+def microkernels(output: str) -> tuple[str, ...]:
+    """The XNNPACK microkernels a run's log says were chosen, each once, in first-use order."""
+    return tuple(dict.fromkeys(MICROKERNEL.findall(output)))
+
+
 @dataclass(frozen=True)
 class Timed:
     run: str  # case@profile
@@ -134,7 +141,7 @@ def op_tables(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) 
     if not present:
         return None
     requirements = ctx.config.hostenvs[HOSTENV]
-    python = hostenv.ensure(ctx.runner, requirements, cache_dir() / "hostenvs", offline=pinned.offline())
+    python = hostenv.python_for(ctx.runner, requirements)
     result = ctx.runner.run([python, TIMING, *[t.etdump for t in present]], timeout=900, quiet=True, check=False)
     try:
         tables = json.loads(result.output.splitlines()[-1])
@@ -155,11 +162,8 @@ def op_tables(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) 
     ctx.log.info("\n".join(lines))
     path = ctx.build_root / "reports" / f"optiming-{arch.value}-{component}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write("\n".join(markdown) + "\n\n")
+    atomic.write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    append_step_summary("\n".join(markdown) + "\n\n")
     return path
 
 
@@ -208,12 +212,13 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
         timeout = payload.timeout_for(base, arch, profile) * (1 + program.path.stat().st_size / MODEL_BYTES_UNIT)
         etdump = ctx.component_dir(arch, component) / "etdump" / f"{program.case.name}@{profile.name}.etdump"
         etdump.parent.mkdir(parents=True, exist_ok=True)
+        etdump.unlink(missing_ok=True)  # a table only from what this run wrote, never an earlier run's
         result = target.run(ctx, arch, profile, [runner, "--model_path", program.path, "--etdump_path", etdump,
                                                  "--bundleio_rtol", str(program.rtol), "--bundleio_atol",
                                                  str(program.atol)], timeout=timeout)
         verdict, reason = decide(result.output, result.returncode, timed_out=result.timed_out, program=program)
         if verdict is Verdict.PASS:
-            kernels = tuple(dict.fromkeys(MICROKERNEL.findall(result.output)))
+            kernels = microkernels(result.output)
             timed.append(Timed(f"{program.case.name}@{profile.name}", etdump, kernels))
         progress.advance(1, f"{program.case.name}@{profile.name} {verdict.value}")
         return Row(component, arch.value, f"{program.case.name}@{profile.name}", verdict,

@@ -135,7 +135,7 @@ def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override:
 
 def pinned_only(specs: Sequence[SourceSpec]) -> list[PinnedSource]:
     """The pinned sources of a list the loader already checked (mirrors are pinned kinds)."""
-    found = [s for s in specs if isinstance(s, (GitSource, ArchiveSource, DebianSource))]
+    found = [s for s in specs if isinstance(s, PinnedSource)]
     if len(found) != len(specs):
         raise ConfigError(f"{describe(specs[0])}: not a pinned source (git, archive or debian)")
     return found

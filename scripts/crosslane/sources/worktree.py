@@ -61,9 +61,10 @@ def working_copy(ctx: Context, component: Component, arch: Arch, fetched: pinned
         ctx.log.info(f"    would copy {fetched.path} to {work}")
         return work
     marker.unlink(missing_ok=True)
-    with atomic.replace_dir(work) as staging:
-        shutil.copytree(fetched.path, staging, symlinks=True, ignore=shutil.ignore_patterns(".git"),
-                        dirs_exist_ok=True)
+    # The whole src/ is replaced, so a copy made under another source_dirname does not stay beside the new one.
+    with atomic.replace_dir(folder / "src") as staging:
+        shutil.copytree(fetched.path, staging / work.relative_to(folder / "src"), symlinks=True,
+                        ignore=shutil.ignore_patterns(".git"), dirs_exist_ok=True)
     atomic.write_text(marker, json.dumps({**wanted, "patched": False}, indent=1) + "\n")
     return work
 
@@ -74,7 +75,7 @@ def copy_inputs(component: Component, fetched: pinned.Fetched) -> dict[str, obje
 
 def mark_patched(ctx: Context, component: Component, arch: Arch, fetched: pinned.Fetched) -> None:
     marker = ctx.component_dir(arch, component.name) / MARKER
-    marker.write_text(json.dumps({**copy_inputs(component, fetched), "patched": True}, indent=1) + "\n")
+    atomic.write_text(marker, json.dumps({**copy_inputs(component, fetched), "patched": True}, indent=1) + "\n")
 
 
 def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:
