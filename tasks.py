@@ -88,7 +88,7 @@ def smoke(c: Context, arch: str, component: list[str], wheel: list[str], case: l
     """Run the components' smokes under qemu-user on every CPU profile of an arch, in parallel."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    from crosslane.target import site
+    from crosslane.smokes import site
 
     def action(ctx: CrosslaneContext) -> list[Row]:
         ctx.cases = tuple(case)

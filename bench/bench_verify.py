@@ -17,10 +17,10 @@ from crosslane import config
 from crosslane.archs import Arch
 from crosslane.errors import MissingPrerequisite
 from crosslane.gates.verify import target_python_version, verify
+from crosslane.guest import sysroot
 from crosslane.log import Log
 from crosslane.paths import build_root
 from crosslane.runner import Runner
-from crosslane.target import sysroot
 
 WHEEL = ("onnxruntime-genai==0.18.0", "manylinux_2_28_aarch64", "3.13")
 ARCH = Arch.ARM64

@@ -16,10 +16,10 @@ from crosslane import config as config_mod
 from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.context import Context
+from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools
 from crosslane.log import Log
 from crosslane.runner import Runner
-from crosslane.target import sysroot as sysroot_mod
 
 BASE = """\
 schema = 1

@@ -162,12 +162,13 @@ def test_bad_exemption_key(tmp_path: Path) -> None:
 
 def test_every_registry_entry_imports() -> None:
     from crosslane import recipes, smokes
-    from crosslane.host import OPTIONS, rules
+    from crosslane.features import rules
+    from crosslane.registry import OPTIONS, RECIPES, SMOKES
 
-    for name in recipes.RECIPES.names():
-        assert callable(recipes.load(recipes.RECIPES, name).run)
-    for kind in smokes.SMOKES.names():
-        assert callable(smokes.load(smokes.SMOKES, kind))
+    for name in RECIPES.names():
+        assert callable(recipes.load(RECIPES, name).run)
+    for kind in SMOKES.names():
+        assert callable(smokes.load(SMOKES, kind))
     for option in OPTIONS.names():
         assert callable(rules.option_rule(option))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crosslane.archs import ARCHS, Arch, info
-from crosslane.host.probes import Probes
+from crosslane.features.probes import Probes
 from crosslane.host.toolchains import Compiler
 from crosslane.recipes import cmake, crosswire
 from crosslane_helpers import context, fake_buildtools, fake_sysroot, write_config

@@ -11,11 +11,11 @@ import pytest
 from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.config import Profile
-from crosslane.host.probes import Probes
+from crosslane.features.probes import Probes
+from crosslane.guest import guest_root
+from crosslane.guest.sysroot import Sysroot
 from crosslane.recipes import provided
 from crosslane.smokes import ort_models, payload
-from crosslane.target import guest_root
-from crosslane.target.sysroot import Sysroot
 
 RVV512 = Profile("rvv512", "rv64,v=true,vlen=512,elen=64")
 

@@ -15,7 +15,7 @@ from crosslane.log import Log
 from crosslane.report import Verdict
 from crosslane.runner import Runner
 from crosslane.smokes import payload
-from crosslane.target import site as target_site
+from crosslane.smokes import site as target_site
 
 pytestmark = pytest.mark.qemu
 

@@ -17,13 +17,13 @@ from crosslane.cli import commands
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
+from crosslane.guest import sysroot
 from crosslane.host import buildtools
 from crosslane.log import Log, Progress
 from crosslane.report import Row, Stage, Verdict
 from crosslane.runner import Runner
 from crosslane.smokes.payloads import canary_payload
 from crosslane.smokes.payloads import path as payload_path
-from crosslane.target import sysroot
 
 
 def test_run_prints_summary_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str],

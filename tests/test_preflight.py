@@ -12,9 +12,9 @@ from plumbum import local
 from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import commands
-from crosslane.host import rules
-from crosslane.host.probes import Probes
-from crosslane.host.rules import Status
+from crosslane.features import rules
+from crosslane.features.probes import Probes
+from crosslane.features.rules import Status
 from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY, Check
 from crosslane.report import Verdict

@@ -11,10 +11,11 @@ from crosslane.archs import Arch
 from crosslane.config import Component, Registries
 from crosslane.context import Context
 from crosslane.errors import ConfigError
-from crosslane.host.probes import Probes
+from crosslane.features.probes import Probes
 from crosslane.log import Log
 from crosslane.preflight import doctor
-from crosslane.recipes import RECIPES, Built
+from crosslane.recipes import Built
+from crosslane.registry import RECIPES
 from crosslane.report import Row, Stage, Verdict
 from crosslane.runner import Runner
 from crosslane_helpers import versions_header

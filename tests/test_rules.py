@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from crosslane.archs import Arch
-from crosslane.host import rules
-from crosslane.host.probes import RustupListing
-from crosslane.host.rules import Status
+from crosslane.features import rules
+from crosslane.features.probes import RustupListing
+from crosslane.features.rules import Status
 from crosslane.host.toolchains import Compiler
 
 
@@ -71,7 +71,7 @@ def test_rust_positive_evidence_rule(case: str) -> None:
 
 
 def test_every_config_option_has_a_rule() -> None:
-    from crosslane.host import OPTIONS
+    from crosslane.registry import OPTIONS
 
     assert OPTIONS.names() == ("xnnpack",)
     assert rules.option_rule("xnnpack") is rules.xnnpack_for

@@ -12,7 +12,7 @@ import pytest
 from crosslane.archs import Arch, info
 from crosslane.config import Config
 from crosslane.errors import MissingPrerequisite
-from crosslane.target import cpython, sysroot
+from crosslane.guest import cpython, sysroot
 
 POSTINST = """#!/bin/sh
 set -e

@@ -14,10 +14,10 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
+from crosslane.guest.sysroot import MANIFEST, Sysroot
 from crosslane.log import Log
 from crosslane.runner import Runner
-from crosslane.target import site as target_site
-from crosslane.target.sysroot import MANIFEST, Sysroot
+from crosslane.smokes import site as target_site
 
 GENAI_METADATA = ("Metadata-Version: 2.4\nName: onnxruntime-genai\nVersion: 0.18.0\nRequires-Dist: numpy>=1.21.6\n"
                   "Requires-Dist: onnxruntime>=1.31.0\nRequires-Dist: pywin32; sys_platform == 'win32'\n"
@@ -120,7 +120,7 @@ def test_given_maps_a_wheel_to_its_component(cfg: Config, tmp_path: Path) -> Non
 
 
 def test_requirements_the_sysroot_provides_are_not_downloaded(tmp_path: Path) -> None:
-    from crosslane.target import site as site_mod
+    from crosslane.smokes import site as site_mod
 
     dist = tmp_path / "usr/lib/python3/dist-packages"
     (dist / "onnxruntime-1.23.egg-info").mkdir(parents=True)

@@ -22,8 +22,8 @@ from crosslane import __version__, atomic, report, stamps
 from crosslane.archs import Arch
 from crosslane.config import GitSource
 from crosslane.context import Context
+from crosslane.guest import sysroot as sysroot_mod
 from crosslane.report import Row
-from crosslane.target import sysroot as sysroot_mod
 
 SCHEMA = 1
 # Sysroot packages whose versions a reader of the report needs (prefix match on the package name).

@@ -8,12 +8,12 @@ from pathlib import Path
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.errors import MissingPrerequisite
+from crosslane.guest import sysroot
+from crosslane.guest.sysroot import Sysroot
 from crosslane.host import buildtools, toolchains
 from crosslane.log import Log
 from crosslane.paths import build_root
 from crosslane.runner import Runner
-from crosslane.target import sysroot
-from crosslane.target.sysroot import Sysroot
 
 
 @dataclass

@@ -13,14 +13,14 @@ from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import PinnedSource, Profile
 from crosslane.context import Context
 from crosslane.errors import UsageError
+from crosslane.features.probes import Probes
 from crosslane.gates import provenance, verify
+from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools, hostsetup
-from crosslane.host.probes import Probes
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
 from crosslane.report import Row, Stage, Verdict
 from crosslane.sources import pinned
-from crosslane.target import sysroot as sysroot_mod
 
 
 def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:

@@ -1,9 +1,10 @@
-"""Registries: a kind's names, each mapped to the module attribute that implements it, imported on use.
+"""The name tables: every name versions.toml may use for an implementation, and where that lives.
 
-versions.toml is validated against a registry's names (config/load.py), and a run imports only the
-entries it uses: adding a recipe or a smoke is its module plus one line in its registry, and a start
-does not pay for every lane's imports. A registry is a value, not module state: a test (or a plugin)
-extends one with `with_entry` and hands it to `config.parse`.
+This module is the only place that knows both sides. versions.toml is validated against the names
+(config/), and a run imports only the entries it uses (`Registry.load`): adding a recipe, a smoke, an
+option rule or a model converter is its module plus one line here, and config never imports the code it
+names (the layers stay acyclic: tests/test_layers.py). A registry is a value, not module state: a test (or
+a plugin) extends one with `with_entry` and hands it to `config.parse`.
 """
 
 from __future__ import annotations
@@ -41,3 +42,32 @@ class Registry:
 
     def with_entry(self, name: str, target: str) -> Registry:
         return Registry(self.kind, MappingProxyType({**self.entries, name: target}))
+
+
+# How a component becomes an install folder (versions.toml `recipe`): objects with `run(...) -> Built`.
+RECIPES = Registry("recipe", MappingProxyType({
+    "cmake": "crosslane.recipes.cmake:RECIPE",
+    "cmake-wheel": "crosslane.recipes.cmake_wheel:RECIPE",
+    "provided": "crosslane.recipes.provided:RECIPE",
+}))
+
+# Smokes by kind (versions.toml `smoke.kind`): each is `run(ctx, arch, component, profiles) -> rows`.
+SMOKES = Registry("smoke kind", MappingProxyType({
+    "canary": "crosslane.smokes.canary:run",
+    "cpuinfo-isa": "crosslane.smokes.cpuinfo:run",
+    "ort": "crosslane.smokes.ort:run",
+    "genai": "crosslane.smokes.genai:run",
+    "executorch": "crosslane.smokes.executorch:run",
+}))
+
+# Smoke kinds that compare the arch's outputs with the amd64 control: a job running one of them also builds
+# the control's copy of the component (per-component jobs build it only then).
+CONTROLLED_SMOKES = frozenset({"canary", "ort", "genai"})
+
+# Per-component feature options (components.<name>.options) and the rule (features/rules.py) that decides each.
+OPTIONS = Registry("option", MappingProxyType({"xnnpack": "crosslane.features.rules:xnnpack_for"}))
+
+# versions.toml's [models.*].converter → the program (a file of crosslane/models/) that does the conversion; it
+# runs in a host venv, so it is named by file, not imported.
+CONVERTERS: Mapping[str, str] = MappingProxyType({"gguf-to-genai": "gguf_to_genai.py"})
+MODEL_PRECISIONS = ("fp32", "int4")

@@ -34,8 +34,7 @@ from crosslane.config.model import (
     TreeSource,
 )
 from crosslane.config.reader import Table
-from crosslane.host import OPTIONS
-from crosslane.registry import suggestion
+from crosslane.registry import OPTIONS, suggestion
 
 
 def _source(table: Table, root: Path) -> SourceSpec:

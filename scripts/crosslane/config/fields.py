@@ -26,7 +26,7 @@ def path_name(table: Table, key: str | None, name: str, what: str) -> None:
     if not PATH_NAME_RE.fullmatch(name) or ".." in name:
         table.fail(key, f"{what} name {name!r} must be 1–64 letters, digits, '.', '_', '+' or '-', starting with a "
                         "letter or digit (it becomes a folder name)")
-# The values a per-component feature option (components.<name>.options, host.OPTIONS) may take.
+# The values a per-component feature option (components.<name>.options, registry.OPTIONS) may take.
 OPTION_VALUES = ("auto", "on", "off")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
 from crosslane.archs import Arch
-from crosslane.config import cases, tomlcompat
+from crosslane.config import cases, tomlcompat  # submodules: no cycle through the package
 from crosslane.config.components import read_component
 from crosslane.config.fields import (
     TOOLCHAIN_FAMILIES,
@@ -32,8 +32,7 @@ from crosslane.config.model import (
 )
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
-from crosslane.models import CONVERTERS, PRECISIONS
-from crosslane.registry import suggestion
+from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, suggestion
 
 SCHEMA_VERSION = 1
 MAX_CONFIG_BYTES = 1 << 20
@@ -187,8 +186,8 @@ def _model(name: str, table: Table) -> ModelSpec:
     if converter not in CONVERTERS:
         table.fail("converter", f"unknown converter '{converter}' (known: {', '.join(CONVERTERS)})")
     precision = table.string("precision", "fp32")
-    if precision not in PRECISIONS:
-        table.fail("precision", f"'{precision}' is not one of {', '.join(PRECISIONS)}")
+    if precision not in MODEL_PRECISIONS:
+        table.fail("precision", f"'{precision}' is not one of {', '.join(MODEL_PRECISIONS)}")
     member = table.string("member", required=True)
     if PurePosixPath(member).is_absolute() or ".." in PurePosixPath(member).parts:
         table.fail("member", f"'{member}' must be a relative path inside the wheel")

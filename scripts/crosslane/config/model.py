@@ -9,9 +9,7 @@ from typing import ClassVar
 
 from crosslane.archs import Arch, info
 from crosslane.config.cases import CaseMatrix
-from crosslane.recipes import RECIPES
-from crosslane.registry import Registry
-from crosslane.smokes import SMOKES
+from crosslane.registry import RECIPES, SMOKES, Registry
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, dtneeded, elf, portability, row
 from crosslane.gates import wheel as wheel_gate
+from crosslane.guest import cpython, sysroot
 from crosslane.report import Row, Verdict
-from crosslane.target import cpython, sysroot
 
 
 def _elf_rows(found: elf.ElfInfo | elf.ElfDefect, subject: str, arch: Arch,

@@ -7,7 +7,3 @@ reference the target must reproduce) and caches the result by a digest of every 
 """
 
 from __future__ import annotations
-
-# versions.toml's [models.*].converter → the program (a file of this package) that does the conversion.
-CONVERTERS = {"gguf-to-genai": "gguf_to_genai.py"}
-PRECISIONS = ("fp32", "int4")

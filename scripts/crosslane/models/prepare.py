@@ -11,7 +11,8 @@ from pathlib import Path
 from crosslane import atomic
 from crosslane.config import ModelSpec
 from crosslane.errors import StepFailed
-from crosslane.models import CONVERTERS, hostenv, wheel_member
+from crosslane.models import hostenv, wheel_member
+from crosslane.registry import CONVERTERS
 from crosslane.runner import Runner
 
 REFERENCE = "crosslane-reference.json"

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from crosslane.archs import Arch
 from crosslane.context import Context
-from crosslane.host.probes import Probes
-from crosslane.host.rules import Status
+from crosslane.features.probes import Probes
+from crosslane.features.rules import Status
 from crosslane.policy import lanes
 from crosslane.preflight.checks import REGISTRY, Check, Outcome, Subject
 from crosslane.report import Row, Stage, Verdict

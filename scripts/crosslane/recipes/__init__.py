@@ -4,14 +4,13 @@ A recipe is an object with `run(ctx, component, arch, probes, *, force) -> Built
 build step's verdict, the rows of what preparing it reported (source, patches), and the paths the
 artifact gates must read (none for a recipe that only records what the sysroot ships). A new lane (a
 wheel built by a project's own build script, an ExecuTorch runner) is a new module here and one entry
-in RECIPES, not a special case in the pipeline.
+in registry.RECIPES, not a special case in the pipeline.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
 
 from crosslane.registry import Registry
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from crosslane.archs import Arch
     from crosslane.config import Component
     from crosslane.context import Context
-    from crosslane.host.probes import Probes
+    from crosslane.features.probes import Probes
     from crosslane.report import Row
 
 
@@ -44,9 +43,3 @@ def load(registry: Registry, name: str) -> Recipe:
     assert hasattr(recipe, "run"), f"{registry.entries[name]} is not a recipe"
     return recipe
 
-
-RECIPES = Registry("recipe", MappingProxyType({
-    "cmake": "crosslane.recipes.cmake:RECIPE",
-    "cmake-wheel": "crosslane.recipes.cmake_wheel:RECIPE",
-    "provided": "crosslane.recipes.provided:RECIPE",
-}))

@@ -20,12 +20,12 @@ from crosslane.archs import Arch, info
 from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.errors import ConfigError, StepFailed
-from crosslane.host.probes import Probes
+from crosslane.features.probes import Probes
+from crosslane.guest import cpython, qemu
 from crosslane.log import Progress
 from crosslane.recipes import Built, cmake_toolchain, crosswire
 from crosslane.report import Row, Stage, Verdict
 from crosslane.sources import pinned, worktree
-from crosslane.target import cpython, qemu
 
 HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUSTFLAGS", "CC", "CXX",
                   "CMAKE_TOOLCHAIN_FILE", "CMAKE_GENERATOR", "CMAKE_PREFIX_PATH", "CMAKE_INSTALL_PREFIX")

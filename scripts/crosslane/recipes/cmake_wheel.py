@@ -19,10 +19,10 @@ from crosslane.archs import Arch, info
 from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.errors import StepFailed
-from crosslane.host.probes import Probes
+from crosslane.features.probes import Probes
+from crosslane.guest import cpython
 from crosslane.recipes import Built, cmake
 from crosslane.report import Verdict
-from crosslane.target import cpython
 
 DIST = "dist"
 

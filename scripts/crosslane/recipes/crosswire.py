@@ -20,8 +20,8 @@ from pathlib import Path
 from crosslane.archs import Arch, host_arch, info
 from crosslane.config import Component
 from crosslane.errors import ConfigError, MissingPrerequisite
-from crosslane.host import rules
-from crosslane.host.probes import Probes
+from crosslane.features import rules
+from crosslane.features.probes import Probes
 from crosslane.host.toolchains import Compiler
 
 HOST_LEAK_VARS = ("LIBRARY_PATH", "LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",

@@ -14,7 +14,7 @@ from crosslane.archs import Arch, info
 from crosslane.config import Component, SysrootPackage
 from crosslane.context import Context
 from crosslane.errors import ConfigError
-from crosslane.host.probes import Probes
+from crosslane.features.probes import Probes
 from crosslane.recipes import Built
 from crosslane.report import Row, Stage, Verdict
 

@@ -6,10 +6,9 @@ The registry names the module attribute; the smoke's module is imported only whe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from crosslane.registry import Registry
+from crosslane.registry import CONTROLLED_SMOKES, Registry
 
 if TYPE_CHECKING:
     from crosslane.archs import Arch
@@ -19,24 +18,12 @@ if TYPE_CHECKING:
 
 Smoke = Callable[["Context", "Arch", str, "Sequence[Profile]"], "list[Row]"]
 
-SMOKES = Registry("smoke kind", MappingProxyType({
-    "canary": "crosslane.smokes.canary:run",
-    "cpuinfo-isa": "crosslane.smokes.cpuinfo:run",
-    "ort": "crosslane.smokes.ort:run",
-    "genai": "crosslane.smokes.genai:run",
-    "executorch": "crosslane.smokes.executorch:run",
-}))
-
-# Smoke kinds that compare the arch's outputs with the amd64 control: a job running one of them also builds
-# the control's copy of the component (per-component jobs build it only then).
-CONTROLLED = frozenset({"canary", "ort", "genai"})
-
 
 def controlled(config: Config, names: Sequence[str]) -> tuple[str, ...]:
     """Those of *names* whose smoke compares with the amd64 control, so the control must build them too."""
     from crosslane.archs import CONTROL_ARCH
 
-    return tuple(n for n in names if (spec := config.components[n].smoke) and spec.kind in CONTROLLED
+    return tuple(n for n in names if (spec := config.components[n].smoke) and spec.kind in CONTROLLED_SMOKES
                  and CONTROL_ARCH in config.components[n].arches)
 
 

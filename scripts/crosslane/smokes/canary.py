@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
+from crosslane.guest import cpython
 from crosslane.policy import lanes
 from crosslane.report import Row, Stage, Verdict
 from crosslane.smokes import sentinel, target
 from crosslane.smokes.payloads import path as payload_path
-from crosslane.target import cpython
 
 CLI = "bin/canary-cli"
 

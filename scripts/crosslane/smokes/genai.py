@@ -24,10 +24,9 @@ from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Row, Stage, Verdict
-from crosslane.smokes import payload
+from crosslane.smokes import payload, site
 from crosslane.smokes.compare import EXACT
 from crosslane.sources import pinned
-from crosslane.target import site
 
 DEFAULT_TIMEOUT = 120.0
 # Greedy token ids: equal, or the build computes something else.

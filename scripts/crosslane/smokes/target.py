@@ -11,8 +11,8 @@ from typing import TypeVar
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
+from crosslane.guest import cpython, qemu
 from crosslane.runner import Result
-from crosslane.target import cpython, qemu
 
 T = TypeVar("T")
 U = TypeVar("U")

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from crosslane.archs import Arch
-from crosslane.host.probes import Probes
-from crosslane.host.rules import Status
+from crosslane.features.probes import Probes
+from crosslane.features.rules import Status
 from crosslane.policy.lanes import LaneState
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
-from crosslane.host.probes import Probes
-from crosslane.host.rules import Status, rust_options_for, xnnpack_for
+from crosslane.features.probes import Probes
+from crosslane.features.rules import Status, rust_options_for, xnnpack_for
 from crosslane.host.toolchains import Compiler
 from crosslane.preflight.checks.base import Outcome, Subject
 

@@ -7,11 +7,11 @@ from packaging.version import InvalidVersion, Version
 
 from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
+from crosslane.features.probes import Probes, Tool
+from crosslane.features.rules import Status
+from crosslane.guest.sysroot import find as find_sysroot
 from crosslane.host import buildtools
-from crosslane.host.probes import Probes, Tool
-from crosslane.host.rules import Status
 from crosslane.preflight.checks.base import Outcome, Subject, setup_fix
-from crosslane.target.sysroot import find as find_sysroot
 
 # Minimum host tool versions, and why: onnxruntime-genai needs cmake >= 3.26; ninja 1.10 is the first
 # with the restat/dyndep features CMake's Ninja generator relies on; qemu 7.2 is the first with RVV 1.0.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
-from crosslane.host.probes import Probes
-from crosslane.host.rules import Status
+from crosslane.features.probes import Probes
+from crosslane.features.rules import Status
+from crosslane.guest import cpython, sysroot
 from crosslane.paths import cache_dir
 from crosslane.preflight.checks.base import Outcome, Subject
-from crosslane.target import cpython, sysroot
 
 
 def sysroot_present(probes: Probes, subject: Subject) -> Outcome:

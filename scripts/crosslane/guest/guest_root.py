@@ -15,7 +15,7 @@ from pathlib import Path
 
 from crosslane import atomic
 from crosslane.archs import info
-from crosslane.target.sysroot import Sysroot
+from crosslane.guest.sysroot import Sysroot
 
 
 def cpuinfo_text(template: str, cpus: int) -> str:

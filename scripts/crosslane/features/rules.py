@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from crosslane.archs import Arch, info
 from crosslane.errors import MissingPrerequisite
-from crosslane.host import OPTIONS
-from crosslane.host.probes import Probes, RustupListing
+from crosslane.features.probes import Probes, RustupListing
 from crosslane.host.toolchains import Compiler
+from crosslane.registry import OPTIONS
 
 # ExecuTorch refuses XNNPACK on riscv64 with GCC older than 14 (its RVV kernels need GCC 14's intrinsics);
 # the rule applies on arches whose vector unit needs probed compiler support (vector_compile_flags).
@@ -107,7 +107,7 @@ Rule = Callable[[Probes, str, Arch], "Decision | None"]
 
 
 def option_rule(name: str) -> Rule:
-    """The rule host.OPTIONS registers for a components.<name>.options key."""
+    """The rule registry.OPTIONS registers for a components.<name>.options key."""
     rule = OPTIONS.load(name)
     assert callable(rule), f"{OPTIONS.entries[name]} is not a rule"
     return rule

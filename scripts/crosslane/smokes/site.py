@@ -36,9 +36,9 @@ from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import prune
 from crosslane.gates import wheel as wheel_gate
+from crosslane.guest import cpython
+from crosslane.guest.sysroot import Sysroot
 from crosslane.recipes.provided import package_version
-from crosslane.target import cpython
-from crosslane.target.sysroot import Sysroot
 
 OLDEST_MANYLINUX_GLIBC = 17
 TARGET_INTERPRETER = "/usr/bin/python3"  # the sysroot's CPython, as the target sees it

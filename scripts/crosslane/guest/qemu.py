@@ -7,10 +7,10 @@ from pathlib import Path
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.errors import MissingPrerequisite
+from crosslane.guest import guest_root
+from crosslane.guest.sysroot import Sysroot
 from crosslane.host import probecache
 from crosslane.runner import Runner
-from crosslane.target import guest_root
-from crosslane.target.sysroot import Sysroot
 
 
 def qemu_binary(runner: Runner, arch: Arch) -> str:

@@ -17,9 +17,9 @@ from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite
+from crosslane.guest import qemu
 from crosslane.host import buildtools, probecache, toolchains
 from crosslane.host.probecache import identity, read_cached, write_cached
-from crosslane.target import qemu
 
 PROBE_TIMEOUT = 30.0
 VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+)+")
