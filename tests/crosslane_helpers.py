@@ -16,6 +16,7 @@ from crosslane import config as config_mod
 from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.context import Context
+from crosslane.features.probes import Probes
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools
 from crosslane.log import Log
@@ -196,3 +197,8 @@ def edit(text: bytes, number: int, new: str) -> bytes:
     ending = b"\r\n" if lines[number - 1].endswith(b"\r\n") else b"\n"
     lines[number - 1] = new.encode() + ending
     return b"".join(lines)
+
+
+def probes(ctx: Context) -> Probes:
+    """What a run probes with, from a test's context."""
+    return Probes(ctx.runner, ctx.config, ctx.compiler)

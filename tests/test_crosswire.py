@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from crosslane.archs import ARCHS, Arch, info
-from crosslane.features.probes import Probes
 from crosslane.host.toolchains import Compiler
 from crosslane.recipes import cmake, crosswire
-from crosslane_helpers import context, fake_buildtools, fake_sysroot, write_config
+from crosslane_helpers import context, fake_buildtools, fake_sysroot, probes, write_config
 
 TARGET_PATHS = {name: f"/target/{name.lower()}" for name in crosswire.HOST_LEAK_VARS}
 
@@ -46,7 +45,7 @@ def test_rust_component_on_a_cross_arch(tmp_path: Path, arch: Arch, family: str)
     cfg = write_config(tmp_path, {"rusty": "rust = true"})
     ctx, _ = context(cfg)
     cc = compiler(arch, family)
-    wiring = crosswire.wire(Probes(ctx), cfg.components["rusty"], arch, cc, Path("/sr"), machine="x86_64")
+    wiring = crosswire.wire(probes(ctx), cfg.components["rusty"], arch, cc, Path("/sr"), machine="x86_64")
     triple = info(arch).rust_target
     assert wiring.cmake_args == (f"-DRust_CARGO_TARGET={triple}",)
     assert wiring.env[crosswire.cargo_env_name(triple, "LINKER")] == cc.cc[0]
@@ -59,7 +58,7 @@ def test_rust_component_on_a_cross_arch(tmp_path: Path, arch: Arch, family: str)
 def test_rust_component_on_the_host_arch(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, {"rusty": "rust = true"})
     ctx, _ = context(cfg)
-    wiring = crosswire.wire(Probes(ctx), cfg.components["rusty"], Arch.AMD64, compiler(Arch.AMD64, "gcc"),
+    wiring = crosswire.wire(probes(ctx), cfg.components["rusty"], Arch.AMD64, compiler(Arch.AMD64, "gcc"),
                             Path("/sr"), machine="x86_64")
     assert (wiring.cmake_args, dict(wiring.env)) == ((), {})
     assert wiring.unset == crosswire.HOST_LEAK_VARS  # build scripts still must not see target paths
@@ -70,7 +69,7 @@ def test_rust_component_on_the_host_arch(tmp_path: Path) -> None:
 def test_guard_follows_the_data(tmp_path: Path, extra: str, guarded: bool) -> None:
     cfg = write_config(tmp_path, {"app": extra})
     ctx, _ = context(cfg)
-    wiring = crosswire.wire(Probes(ctx), cfg.components["app"], Arch.RISCV64, compiler(Arch.RISCV64), Path("/sr"))
+    wiring = crosswire.wire(probes(ctx), cfg.components["app"], Arch.RISCV64, compiler(Arch.RISCV64), Path("/sr"))
     assert (wiring.unset == crosswire.HOST_LEAK_VARS) is guarded
     assert wiring.cmake_args == () and dict(wiring.env) == {}
 

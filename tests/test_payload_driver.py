@@ -11,11 +11,11 @@ import pytest
 from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.config import Profile
-from crosslane.features.probes import Probes
 from crosslane.guest import guest_root
 from crosslane.guest.sysroot import Sysroot
 from crosslane.recipes import provided
 from crosslane.smokes import ort_models, payload
+from crosslane_helpers import probes
 
 RVV512 = Profile("rvv512", "rv64,v=true,vlen=512,elen=64")
 
@@ -120,7 +120,7 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
     (root / "usr/lib/riscv64-linux-gnu").mkdir(parents=True)
     (root / "crosslane-manifest.json").write_text(json.dumps({"packages": packages}))
     ctx = Context(cfg, Runner(Log()), _sysroots={Arch.RISCV64: Sysroot(Arch.RISCV64, root, "k")})
-    built = provided.RECIPE.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, Probes(ctx), force=False)
+    built = provided.RECIPE.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, probes(ctx), force=False)
     [row] = built.rows
     assert built.gated == ()
     assert row.verdict.value == verdict and words in row.reason

@@ -18,7 +18,7 @@ from crosslane.features.rules import Status
 from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY, Check
 from crosslane.report import Verdict
-from crosslane_helpers import context, executable, fake_buildtools, fake_sysroot, write_config
+from crosslane_helpers import context, executable, fake_buildtools, fake_sysroot, probes, write_config
 
 REPO = Path(__file__).resolve().parent.parent
 ARCH_CHECKS = [c.name for c in REGISTRY if c.scope == "arch"]
@@ -26,6 +26,7 @@ COMPONENT_CHECKS = [c.name for c in REGISTRY if c.scope == "component"]
 
 
 @pytest.fixture
+
 def bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """PATH is one empty folder (tests add fake tools to it); the crosslane cache is empty."""
     folder = tmp_path / "bin"
@@ -74,7 +75,7 @@ def test_gcc_toolchain_names_the_missing_cross_compiler(bare_path: Path, tmp_pat
     cfg = write_config(tmp_path, {"app": ""}, riscv64_toolchain="gcc")
     executable(bare_path / "riscv64-linux-gnu-gcc", "#!/bin/sh\nexit 0\n")  # found, never run: g++ is missing
     ctx, _ = context(cfg)
-    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, ["app"])}
+    found = {f.check: f for f in doctor.run(probes(ctx), Arch.RISCV64, ["app"])}
     assert (found["compiler"].message, found["compiler"].fix) == ("riscv64-linux-gnu-g++ not found",
                                                                   "invoke setup --arch riscv64")
 
@@ -106,7 +107,7 @@ def test_stale_sysroot(bare_path: Path, tmp_path: Path) -> None:
     old = fake_sysroot(cfg, Arch.RISCV64)
     old.rename(old.with_name("riscv64-trixie-0123456789abcdef"))
     ctx, _ = context(cfg)
-    (finding,) = doctor.run(Probes(ctx), Arch.RISCV64, [], registry=only("sysroot"))
+    (finding,) = doctor.run(probes(ctx), Arch.RISCV64, [], registry=only("sysroot"))
     assert finding.status is Status.FAIL and finding.fix == "invoke sysroot --arch riscv64"
     assert "stale: have riscv64-trixie-0123456789abcdef" in finding.message
 
@@ -123,7 +124,7 @@ def test_target_python_dev_files(bare_path: Path, tmp_path: Path, remove: str | 
     if remove:
         (root / remove).unlink()
     ctx, _ = context(cfg)
-    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, [], registry=only("sysroot",
+    found = {f.check: f for f in doctor.run(probes(ctx), Arch.RISCV64, [], registry=only("sysroot",
                                                                                              "target-python"))}
     assert found["sysroot"].status is Status.PASS
     assert found["target-python"].status.value == status and message in found["target-python"].message
@@ -148,7 +149,7 @@ def test_cmake_version(bare_path: Path, tmp_path: Path, pin: str, cmake_says: st
     cfg = write_config(tmp_path, {"app": ""}, cmake=pin)
     fake_buildtools(cfg, version_script(cmake_says), version_script("1.13.0.git.kitware.jobserver-pipe-1"))
     ctx, _ = context(cfg)
-    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, ["app"])}
+    found = {f.check: f for f in doctor.run(probes(ctx), Arch.RISCV64, ["app"])}
     assert found["cmake"].status.value == status and message in found["cmake"].message
     assert found["ninja"].status is Status.PASS and "ninja 1.13.0" in found["ninja"].message
 
@@ -162,7 +163,7 @@ def test_cmake_version(bare_path: Path, tmp_path: Path, pin: str, cmake_says: st
 def test_qemu_version(bare_path: Path, tmp_path: Path, says: str, status: str) -> None:
     executable(bare_path / "qemu-riscv64-static", version_script(says))
     ctx, _ = context(write_config(tmp_path, {"app": ""}))
-    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, ["app"])}
+    found = {f.check: f for f in doctor.run(probes(ctx), Arch.RISCV64, ["app"])}
     assert found["qemu"].status.value == status
     if status == "FAIL":
         assert "requires >=7.2" in found["qemu"].message
@@ -172,7 +173,7 @@ def test_qemu_version(bare_path: Path, tmp_path: Path, says: str, status: str) -
 def test_a_qemu_that_does_not_run_is_a_finding_not_an_abort(bare_path: Path, tmp_path: Path) -> None:
     executable(bare_path / "qemu-riscv64-static", "#!/bin/sh\necho 'cannot execute' >&2\nexit 1\n")
     ctx, _ = context(write_config(tmp_path, {"app": ""}))
-    found = {f.check: f for f in doctor.run(Probes(ctx), Arch.RISCV64, ["app"])}
+    found = {f.check: f for f in doctor.run(probes(ctx), Arch.RISCV64, ["app"])}
     assert found["qemu"].status.value == "FAIL" and "--version failed" in found["qemu"].message
     assert found["cmake"].status.value == "FAIL"  # and every other check still ran
 
@@ -201,13 +202,13 @@ def test_rustup_positive_evidence(bare_path: Path, tmp_path: Path, rustup: str) 
         executable(bare_path / "rustup", script)
     cfg = write_config(tmp_path, {"app": 'rust_options = ["-DUSE_GUIDANCE=ON"]', "plain": ""})
     ctx, _ = context(cfg)
-    probes = Probes(ctx)
+    found_by = probes(ctx)
     only_rust = [c for c in REGISTRY if c.name == "rust-target"]
-    findings = doctor.run(probes, Arch.RISCV64, ["app", "plain"], registry=only_rust)
+    findings = doctor.run(found_by, Arch.RISCV64, ["app", "plain"], registry=only_rust)
     app, plain = findings
     kept = KEPT[rustup]
     # what the build will do with the option ...
-    decision = rules.rust_options_for(probes, "app", Arch.RISCV64)
+    decision = rules.rust_options_for(found_by, "app", Arch.RISCV64)
     assert decision is not None and decision.enabled is kept
     # ... and what preflight says: dropping is loud, with the fix
     if kept:
@@ -224,8 +225,8 @@ def test_rustup_is_asked_once_per_process(bare_path: Path, tmp_path: Path) -> No
     executable(bare_path / "rustup", RUSTUPS["prints-the-triple"])
     cfg = write_config(tmp_path, {"a": 'rust_options = ["-DX=ON"]', "b": 'rust_options = ["-DY=ON"]'})
     ctx, _ = context(cfg)
-    probes = Probes(ctx)
-    doctor.run(probes, Arch.RISCV64, ["a", "b"], registry=[c for c in REGISTRY if c.name == "rust-target"])
+    found_by = probes(ctx)
+    doctor.run(found_by, Arch.RISCV64, ["a", "b"], registry=[c for c in REGISTRY if c.name == "rust-target"])
     assert sum(1 for argv in ctx.runner.commands if argv[0].endswith("/rustup")) == 1
 
 
@@ -248,9 +249,9 @@ def test_rvv_and_xnnpack_with_real_compilers(tmp_path: Path, monkeypatch: pytest
     monkeypatch.delenv("CROSSLANE_LANE_APP_RISCV64", raising=False)
     cfg = write_config(tmp_path, {"app": f'options = {{ xnnpack = "{xnnpack}" }}'}, riscv64_toolchain=toolchain)
     ctx, _ = context(cfg)
-    probes = Probes(ctx)
+    found_by = probes(ctx)
     wanted = [c for c in REGISTRY if c.name in ("compiler", "rvv", "xnnpack")]
-    found = {f.check: f for f in doctor.run(probes, Arch.RISCV64, ["app"], registry=wanted)}
+    found = {f.check: f for f in doctor.run(found_by, Arch.RISCV64, ["app"], registry=wanted)}
     assert found["compiler"].status is Status.PASS
     assert found["rvv"].status.value == rvv
     assert found["xnnpack"].status.value == status
@@ -259,9 +260,9 @@ def test_rvv_and_xnnpack_with_real_compilers(tmp_path: Path, monkeypatch: pytest
     compiler = ctx.compiler("app", Arch.RISCV64)
     if option is None:
         with pytest.raises(MissingPrerequisite, match="XNNPACK requires GCC 14"):
-            crosswire.wire(probes, cfg.components["app"], Arch.RISCV64, compiler, tmp_path)
+            crosswire.wire(found_by, cfg.components["app"], Arch.RISCV64, compiler, tmp_path)
     else:
-        wiring = crosswire.wire(probes, cfg.components["app"], Arch.RISCV64, compiler, tmp_path)
+        wiring = crosswire.wire(found_by, cfg.components["app"], Arch.RISCV64, compiler, tmp_path)
         assert wiring.placeholders == {"option_xnnpack": option}
 
 
@@ -294,7 +295,7 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
     arches[Arch.RISCV64] = dataclasses.replace(arch_cfg, profiles=(*arch_cfg.profiles, bogus))
     ctx, _ = context(dataclasses.replace(cfg, arches=arches))
     only = [c for c in REGISTRY if c.name == "qemu-cpu-profiles"]
-    (finding,) = doctor.run(Probes(ctx), Arch.RISCV64, [], registry=only)
+    (finding,) = doctor.run(probes(ctx), Arch.RISCV64, [], registry=only)
     assert sum(1 for argv in ctx.runner.commands if "-cpu" in argv) == len(arch_cfg.profiles) + 1
     assert finding.status is Status.FAIL
     assert "bogus (rv64,crosslane-no-such-property=true)" in finding.message

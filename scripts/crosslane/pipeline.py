@@ -84,7 +84,7 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
 
 
 def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
-    probes = Probes(ctx)
+    probes = Probes(ctx.runner, ctx.config, ctx.compiler)
     ordered = components_for(ctx, arch, names)
     rows: list[Row] = doctor.gate(ctx, arch, ordered, probes)
     if rows:

@@ -9,17 +9,18 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from crosslane.archs import Arch, info
-from crosslane.config import Profile
-from crosslane.context import Context
+from crosslane.config import Config, Profile
 from crosslane.errors import MissingPrerequisite
 from crosslane.guest import qemu
 from crosslane.host import buildtools, probecache, toolchains
 from crosslane.host.probecache import identity, read_cached, write_cached
+from crosslane.runner import Runner
 
 PROBE_TIMEOUT = 30.0
 VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+)+")
@@ -55,7 +56,12 @@ class RustupListing:
 
 @dataclass
 class Probes:
-    ctx: Context
+    """Takes what it probes with: the runner, the configuration, and how a component's compiler is found (the
+    context's cache of detected compilers, so a compiler is detected once per run)."""
+
+    runner: Runner
+    config: Config
+    find_compiler: Callable[[str, Arch], toolchains.Compiler]
     _tools: dict[str, Tool] = field(default_factory=dict)
     _compilers: dict[tuple[str, Arch], toolchains.Compiler | MissingPrerequisite] = field(default_factory=dict)
     _rvv: dict[str, bool] = field(default_factory=dict)
@@ -73,32 +79,32 @@ class Probes:
         return self._tools[name]
 
     def _versioned(self, name: str, path: str, args: tuple[str, ...], fix: str) -> Tool:
-        output = probecache.version_output(self.ctx.runner, [path, *args])
+        output = probecache.version_output(self.runner, [path, *args])
         if output is None:
             return Tool(name, path, None, f"{path} {' '.join(args)} failed", fix)
         return Tool(name, path, version_from(output))
 
     def buildtools(self) -> buildtools.BuildTools | None:
-        return buildtools.locate(self.ctx.config.tools)
+        return buildtools.locate(self.config.tools)
 
     # -- compilers --------------------------------------------------------------------------------------
 
     def compiler(self, component: str, arch: Arch) -> toolchains.Compiler | MissingPrerequisite:
-        chain = self.ctx.config.toolchain_for(component, arch)
+        chain = self.config.toolchain_for(component, arch)
         key = (chain.name, arch)
         if key not in self._compilers:
             try:
-                self._compilers[key] = self.ctx.compiler(component, arch)
+                self._compilers[key] = self.find_compiler(component, arch)
             except MissingPrerequisite as exc:
                 self._compilers[key] = exc
         return self._compilers[key]
 
     def arch_compiler(self, arch: Arch) -> toolchains.Compiler | MissingPrerequisite:
-        chain = self.ctx.config.toolchains[self.ctx.config.arches[arch].toolchain]
+        chain = self.config.toolchains[self.config.arches[arch].toolchain]
         key = (chain.name, arch)
         if key not in self._compilers:
             try:
-                self._compilers[key] = toolchains.detect(self.ctx.runner, chain, arch)
+                self._compilers[key] = toolchains.detect(self.runner, chain, arch)
             except MissingPrerequisite as exc:
                 self._compilers[key] = exc
         return self._compilers[key]
@@ -114,8 +120,8 @@ class Probes:
             if isinstance(cached, bool):
                 self._rvv[memo] = cached
             else:
-                self._rvv[memo] = toolchains.can_compile_rvv(self.ctx.runner, compiler)
-                if not self.ctx.runner.dry_run:  # a dry run writes nothing, the probe cache included
+                self._rvv[memo] = toolchains.can_compile_rvv(self.runner, compiler)
+                if not self.runner.dry_run:  # a dry run writes nothing, the probe cache included
                     write_cached("rvv", key, self._rvv[memo])
         return self._rvv[memo]
 
@@ -126,12 +132,12 @@ class Probes:
         if name not in self._tools:
             fix = f"invoke setup --arch {arch} (installs qemu-user-static)"
             try:
-                path = qemu.qemu_binary(self.ctx.runner, arch)
+                path = qemu.qemu_binary(self.runner, arch)
             except MissingPrerequisite as exc:
                 self._tools[name] = Tool(name, None, None, exc.message, fix)
             else:
                 try:
-                    self._tools[name] = Tool(name, path, version_from(qemu.version(self.ctx.runner, path)))
+                    self._tools[name] = Tool(name, path, version_from(qemu.version(self.runner, path)))
                 except (MissingPrerequisite, IndexError):
                     self._tools[name] = Tool(name, path, None, f"{path} --version failed", fix)
         return self._tools[name]
@@ -155,12 +161,12 @@ class Probes:
         program = self._cpu_program(arch, compiler, sysroot)
         if isinstance(program, str):
             return CpuProbe(False, program)
-        result = self.ctx.runner.run([qemu_tool.path, "-cpu", profile.cpu, str(program)], probe=True, quiet=True,
+        result = self.runner.run([qemu_tool.path, "-cpu", profile.cpu, str(program)], probe=True, quiet=True,
                                      check=False, timeout=PROBE_TIMEOUT)
         ok = result.ok and CPU_PROBE_TEXT in result.output
         detail = "accepted" if ok else (result.tail(2).strip() or f"exit {result.returncode}")
         probe = CpuProbe(ok, detail)
-        if not result.timed_out and not self.ctx.runner.dry_run:
+        if not result.timed_out and not self.runner.dry_run:
             write_cached("qemu-cpu", key, {"ok": ok, "detail": detail})
         self._cpu[memo_key] = probe
         return probe
@@ -175,7 +181,7 @@ class Probes:
         key: dict[str, object] = {"cc": identity(compiler.cc[0]), "compiler": compiler.identity,
                                   "sysroot": str(sysroot), "source": CPU_PROBE_SOURCE}
         program = probecache.cache_file(f"cpu-program-{arch}", key).with_suffix("")
-        if self.ctx.runner.dry_run and not program.is_file():
+        if self.runner.dry_run and not program.is_file():
             if self._scratch is None:
                 self._scratch = tempfile.TemporaryDirectory(prefix="crosslane-dry-probes-")
             program = Path(self._scratch.name) / program.name
@@ -185,7 +191,7 @@ class Probes:
             with tempfile.TemporaryDirectory(prefix="crosslane-cpu-", dir=program.parent) as tmp:
                 source, built = Path(tmp) / "probe.c", Path(tmp) / "probe"
                 source.write_text(CPU_PROBE_SOURCE)
-                result = self.ctx.runner.run(
+                result = self.runner.run(
                     [*compiler.cc, *compiler.target_flags, *compiler.linker_flags, f"--sysroot={sysroot}",
                      "-static", "-O1", str(source), "-o", str(built)],
                     probe=True, quiet=True, check=False, timeout=120)
@@ -206,10 +212,10 @@ class Probes:
 
     def _list_rust_targets(self) -> RustupListing:
         try:
-            path = self.ctx.runner.which("rustup", fix="install rustup")
+            path = self.runner.which("rustup", fix="install rustup")
         except MissingPrerequisite:
             return RustupListing("absent", detail="rustup not found on PATH")
-        result = self.ctx.runner.run([path, "target", "list", "--installed"], probe=True, quiet=True, check=False,
+        result = self.runner.run([path, "target", "list", "--installed"], probe=True, quiet=True, check=False,
                                      timeout=PROBE_TIMEOUT)
         if not result.ok:
             what = "timed out" if result.timed_out else f"exited {result.returncode}"

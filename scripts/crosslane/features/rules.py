@@ -85,7 +85,7 @@ def rust_options(listing: RustupListing, triple: str, options: tuple[str, ...]) 
 
 def xnnpack_for(probes: Probes, component: str, arch: Arch) -> Decision | None:
     """The XNNPACK decision for a component with an xnnpack option (None: it has none)."""
-    requested = probes.ctx.config.components[component].options.get("xnnpack")
+    requested = probes.config.components[component].options.get("xnnpack")
     if requested is None:
         return None
     found = probes.compiler(component, arch)
@@ -97,7 +97,7 @@ def xnnpack_for(probes: Probes, component: str, arch: Arch) -> Decision | None:
 
 def rust_options_for(probes: Probes, component: str, arch: Arch) -> Decision | None:
     """The positive-evidence decision for a component's Rust-dependent options (None: it has none)."""
-    options = probes.ctx.config.components[component].rust_options
+    options = probes.config.components[component].rust_options
     if not options:
         return None
     return rust_options(probes.rustup(), info(arch).rust_target, options)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from crosslane.archs import Arch
+from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.features.probes import Probes
 from crosslane.features.rules import Status
@@ -34,10 +35,10 @@ class Finding:
                 "message": self.message, "fix": self.fix}
 
 
-def subjects(ctx: Context, arch: Arch, components: Sequence[str]) -> list[Subject]:
+def subjects(config: Config, arch: Arch, components: Sequence[str], *, orchestrated: bool) -> list[Subject]:
     """The arch subject, then one per component with its lane. When every lane is off, the arch subject
     carries that (a lane switched off must never turn the build red through an arch-wide check)."""
-    lane_states = [lanes.resolve(ctx.config, name, arch, orchestrated=ctx.orchestrated) for name in components]
+    lane_states = [lanes.resolve(config, name, arch, orchestrated=orchestrated) for name in components]
     arch_subject = Subject(arch)
     if lane_states and not any(state.enabled for state in lane_states):
         arch_subject = Subject(arch, None, lane_states[0])
@@ -57,11 +58,11 @@ def evaluate(check: Check, probes: Probes, subject: Subject) -> Outcome:
     return check.probe(probes, subject)
 
 
-def run(probes: Probes, arch: Arch, components: Sequence[str], *,
+def run(probes: Probes, arch: Arch, components: Sequence[str], *, orchestrated: bool = False,
         for_build: bool = False, registry: Sequence[Check] = REGISTRY) -> list[Finding]:
     """One finding per (check, subject): arch checks once, component checks once per component."""
     findings = []
-    all_subjects = subjects(probes.ctx, arch, components)
+    all_subjects = subjects(probes.config, arch, components, orchestrated=orchestrated)
     for check in registry:
         if for_build and not check.gates_build:
             continue
@@ -106,14 +107,14 @@ def rows(findings: Sequence[Finding]) -> list[Row]:
 
 def command(ctx: Context, arch: Arch, components: Sequence[str], *, as_json: bool = False) -> list[Row]:
     """`invoke preflight`: print every finding (or JSON with one record per check) on stdout."""
-    findings = run(Probes(ctx), arch, components)
+    findings = run(Probes(ctx.runner, ctx.config, ctx.compiler), arch, components, orchestrated=ctx.orchestrated)
     print(to_json(findings) if as_json else render(findings))
     return rows(findings)
 
 
 def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes) -> list[Row]:
     """The build's preflight: quiet when all is well; the FAIL rows (build stops) otherwise."""
-    findings = run(probes, arch, components, for_build=True)
+    findings = run(probes, arch, components, orchestrated=ctx.orchestrated, for_build=True)
     for finding in findings:
         if finding.status in (Status.NOTICE, Status.WARN):
             say = ctx.log.notice if finding.status is Status.NOTICE else ctx.log.warn

@@ -172,7 +172,8 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     emulator = qemu.target_command(ctx.runner, ctx.build_root, root, profile)
     toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake"
     toolchain_text = cmake_toolchain.render(compiler, root.path, emulator, ctx.runner.find("ccache"))
-    wiring = crosswire.wire(probes or Probes(ctx), component, arch, compiler, root.path)
+    probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
+    wiring = crosswire.wire(probes, component, arch, compiler, root.path)
     values = template_values(ctx, arch, component) | dict(wiring.placeholders) | {
         "source": str(source), "hostenv": host_pythons(ctx, component)}
     args = expand(component, arch, values) + wiring.cmake_args

@@ -37,7 +37,7 @@ def rvv(probes: Probes, subject: Subject) -> Outcome:
 
 def xnnpack_applies(probes: Probes, subject: Subject) -> str | None:
     assert subject.component is not None
-    if "xnnpack" not in probes.ctx.config.components[subject.component].options:
+    if "xnnpack" not in probes.config.components[subject.component].options:
         return f"{subject.component} has no xnnpack option"
     if _compiler(probes, subject) is None:
         return "no compiler (see the compiler check)"
@@ -53,7 +53,7 @@ def xnnpack(probes: Probes, subject: Subject) -> Outcome:
 
 def rust_applies(probes: Probes, subject: Subject) -> str | None:
     assert subject.component is not None
-    if not probes.ctx.config.components[subject.component].rust_options:
+    if not probes.config.components[subject.component].rust_options:
         return f"{subject.component} has no Rust-dependent option (rust_options): nothing to decide"
     return None
 

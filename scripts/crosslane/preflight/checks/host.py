@@ -45,7 +45,7 @@ def ninja(probes: Probes, subject: Subject) -> Outcome:
 
 
 def _buildtool(probes: Probes, subject: Subject, kind: str) -> Outcome:
-    tools = probes.ctx.config.tools
+    tools = probes.config.tools
     pinned = tools.cmake if kind == "cmake" else tools.ninja
     fix = setup_fix(subject.arch)
     found = probes.buildtools()
@@ -58,7 +58,7 @@ def _buildtool(probes: Probes, subject: Subject, kind: str) -> Outcome:
 def compiler(probes: Probes, subject: Subject) -> Outcome:
     assert subject.component is not None
     found = probes.compiler(subject.component, subject.arch)
-    chain = probes.ctx.config.toolchain_for(subject.component, subject.arch)
+    chain = probes.config.toolchain_for(subject.component, subject.arch)
     if isinstance(found, MissingPrerequisite):
         return Outcome(Status.FAIL, found.message, found.fix or setup_fix(subject.arch))
     if chain.version is not None and not _meets(found.version, SpecifierSet(f"=={chain.version}.*")):
@@ -72,7 +72,7 @@ def qemu(probes: Probes, subject: Subject) -> Outcome:
 
 
 def cpu_profiles_apply(probes: Probes, subject: Subject) -> str | None:
-    if find_sysroot(probes.ctx.config.sysroot, subject.arch) is None:
+    if find_sysroot(probes.config.sysroot, subject.arch) is None:
         return f"needs the {subject.arch} sysroot for its probe program (see the sysroot check)"
     if probes.qemu(subject.arch).path is None:
         return "needs qemu (see the qemu check)"
@@ -81,9 +81,9 @@ def cpu_profiles_apply(probes: Probes, subject: Subject) -> str | None:
 
 def cpu_profiles(probes: Probes, subject: Subject) -> Outcome:
     arch = subject.arch
-    root = find_sysroot(probes.ctx.config.sysroot, arch)
+    root = find_sysroot(probes.config.sysroot, arch)
     assert root is not None
-    profiles = probes.ctx.config.arches[arch].profiles
+    profiles = probes.config.arches[arch].profiles
     results = {p.name: probes.cpu_profile(arch, p, root.path) for p in profiles}
     rejected = [f"{p.name} ({p.cpu}): {results[p.name].detail}" for p in profiles if not results[p.name].ok]
     version = probes.qemu(arch).version or "?"

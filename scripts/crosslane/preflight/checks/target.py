@@ -13,7 +13,7 @@ from crosslane.preflight.checks.base import Outcome, Subject
 
 def sysroot_present(probes: Probes, subject: Subject) -> Outcome:
     arch = subject.arch
-    spec = probes.ctx.config.sysroot
+    spec = probes.config.sysroot
     found = sysroot.find(spec, arch)
     fix = f"invoke sysroot --arch {arch}"
     if found is not None:
@@ -28,14 +28,14 @@ def sysroot_present(probes: Probes, subject: Subject) -> Outcome:
 
 
 def python_applies(probes: Probes, subject: Subject) -> str | None:
-    if sysroot.find(probes.ctx.config.sysroot, subject.arch) is None:
+    if sysroot.find(probes.config.sysroot, subject.arch) is None:
         return f"needs the {subject.arch} sysroot (see the sysroot check)"
     return None
 
 
 def python_dev(probes: Probes, subject: Subject) -> Outcome:
     arch = subject.arch
-    found = sysroot.find(probes.ctx.config.sysroot, arch)
+    found = sysroot.find(probes.config.sysroot, arch)
     assert found is not None
     try:
         python = cpython.locate(found.path, arch)
