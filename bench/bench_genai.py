@@ -74,7 +74,7 @@ def rates(arch: str) -> dict[str, float]:
     for row in rows:
         match = RATE.search(row["reason"])
         if match and row["component"] == COMPONENT and row["arch"] == arch:
-            found[row["step"]] = float(match.group(1))
+            found[f"{row['subject']}@{row['profile']}"] = float(match.group(1))
     return found
 
 

@@ -28,7 +28,7 @@ ARCH = Arch.RISCV64
 
 def build(cfg: Config, force: bool = False) -> str:
     rows = pipeline.build_components(Context(cfg, Runner(Log(io.StringIO()))), ARCH, ["canary"], force=force)
-    [row] = [r for r in rows if r.step == "build"]
+    [row] = [r for r in rows if r.label == "build"]
     assert row.verdict is Verdict.PASS, rows
     return row.reason
 

@@ -29,7 +29,7 @@ BUILD_STEPS = ("-S", "--build", "--install")
 
 
 def build_rows(rows: list[Row]) -> list[Row]:
-    return [r for r in rows if r.step == "build"]
+    return [r for r in rows if r.label == "build"]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def test_artifacts_are_for_the_target(built: Path, arch: Arch) -> None:
 
 def test_riscv64_every_profile_passes(built: Path, cfg: Config) -> None:
     rows = pipeline.smoke_components(context(cfg), Arch.RISCV64, ["canary"])
-    steps = {r.step: r for r in rows}
+    steps = {r.label: r for r in rows}
     for profile in ("novector", "rvv128", "rvv256", "rvv512"):
         for kind in ("cli", "python-import"):
             row = steps[f"{kind}@{profile}"]
@@ -81,12 +81,12 @@ def test_scalar_only_build_fails_on_vector_profiles(built: Path, cfg: Config, tm
     got = pipeline.build_components(ctx, Arch.AMD64, ["canary"])
     assert [r.verdict for r in build_rows(got)] == [Verdict.PASS], got
     refused = pipeline.build_components(ctx, Arch.RISCV64, ["canary"])
-    assert [(r.step, r.verdict) for r in refused] == [("preflight:rvv", Verdict.FAIL)]
+    assert [(r.label, r.verdict) for r in refused] == [("preflight:rvv", Verdict.FAIL)]
     # Past the preflight on purpose: the smoke must still catch what the preflight predicted.
     from crosslane.recipes import cmake
 
     assert cmake.execute(ctx, cmake.plan(ctx, canary, Arch.RISCV64)).verdict is Verdict.PASS
-    rows = {r.step: r for r in pipeline.smoke_components(ctx, Arch.RISCV64, ["canary"], "rvv256")}
+    rows = {r.label: r for r in pipeline.smoke_components(ctx, Arch.RISCV64, ["canary"], "rvv256")}
     assert rows["cli@rvv256"].verdict is Verdict.FAIL
     assert "silent scalar fallback" in rows["cli@rvv256"].reason
     assert rows["python-import@rvv256"].verdict is Verdict.FAIL
@@ -121,7 +121,7 @@ def test_source_change_rebuilds_and_dry_run_prints(built: Path, cfg: Config, tmp
     real = context(cfg, sources={"canary": tree})
     (tree / "src" / "cli.c").write_text((tree / "src" / "cli.c").read_text() + "\n/* changed */\n")
     rows = pipeline.build_components(real, Arch.ARM64, ["canary"])
-    assert ("source", Verdict.PASS, f"local, unverified: {tree}") in [(r.step, r.verdict, r.reason) for r in rows]
+    assert ("source", Verdict.PASS, f"local, unverified: {tree}") in [(r.label, r.verdict, r.reason) for r in rows]
     rows = build_rows(rows)
     assert (rows[0].verdict, rows[0].reason) == (Verdict.PASS, "built")
 
@@ -142,7 +142,7 @@ def test_build_gates_catch_a_foreign_binary(built: Path, cfg: Config, tmp_path: 
     ctx = context(cfg)
     install = tmp_path / "install"
     shutil.copytree(cmake.plan(ctx, cfg.components["canary"], Arch.RISCV64).install_dir, install, symlinks=True)
-    assert [r.step for r in pipeline.gate_install(ctx, "canary", Arch.RISCV64, [install])] == ["gates"]
+    assert [r.label for r in pipeline.gate_install(ctx, "canary", Arch.RISCV64, [install])] == ["gates"]
     shutil.copy(built / "amd64/canary/install/bin/canary-cli", install / "bin/canary-cli")
     rows = pipeline.gate_install(ctx, "canary", Arch.RISCV64, [install])
     assert any(r.verdict is Verdict.FAIL and "bin/canary-cli: x86-64, expected RISC-V" in r.reason for r in rows), rows

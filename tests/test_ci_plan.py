@@ -21,7 +21,7 @@ from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import ConfigError, UsageError
 from crosslane.log import Log
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Runner
 
 
@@ -67,7 +67,7 @@ def test_pack_then_unpack_restores_the_component(cfg: Config, tmp_path: Path,
     import shutil
     shutil.rmtree(folder)
     rows = artifacts.unpack(ctx, packed)
-    assert rows[0].step == "unpack" and (folder / "install/lib/libx.so").read_bytes() == b"\x7fELF x"
+    assert rows[0].label == "unpack" and (folder / "install/lib/libx.so").read_bytes() == b"\x7fELF x"
     assert (folder / "install/lib/libx.so.1").is_symlink() and (folder / ".crosslane-stamp.json").is_file()
     assert not (folder / "install/sysroot-include").exists()
 
@@ -96,8 +96,8 @@ def test_unpack_refuses_what_is_not_a_pack(cfg: Config, tmp_path: Path, monkeypa
 def test_reports_merge_into_json_and_markdown(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(repo)
-    one = [Row("canary", "riscv64", "build", Verdict.PASS, "built", stage=Stage.BUILD)]
-    two = [Row("canary", "riscv64", "cli@rvv128", Verdict.FAIL, "no sentinel", stage=Stage.SMOKE,
+    one = [Row("canary", "riscv64", Check.BUILD, Verdict.PASS, "built")]
+    two = [Row("canary", "riscv64", Check.SMOKE, Verdict.FAIL, "no sentinel", subject="cli",
                profile="rvv128"), *one]
     report.write_json(one, tmp_path / "in" / "build-riscv64-canary" / "build.json")
     report.write_json(two, tmp_path / "in" / "smoke-riscv64-rvv128" / "smoke.json")
@@ -201,5 +201,5 @@ def test_the_build_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_pa
     assert f"crosslane-pack/{arch}/{component}/.crosslane-stamp.json" in names
     assert any(name.startswith(f"crosslane-pack/{arch}/{component}/install/") for name in names)
     rows = json.loads((clone / "build" / "reports" / f"build-{arch}-{component}.json").read_text())
-    steps = {(row["component"], row["step"]): row["verdict"] for row in rows}
+    steps = {(row["component"], row["check"]): row["verdict"] for row in rows}
     assert steps[(component, "build")] == "PASS" and "FAIL" not in steps.values(), rows

@@ -52,6 +52,6 @@ def test_an_external_project_host_tool_is_compiled_through_ccache(cfg: Config, s
                                     smoke=None)
     cfg = dataclasses.replace(cfg, components=MappingProxyType({**cfg.components, "canary": component}))
     rows = pipeline.build_components(Context(cfg, Runner(Log(io.StringIO()))), Arch.RISCV64, ["canary"])
-    assert [r.verdict for r in rows if r.step == "build"] == [Verdict.PASS], rows
+    assert [r.verdict for r in rows if r.label == "build"] == [Verdict.PASS], rows
     stats = tmp_path / "build" / "riscv64" / "canary" / "ccache-stats.log"
     assert "hosttool_main.c" in stats.read_text() and "outer.c" in stats.read_text()

@@ -111,7 +111,7 @@ def test_the_wheel_is_the_targets_and_its_dependency_came_from_crosslane(project
     rows = pipeline.build_components(Context(project, Runner(Log(io.StringIO()))), Arch.RISCV64, ["pyfix"])
     failed = [r for r in rows if r.verdict is Verdict.FAIL]
     assert not failed, failed
-    steps = {r.step: r for r in rows}
+    steps = {r.label: r for r in rows}
     assert steps["source:helper"].verdict is Verdict.PASS and "(fetched)" in steps["source:helper"].reason
     assert steps["gates"].verdict is Verdict.PASS
     wheels = sorted((tmp_path / "build/riscv64/pyfix/install/dist").glob("*.whl"))

@@ -56,12 +56,12 @@ def test_cpuinfo_builds_and_passes_isa_info_on_every_profile(cfg: Config, sysroo
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     ctx = Context(cfg, Runner(Log()))
     built = pipeline.build_components(ctx, arch, ["cpuinfo"])
-    assert [r.step for r in built] == ["source", "build", "gates"]
+    assert [r.label for r in built] == ["source", "build", "gates"]
     assert all(r.verdict.value == "PASS" for r in built), built
     rows = pipeline.smoke_components(ctx, arch, ["cpuinfo"])
     assert len(rows) == len(cfg.arches[arch].profiles)
     assert all(r.verdict.value == "PASS" for r in rows), rows
     if arch is Arch.RISCV64:
-        reasons = {r.step: r.reason for r in rows}
+        reasons = {r.label: r.reason for r in rows}
         assert reasons["isa-info@novector"].endswith("Vector: no")
         assert reasons["isa-info@rvv256"].endswith("Vector: yes")

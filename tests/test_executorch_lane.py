@@ -37,6 +37,6 @@ def test_the_portable_runner_passes_the_default_cases(cfg: Config, sysroots: dic
     assert runner.read_bytes()[:4] == b"\x7fELF"
     monkeypatch.delenv(pinned.OFFLINE_ENV)  # the host venv and exports may need PyPI once
     smoked = pipeline.smoke_components(ctx, Arch.RISCV64, [COMPONENT])
-    runs = [r for r in smoked if "@" in r.step]
+    runs = [r for r in smoked if "@" in r.label]
     assert runs and all(r.verdict is Verdict.PASS for r in runs), smoked
-    assert any(r.step == "add-portable@novector" and "Test_result: PASS" in r.reason for r in runs)
+    assert any(r.label == "add-portable@novector" and "Test_result: PASS" in r.reason for r in runs)

@@ -71,7 +71,7 @@ def test_every_verdict_path_through_qemu(ctx: Context, tmp_path: Path, monkeypat
     stale = ctx.component_dir(Arch.RISCV64, COMPONENT) / "etdump" / "add-xnnpack@rvv256.etdump"
     stale.parent.mkdir(parents=True, exist_ok=True)
     stale.write_bytes(b"an earlier run's etdump")
-    rows = {r.step: r for r in executorch.run(ctx, Arch.RISCV64, COMPONENT, profiles)}
+    rows = {r.label: r for r in executorch.run(ctx, Arch.RISCV64, COMPONENT, profiles)}
     # the matrix's XNNPACK cases, the exempt models as SKIP rows naming their reason
     assert rows["yolo26-xnnpack"].verdict is Verdict.SKIP and "trained weights" in rows["yolo26-xnnpack"].reason
     assert "yolo26-xnnpack-q8" not in rows  # upstream's exclusion

@@ -48,7 +48,7 @@ def built(cfg: Config, sysroots: dict[Arch, Path], session_build_dir: Path,
     mp.undo()
     failed = [r for r in rows if r.verdict is Verdict.FAIL]
     assert not failed, failed
-    assert any(r.step == "gates" and r.verdict is Verdict.PASS for r in rows if r.component == COMPONENT), rows
+    assert any(r.label == "gates" and r.verdict is Verdict.PASS for r in rows if r.component == COMPONENT), rows
     return ctx, session_build_dir / "riscv64" / COMPONENT
 
 
@@ -82,7 +82,7 @@ def test_every_tier_passes_under_qemu(built: tuple[Context, Path], monkeypatch: 
     ctx, _ = built
     monkeypatch.delenv("GENAI_MODEL_DIR", raising=False)
     rows = pipeline.smoke_components(ctx, Arch.RISCV64, [COMPONENT], "rvv128")
-    steps = {r.step: r for r in rows}
+    steps = {r.label: r for r in rows}
     assert steps["install"].verdict is Verdict.PASS, rows
     reason = steps["genai@rvv128"].reason
     assert steps["genai@rvv128"].verdict is Verdict.PASS and "version=0.15.2" in reason, rows

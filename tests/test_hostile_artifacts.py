@@ -32,7 +32,7 @@ def make_wheel(path: Path, members: dict[str, bytes], record: str | None = None)
 
 
 def rows_of(wheel: Path) -> dict[str, tuple[Verdict, str]]:
-    return {r.step: (r.verdict, r.reason) for r in wheel_gate.verify_wheel(wheel, Arch.RISCV64)}
+    return {r.subject: (r.verdict, r.reason) for r in wheel_gate.verify_wheel(wheel, Arch.RISCV64)}
 
 
 def test_many_small_zero_members_are_a_bomb_in_all(tmp_path: Path) -> None:

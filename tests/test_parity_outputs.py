@@ -53,7 +53,7 @@ def test_compare_rows_and_table() -> None:
     assert notes[("rvv512", "add")][0] is False
     assert notes[("rvv512", "mlp")] == (False, "missing from this run")
     assert notes[("rvv512", "extra")] == (False, "output not declared (no tolerance stated)")
-    verdicts = {r.step: r.verdict for r in rows("onnxruntime", comparisons)}
+    verdicts = {r.label: r.verdict for r in rows("onnxruntime", comparisons)}
     assert verdicts == {"parity@rvv128": Verdict.PASS, "parity@rvv512": Verdict.FAIL}
     text = table(comparisons, control)
     assert text.splitlines()[0].split() == ["run", "output", "tolerance", "vs", "control", "verdict", "note"]

@@ -86,13 +86,13 @@ def test_distribution_not_installed_is_skip(ctx: Context, tmp_path: Path) -> Non
 def test_ort_smoke_matches_the_amd64_control(ctx: Context, arch: Arch) -> None:
     for each in (arch, Arch.AMD64):
         built = pipeline.build_components(ctx, each, ["onnxruntime"])
-        assert [(r.step, r.verdict) for r in built] == [("build", Verdict.PASS)], built
+        assert [(r.label, r.verdict) for r in built] == [("build", Verdict.PASS)], built
     rows = pipeline.smoke_components(ctx, arch, ["onnxruntime"])
     profiles = [p.name for p in ctx.config.arches[arch].profiles]
-    assert {r.step for r in rows if r.arch == arch.value} == {f"{kind}@{p}" for p in profiles
+    assert {r.label for r in rows if r.arch == arch.value} == {f"{kind}@{p}" for p in profiles
                                                               for kind in ("ort", "parity")}
     assert all(r.verdict is Verdict.PASS for r in rows), [r for r in rows if r.verdict is not Verdict.PASS]
-    assert all("add: 6 values identical" in r.reason for r in rows if r.step.startswith("parity@"))
+    assert all("add: 6 values identical" in r.reason for r in rows if r.label.startswith("parity@"))
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_the_aarch64_wheel_on_riscv64_fails_never_skips(ctx: Context, genai_whee
     rows = pipeline.smoke_components(target_site.given(ctx, [str(genai_wheel)]), Arch.RISCV64,
                                      ["onnxruntime-genai"])
     ctx.wheels.clear()
-    steps = {r.step: r for r in rows}
+    steps = {r.label: r for r in rows}
     assert steps["install"].verdict is Verdict.FAIL and "is not built for riscv64" in steps["install"].reason
     for profile in ctx.config.arches[Arch.RISCV64].profiles:
         row = steps[f"genai@{profile.name}"]

@@ -20,7 +20,7 @@ from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.guest import sysroot
 from crosslane.host import buildtools
 from crosslane.log import Log, Progress
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Runner
 from crosslane.smokes.payloads import canary_payload
 from crosslane.smokes.payloads import path as payload_path
@@ -30,17 +30,17 @@ def test_run_prints_summary_and_json(tmp_path: Path, capsys: pytest.CaptureFixtu
                                      monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    rows = [Row("canary", "riscv64", "cli@rvv128", Verdict.PASS, "fine", stage=Stage.SMOKE)]
+    rows = [Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "fine", subject="cli", profile="rvv128")]
     code = commands.run(lambda ctx: rows, json_path=str(tmp_path / "out.json"),
                         config_path=str(repo / "versions.toml"))
     assert code == 0
     assert "cli@rvv128" in capsys.readouterr().out
-    assert json.loads((tmp_path / "out.json").read_text())[0]["step"] == "cli@rvv128"
+    assert json.loads((tmp_path / "out.json").read_text())[0]["subject"] == "cli"
     assert "| canary | riscv64 | cli@rvv128 | PASS | fine |" in summary.read_text()
 
 
 def test_run_fails_on_a_fail_row(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
-    code = commands.run(lambda ctx: [Row("c", "a", "s", Verdict.FAIL, "x", stage=Stage.SMOKE)],
+    code = commands.run(lambda ctx: [Row("c", "a", Check.SMOKE, Verdict.FAIL, "x", subject="s")],
                         config_path=str(repo / "versions.toml"))
     assert code == 1
     assert "crosslane: error: 1 of 1 checks failed" in capsys.readouterr().err
@@ -167,7 +167,7 @@ def test_bad_keyring(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_unwritable_places_are_one_line_exit_3(repo: Path, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = [Row("canary", "riscv64", "build", Verdict.PASS, "ok", stage=Stage.BUILD)]
+    rows = [Row("canary", "riscv64", Check.BUILD, Verdict.PASS, "ok")]
     code = commands.run(lambda ctx: rows, json_path="/proc/crosslane-no/x.json",
                         config_path=str(repo / "versions.toml"))
     err = capsys.readouterr().err

@@ -85,7 +85,7 @@ def test_build_stops_on_failure_before_building(bare_path: Path, tmp_path: Path)
     ctx, log = context(cfg)
     rows = pipeline.build_components(ctx, Arch.RISCV64, ["app"])
     assert rows and all(r.verdict is Verdict.FAIL for r in rows)
-    assert {r.step for r in rows} == {"preflight:cmake", "preflight:ninja", "preflight:qemu", "preflight:sysroot",
+    assert {r.label for r in rows} == {"preflight:cmake", "preflight:ninja", "preflight:qemu", "preflight:sysroot",
                                       "preflight:compiler"}
     assert "nothing was built" in log.getvalue()
     assert not (tmp_path / "build").exists()

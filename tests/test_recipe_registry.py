@@ -16,7 +16,7 @@ from crosslane.log import Log
 from crosslane.preflight import doctor
 from crosslane.recipes import Built
 from crosslane.registry import RECIPES
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Runner
 from crosslane_helpers import versions_header
 
@@ -28,8 +28,8 @@ class TinyRecipe:
         install = ctx.component_dir(arch, component.name) / "install"
         install.mkdir(parents=True, exist_ok=True)
         (install / "made-by-tiny.txt").write_text(f"{component.name} {arch}\n")
-        return Built(build=Row(component.name, arch.value, "build", Verdict.PASS, "tiny", stage=Stage.BUILD),
-                     before=(Row(component.name, arch.value, "source", Verdict.PASS, "none", stage=Stage.SOURCE),))
+        return Built(build=Row(component.name, arch.value, Check.BUILD, Verdict.PASS, "tiny"),
+                     before=(Row(component.name, arch.value, Check.SOURCE, Verdict.PASS, "none"),))
 
 
 RECIPE = TinyRecipe()
@@ -61,5 +61,5 @@ def test_a_registered_recipe_runs_through_the_pipeline(tmp_path: Path, monkeypat
     # The doctor probes real tools; what is under test here is the dispatch, not the host.
     monkeypatch.setattr(doctor, "gate", lambda *args, **kwargs: [])
     rows = pipeline.build_components(Context(cfg, Runner(Log())), Arch.RISCV64, ["tiny"])
-    assert [(r.stage, r.reason) for r in rows] == [(Stage.SOURCE, "none"), (Stage.BUILD, "tiny")]
+    assert [(r.check, r.reason) for r in rows] == [(Check.SOURCE, "none"), (Check.BUILD, "tiny")]
     assert (tmp_path / "build" / "riscv64" / "tiny" / "install" / "made-by-tiny.txt").read_text() == "tiny riscv64\n"

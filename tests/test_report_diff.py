@@ -28,7 +28,7 @@ ARCH = Arch.RISCV64
 def report_of(cfg: Config) -> dict[str, object]:
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     rows = pipeline.build_components(ctx, ARCH, ["canary"])
-    assert [r.verdict for r in rows if r.step == "build"] == [Verdict.PASS], rows
+    assert [r.verdict for r in rows if r.label == "build"] == [Verdict.PASS], rows
     data: dict[str, object] = json.loads(buildreport.write(ctx, ARCH, {ARCH: ("canary",)}, rows).read_text())
     return data
 
@@ -54,18 +54,18 @@ def test_a_changed_pin_is_exactly_what_the_diff_shows(cfg: Config, sysroots: dic
 
 
 def test_each_kind_of_change_is_one_line() -> None:
-    old = {"schema": 1, "tools": {"cmake": "3.31.6"},
+    old = {"schema": 2, "tools": {"cmake": "3.31.6"},
            "sysroots": {"riscv64": {"versions": {"libc6": "2.42-1", "python3.14": "3.14.0-1"}}},
            "components": [{"component": "c", "arch": "riscv64", "source": "git:u@a", "seconds": 100.0, "outputs": 9,
                            "bytes": 1000}, {"component": "slow", "arch": "riscv64", "seconds": 100.0},
                           {"component": "gone", "arch": "arm64"}],
-           "rows": [{"component": "c", "arch": "riscv64", "step": "smoke@rvv128", "verdict": "PASS"}]}
-    new = {"schema": 1, "tools": {"cmake": "3.31.7"},
+           "rows": [{"component": "c", "arch": "riscv64", "check": "smoke", "profile": "rvv128", "verdict": "PASS"}]}
+    new = {"schema": 2, "tools": {"cmake": "3.31.7"},
            "sysroots": {"riscv64": {"versions": {"libc6": "2.43-1", "python3.14": "3.14.0-1"}}},
            "components": [{"component": "c", "arch": "riscv64", "source": "git:u@b", "seconds": 110.0, "outputs": 12,
                            "bytes": 1500}, {"component": "slow", "arch": "riscv64", "seconds": 200.0},
                           {"component": "new", "arch": "amd64"}],
-           "rows": [{"component": "c", "arch": "riscv64", "step": "smoke@rvv128", "verdict": "FAIL"}]}
+           "rows": [{"component": "c", "arch": "riscv64", "check": "smoke", "profile": "rvv128", "verdict": "FAIL"}]}
     assert reportdiff.diff(old, new) == [
         'tools: {"cmake": "3.31.6"} → {"cmake": "3.31.7"}',
         "sysroot riscv64 libc6: 2.42-1 → 2.43-1",
@@ -82,13 +82,16 @@ def test_each_kind_of_change_is_one_line() -> None:
 
 def test_another_schema_or_shape_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "r.json").write_text(json.dumps({"schema": 99}))
-    with pytest.raises(UsageError, match="report schema 99, this crosslane reads schema 1"):
+    with pytest.raises(UsageError, match="report schema 99, this crosslane reads schema 2"):
         reportdiff.load(tmp_path / "r.json")
     (tmp_path / "rows.json").write_text("[]")
     with pytest.raises(UsageError, match="a --json row list, not a build report"):
         reportdiff.load(tmp_path / "rows.json")
-    for hostile in ({"sysroots": {"riscv64": "x"}}, {"sysroots": {"riscv64": {"versions": [1]}}}, {"rows": {"x": 1}}):
-        (tmp_path / "odd.json").write_text(json.dumps({"schema": 1, **hostile}))
+    unknown_check = {"component": "c", "arch": "riscv64", "check": "gate:elf-arch", "verdict": "PASS"}
+    step_string = {"component": "c", "arch": "riscv64", "step": "gate:elf-arch", "verdict": "PASS"}
+    for hostile in ({"sysroots": {"riscv64": "x"}}, {"sysroots": {"riscv64": {"versions": [1]}}}, {"rows": {"x": 1}},
+                    {"rows": [unknown_check]}, {"rows": [step_string]}):
+        (tmp_path / "odd.json").write_text(json.dumps({"schema": 2, **hostile}))
         assert commands.diff_reports(tmp_path / "odd.json", tmp_path / "odd.json") == UsageError.exit_code
     (tmp_path / "bad.json").write_text("{")
     assert commands.diff_reports(tmp_path / "bad.json", tmp_path / "r.json") == UsageError.exit_code

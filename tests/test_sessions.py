@@ -16,7 +16,7 @@ from crosslane.config import Config, tomlcompat
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.policy import consistency
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Runner
 
 
@@ -72,7 +72,7 @@ def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str
 
     def build(ctx: Context, arch: Arch, names: tuple[str, ...], **kw: object) -> list[Row]:
         calls.append(("build", arch.value, tuple(names)))
-        return [Row(n, arch.value, "build", Verdict.PASS, "", stage=Stage.BUILD) for n in names]
+        return [Row(n, arch.value, Check.BUILD, Verdict.PASS, "") for n in names]
 
     def smoke(ctx: Context, arch: Arch, names: tuple[str, ...], **kw: object) -> list[Row]:
         calls.append(("smoke", arch.value, tuple(names)))

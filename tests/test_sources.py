@@ -108,7 +108,7 @@ def test_mirrors_are_tried_in_order_and_the_report_names_the_one_that_served(tmp
     prepared = worktree.prepare(ctx, cfg.components["demo"], Arch.AMD64)
     assert (prepared.path / "README").is_file()
     [row] = prepared.rows
-    assert row.step == "source" and archive.as_uri() in row.reason and "from mirror 1, after 1 failed" in row.reason
+    assert row.label == "source" and archive.as_uri() in row.reason and "from mirror 1, after 1 failed" in row.reason
     assert prepared.source_id == f"archive:{archive.as_uri()}#sha256={digest}"
 
 

@@ -12,7 +12,7 @@ from crosslane.archs import ARCHS, Arch, by_elf_machine, ext_suffix, info
 from crosslane.config import Profile
 from crosslane.host.toolchains import Compiler
 from crosslane.recipes import cmake_toolchain
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import canary, sentinel
 
 
@@ -153,8 +153,8 @@ def test_toolchain_file_clang_and_gcc(tmp_path: Path) -> None:
 
 
 def test_report_table_and_json(tmp_path: Path) -> None:
-    rows = [Row("canary", "riscv64", "cli@rvv128", Verdict.PASS, "ok", stage=Stage.SMOKE, profile="rvv128"),
-            Row("c", "a", "s", Verdict.FAIL, "x|y", stage=Stage.GATE)]
+    rows = [Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "ok", subject="cli", profile="rvv128"),
+            Row("c", "a", Check.GATE, Verdict.FAIL, "x|y", subject="s")]
     text = report.table(rows)
     assert text.splitlines()[0].split() == ["component", "arch", "step", "verdict", "reason"]
     assert "cli@rvv128" in text
@@ -162,7 +162,7 @@ def test_report_table_and_json(tmp_path: Path) -> None:
     report.write_json(rows, tmp_path / "r.json")
     written = json.loads((tmp_path / "r.json").read_text())
     assert written[1]["verdict"] == "FAIL"
-    assert (written[0]["stage"], written[0]["profile"]) == ("smoke", "rvv128")
+    assert (written[0]["check"], written[0]["subject"], written[0]["profile"]) == ("smoke", "cli", "rvv128")
     assert [Row.from_dict(d) for d in written] == rows
     assert report.failed(rows) == rows[1:]
 

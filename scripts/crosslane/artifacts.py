@@ -21,7 +21,7 @@ from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import ConfigError, UsageError
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.sources import safe_extract
 
 TOP = "crosslane-pack"
@@ -56,8 +56,8 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
                 continue
             tar.add(path, f"{base}/{path.relative_to(folder)}", recursive=False)
     note = f"; {skipped} links into the sysroot left out (remade on unpack)" if skipped else ""
-    return [Row(component, arch.value, "pack", Verdict.PASS,
-                f"{output} ({output.stat().st_size / 1e6:.1f} MB){note}", stage=Stage.BUILD)]
+    return [Row(component, arch.value, Check.ARTIFACT, Verdict.PASS,
+                f"{output} ({output.stat().st_size / 1e6:.1f} MB){note}", subject="pack")]
 
 
 def unpack(ctx: Context, archive: Path) -> list[Row]:
@@ -78,7 +78,7 @@ def unpack(ctx: Context, archive: Path) -> list[Row]:
         final.mkdir(parents=True, exist_ok=True)
         for entry in (tree / arch.value / component).iterdir():
             shutil.move(str(entry), final / entry.name)
-    rows = [Row(component, arch.value, "unpack", Verdict.PASS, f"{archive.name} → {final}", stage=Stage.BUILD)]
+    rows = [Row(component, arch.value, Check.ARTIFACT, Verdict.PASS, f"{archive.name} → {final}", subject="unpack")]
     if manifest.get("recipe") == "provided":
         rows += pipeline.build_components(ctx, arch, [component], force=True)
     return rows

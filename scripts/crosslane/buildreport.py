@@ -23,9 +23,9 @@ from crosslane.archs import Arch
 from crosslane.config import GitSource
 from crosslane.context import Context
 from crosslane.guest import sysroot as sysroot_mod
-from crosslane.report import Row
+from crosslane.report import Check, Row
 
-SCHEMA = 1
+SCHEMA = 2  # 2: rows carry check, subject, profile and control instead of a step string
 # Sysroot packages whose versions a reader of the report needs (prefix match on the package name).
 KEY_PACKAGES = ("libc6", "libstdc++6", "libgcc-s1", "python3.", "libpython3.", "python3-numpy", "python3-onnxruntime",
                 "libonnxruntime")
@@ -50,7 +50,7 @@ def sysroot_facts(ctx: Context, arch: Arch) -> dict[str, object] | None:
 def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) -> dict[str, object]:
     component = ctx.config.components[name]
     facts: dict[str, object] = {"component": name, "arch": arch.value, "recipe": component.recipe}
-    served = [r.reason for r in rows if r.component == name and r.arch == arch.value and r.step.startswith("source")]
+    served = [r.reason for r in rows if r.component == name and r.arch == arch.value and r.check is Check.SOURCE]
     if served:
         facts["served"] = served
     stamp = stamps.read(ctx.component_dir(arch, name))

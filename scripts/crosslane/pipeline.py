@@ -19,7 +19,7 @@ from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools, hostsetup
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned
 
 
@@ -67,9 +67,8 @@ def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None
         installed = hostsetup.install(ctx.runner, hostsetup.packages_needed(ctx.config, arches, components))
         tools = buildtools.ensure(ctx.runner, ctx.config.tools)
     what = f"installed {' '.join(installed)}" if installed else "all host packages present"
-    return [Row("host", ",".join(arches), "setup", Verdict.PASS,
-                f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}",
-                stage=Stage.SETUP)]
+    return [Row("host", ",".join(arches), Check.SETUP, Verdict.PASS,
+                f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}")]
 
 
 def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
@@ -78,8 +77,7 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
         with ctx.log.group(f"sysroot: {arch} ({ctx.config.sysroot.suite})"):
             found = ctx.ensure_sysroot(arch)
         count = len(found.packages()) if not ctx.runner.dry_run else 0
-        rows.append(Row("sysroot", arch.value, "sysroot", Verdict.PASS, f"{count} packages at {found.path}",
-                        stage=Stage.SYSROOT))
+        rows.append(Row("sysroot", arch.value, Check.SYSROOT, Verdict.PASS, f"{count} packages at {found.path}"))
     return rows
 
 
@@ -152,13 +150,13 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
     found = verify.run(ctx, arch, list(paths), staging)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     if failed:
-        return [Row(name, arch.value, f"gate:{r.step}", r.verdict, f"{r.component}: {r.reason}",
-                    stage=Stage.GATE) for r in failed]
+        return [Row(name, arch.value, Check.GATE, r.verdict, f"{r.component}: {r.reason}",
+                    subject=r.subject) for r in failed]
     checked = {r.component for r in found if r.verdict is Verdict.PASS}
-    floor = next((r.reason for r in found if r.step == "glibc-floor"), "")
-    summary = Row(name, arch.value, "gates", Verdict.PASS,
+    floor = next((r.reason for r in found if r.subject == "glibc-floor"), "")
+    summary = Row(name, arch.value, Check.GATE, Verdict.PASS,
                   f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor"
-                  + (f" ({floor})" if floor else ""), stage=Stage.GATE)
+                  + (f" ({floor})" if floor else ""))
     return [summary, *build_provenance(ctx, name, arch)]
 
 
@@ -172,7 +170,7 @@ def build_provenance(ctx: Context, name: str, arch: Arch) -> list[Row]:
     rows = [provenance.check_cache_var(build, variable, ctx.component_dir(arch, dep) / "install", arch, name)
             for variable, dep in component.provenance.items()]
     rows.append(dataclasses.replace(provenance.check_no_download(build, arch), component=name))
-    return [dataclasses.replace(r, step=f"gate:{r.step}") for r in rows]
+    return rows
 
 
 def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None) -> list[Row]:
@@ -188,8 +186,7 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
             continue
         spec = ctx.config.components[name].smoke
         if spec is None:
-            rows.append(Row(name, arch.value, "smoke", Verdict.SKIP, "no smoke declared in versions.toml",
-                            stage=Stage.SMOKE))
+            rows.append(Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml"))
             continue
         with ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"):
             rows += smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
@@ -237,6 +234,6 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
             if fetched.path.is_dir() else 0
         ctx.log.info(f"[{index}/{len(wanted)}] {cache_name}: {size / 1e6:.1f} MB, {fetched.served_by}")
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS
-        rows.append(Row(owner, arch.value, f"source:{cache_name.partition('+')[2] or 'main'}", verdict,
-                        f"{size / 1e6:.1f} MB; {fetched.served_by}", stage=Stage.SOURCE))
+        rows.append(Row(owner, arch.value, Check.SOURCE, verdict,
+                        f"{size / 1e6:.1f} MB; {fetched.served_by}", subject=cache_name.partition('+')[2] or 'main'))
     return rows

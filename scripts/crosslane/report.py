@@ -11,21 +11,28 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 
-class Stage(enum.StrEnum):
-    """What kind of check a row reports: floors count SMOKE rows, parity compares PARITY rows, and so on."""
+class Check(enum.StrEnum):
+    """What kind of check a row reports: floors count SMOKE rows, parity compares PARITY rows, a failed BUILD is
+    an external command that failed (exit 5). A closed set: code that dispatches on it matches every member."""
 
     SETUP = "setup"
     SYSROOT = "sysroot"
-    SOURCE = "source"
+    SOURCE = "source"  # subject: which source served ("" the component's own; else a dependency's name)
     PATCH = "patch"
     BUILD = "build"
-    GATE = "gate"
+    ARTIFACT = "artifact"  # subject: "pack" or "unpack"
+    GATE = "gate"  # subject: the gate's name; "" for the summary of a component's gates
     INSTALL = "install"
-    SMOKE = "smoke"
+    SMOKE = "smoke"  # subject: what ran (a payload, a case); profile: where
+    PROVENANCE = "provenance"  # subject: the claim ("ort-loaded")
     PARITY = "parity"  # an output compared with the amd64 control's
-    PREFLIGHT = "preflight"
-    POLICY = "policy"  # ARCH-PARITY, consistency
-    FLOOR = "floor"
+    PREFLIGHT = "preflight"  # subject: the check
+    POLICY = "policy"  # subject: "arch-parity" or "consistency"
+    FLOOR = "floor"  # subject: "" the floor itself, "record", "floor-change"
+
+
+# Checks whose label names the subject after the check ("gate:elf-arch"); the others show the subject alone.
+PREFIXED = frozenset({Check.SOURCE, Check.GATE, Check.PREFLIGHT, Check.PROVENANCE})
 
 
 class Verdict(enum.StrEnum):
@@ -36,28 +43,50 @@ class Verdict(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Row:
+    """One verdict. Every field is data: nothing reads a row by parsing its label."""
+
     component: str
     arch: str
-    step: str
+    check: Check
     verdict: Verdict
     reason: str = ""
-    stage: Stage = dataclasses.field(kw_only=True)
+    subject: str = dataclasses.field(default="", kw_only=True)
     profile: str = dataclasses.field(default="", kw_only=True)  # the CPU profile a smoke or parity row ran on
+    control: bool = dataclasses.field(default=False, kw_only=True)  # ran on the amd64 control, for comparison
+
+    @property
+    def label(self) -> str:
+        """The step column of the summary ("gate:elf-arch", "genai@rvv128", "control:ort@x86-64-v2"): display
+        only, derived from the fields."""
+        if self.check is Check.GATE and not self.subject:
+            text = "gates"
+        elif self.check in PREFIXED and self.subject:
+            text = f"{self.check.value}:{self.subject}"
+        else:
+            text = self.subject or self.check.value
+        if self.profile:
+            text = f"{text}@{self.profile}"
+        return f"control:{text}" if self.control else text
 
     @classmethod
     def from_dict(cls, data: object, index: int = 0) -> Row:
         """One entry of a --json report; ValueError names the entry and what is wrong with it."""
-        fields = ("component", "arch", "step", "verdict", "stage")
+        fields = ("component", "arch", "check", "verdict")
         if not isinstance(data, dict) or not all(isinstance(data.get(f), str) for f in fields):
             raise ValueError(f"entry {index} lacks the text fields {', '.join(fields)}")
-        return cls(data["component"], data["arch"], data["step"], Verdict(data["verdict"]),
-                   str(data.get("reason", "")), stage=Stage(data["stage"]), profile=str(data.get("profile", "")))
+        try:
+            check, verdict = Check(data["check"]), Verdict(data["verdict"])
+        except ValueError as exc:
+            raise ValueError(f"entry {index}: {exc}") from None
+        return cls(data["component"], data["arch"], check, verdict, str(data.get("reason", "")),
+                   subject=str(data.get("subject", "")), profile=str(data.get("profile", "")),
+                   control=data.get("control") is True)
 
 
 def table(rows: Iterable[Row]) -> str:
     rows = list(rows)
     header = ("component", "arch", "step", "verdict", "reason")
-    cells = [header] + [(r.component, r.arch, r.step, r.verdict.value, r.reason) for r in rows]
+    cells = [header] + [(r.component, r.arch, r.label, r.verdict.value, r.reason) for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(4)]
     lines = []
     for index, cell in enumerate(cells):
@@ -69,7 +98,7 @@ def table(rows: Iterable[Row]) -> str:
 
 def markdown(rows: Iterable[Row]) -> str:
     lines = ["| component | arch | step | verdict | reason |", "|---|---|---|---|---|"]
-    lines += [f"| {r.component} | {r.arch} | {r.step} | {r.verdict.value} | {r.reason.replace('|', '/')} |"
+    lines += [f"| {r.component} | {r.arch} | {r.label} | {r.verdict.value} | {r.reason.replace('|', '/')} |"
               for r in rows]
     return "\n".join(lines) + "\n"
 
@@ -83,7 +112,7 @@ def append_step_summary(text: str) -> None:
 
 
 def to_json(rows: Iterable[Row]) -> str:
-    return json.dumps([{**asdict(r), "verdict": r.verdict.value, "stage": r.stage.value} for r in rows], indent=1)
+    return json.dumps([{**asdict(r), "verdict": r.verdict.value, "check": r.check.value} for r in rows], indent=1)
 
 
 def failed(rows: Iterable[Row]) -> list[Row]:
@@ -124,11 +153,11 @@ def merge(folder: Path) -> tuple[list[Row], list[Path]]:
 
 
 def counts_markdown(rows: Iterable[Row]) -> str:
-    """Verdicts per stage: the first thing a reviewer reads."""
+    """Verdicts per check: the first thing a reviewer reads."""
     rows = list(rows)
-    stages = sorted({r.stage for r in rows}, key=list(Stage).index)
-    lines = ["| stage | PASS | FAIL | SKIP |", "|---|---|---|---|"]
-    for stage in stages:
-        count = {v: sum(1 for r in rows if r.stage is stage and r.verdict is v) for v in Verdict}
-        lines.append(f"| {stage.value} | {count[Verdict.PASS]} | {count[Verdict.FAIL]} | {count[Verdict.SKIP]} |")
+    checks = sorted({r.check for r in rows}, key=list(Check).index)
+    lines = ["| check | PASS | FAIL | SKIP |", "|---|---|---|---|"]
+    for check in checks:
+        count = {v: sum(1 for r in rows if r.check is check and r.verdict is v) for v in Verdict}
+        lines.append(f"| {check.value} | {count[Verdict.PASS]} | {count[Verdict.FAIL]} | {count[Verdict.SKIP]} |")
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from crosslane.errors import UsageError
+from crosslane.report import Row
 
 # What identifies a component's build inputs in a report (the stamp's inputs) and the figures worth comparing.
 PINS = ("source", "fetchcontent", "patches", "compiler", "cmake", "ninja", "sysroot", "wheel", "cmake_args")
@@ -42,6 +43,7 @@ def load(path: Path) -> dict[str, Any]:
         if not fits:
             raise UsageError(f"{path}: '{key}' is not shaped as schema {SCHEMA} has it",
                              fix="pass a report crosslane wrote, unedited")
+    _rows(data, path)
     return data
 
 
@@ -53,9 +55,13 @@ def _components(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {f"{c.get('component')}@{c.get('arch')}": c for c in data.get("components") or [] if isinstance(c, dict)}
 
 
-def _rows(data: Mapping[str, Any]) -> dict[str, str]:
-    return {f"{r.get('component')} {r.get('arch')} {r.get('step')}": str(r.get("verdict"))
-            for r in data.get("rows") or [] if isinstance(r, dict)}
+def _rows(data: Mapping[str, Any], path: Path | None = None) -> dict[str, str]:
+    """Each row's verdict by what identifies it (component, arch and the fields its label is made of)."""
+    try:
+        rows = [Row.from_dict(entry, index) for index, entry in enumerate(data.get("rows") or [])]
+    except ValueError as exc:
+        raise UsageError(f"{path or 'report'}: rows: {exc}", fix="pass a report crosslane wrote, unedited") from None
+    return {f"{r.component} {r.arch} {r.label}": r.verdict.value for r in rows}
 
 
 def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

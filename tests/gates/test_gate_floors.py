@@ -12,23 +12,23 @@ from crosslane.archs import Arch
 from crosslane.cli import commands, gate_tasks
 from crosslane.errors import ConfigError
 from crosslane.policy import floors
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 
 P, F, S = Verdict.PASS, Verdict.FAIL, Verdict.SKIP
 
 
 def rows() -> list[Row]:
     return [
-        Row("canary", "riscv64", "build", P, stage=Stage.BUILD),
-        Row("canary", "riscv64", "cli@rvv128", P, stage=Stage.SMOKE),
-        Row("canary", "riscv64", "python-import@rvv128", P, stage=Stage.SMOKE),
-        Row("ort", "riscv64", "cli@rvv128", P, stage=Stage.SMOKE),
-        Row("ort", "riscv64", "cli@novector", F, stage=Stage.SMOKE),
-        Row("genai", "riscv64", "smoke", S, "no smoke declared", stage=Stage.SMOKE),
+        Row("canary", "riscv64", Check.BUILD, P),
+        Row("canary", "riscv64", Check.SMOKE, P, subject="cli", profile="rvv128"),
+        Row("canary", "riscv64", Check.SMOKE, P, subject="python-import", profile="rvv128"),
+        Row("ort", "riscv64", Check.SMOKE, P, subject="cli", profile="rvv128"),
+        Row("ort", "riscv64", Check.SMOKE, F, subject="cli", profile="novector"),
+        Row("genai", "riscv64", Check.SMOKE, S, "no smoke declared"),
         # A parity row is not a smoke, whatever its step says: it must not lift genai's count.
-        Row("genai", "riscv64", "parity@rvv256", P, stage=Stage.PARITY),
-        Row("canary", "amd64", "smoke", P, stage=Stage.SMOKE), Row("ort", "amd64", "smoke", P, stage=Stage.SMOKE),
-        Row("broken", "arm64", "build", F, stage=Stage.BUILD),
+        Row("genai", "riscv64", Check.PARITY, P, profile="rvv256"),
+        Row("canary", "amd64", Check.SMOKE, P), Row("ort", "amd64", Check.SMOKE, P),
+        Row("broken", "arm64", Check.BUILD, F),
     ]
 
 
@@ -88,7 +88,7 @@ def test_load_report_round_trip_and_errors(tmp_path: Path) -> None:
         floors.load_report(path)
     with pytest.raises(ConfigError, match="cannot read the report"):
         floors.load_report(tmp_path / "missing.json")
-    path.write_text(json.dumps([{"component": [1], "arch": "riscv64", "step": "smoke", "verdict": "PASS"}]))
+    path.write_text(json.dumps([{"component": [1], "arch": "riscv64", "check": "smoke", "verdict": "PASS"}]))
     with pytest.raises(ConfigError, match="entry 0 lacks the text fields"):
         floors.load_report(path)
 

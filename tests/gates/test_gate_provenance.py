@@ -30,7 +30,7 @@ def build_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def verdicts(build: Path, chain: Path, ort: Path) -> dict[str, tuple[Verdict, str]]:
-    return {r.step: (r.verdict, r.reason) for r in provenance.check(build, chain, ort, Arch.RISCV64)}
+    return {r.subject: (r.verdict, r.reason) for r in provenance.check(build, chain, ort, Arch.RISCV64)}
 
 
 def test_consistent_chain_passes(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ def test_loaded_library_must_be_the_chains(tmp_path: Path) -> None:
 def test_any_cache_variable_can_be_held_to_its_dependency(tmp_path: Path) -> None:
     build, chain, ort = build_tree(tmp_path)
     passed = provenance.check_cache_var(build, "ORT_HOME", ort, Arch.RISCV64, "genai")
-    assert (passed.verdict, passed.step, passed.component) == (Verdict.PASS, "ort-home", "genai")
+    assert (passed.verdict, passed.subject, passed.component) == (Verdict.PASS, "ort-home", "genai")
     elsewhere = provenance.check_cache_var(build, "ORT_HOME", chain / "cpuinfo", Arch.RISCV64)
     assert elsewhere.verdict is Verdict.FAIL and "outside the chain root" in elsewhere.reason
     missing = provenance.check_cache_var(build, "OTHER_HOME", ort, Arch.RISCV64)

@@ -20,7 +20,7 @@ from crosslane.runner import Runner
 
 
 def by_step(rows: list[Row], step: str) -> list[Row]:
-    return [r for r in rows if r.step == step]
+    return [r for r in rows if r.subject == step]
 
 
 @pytest.mark.cross
@@ -71,7 +71,7 @@ def test_extension_suffix_gates_on_real_modules(cross_elfs: dict[str, Path], tmp
     }
     wheel = make_wheel(tmp_path, "demo-1.0-cp313-cp313-linux_riscv64.whl", files)
     rows = wheel_gate.verify_wheel(wheel, Arch.RISCV64)
-    failed = {(r.component, r.step): r.reason for r in rows if r.verdict is Verdict.FAIL}
+    failed = {(r.component, r.subject): r.reason for r in rows if r.verdict is Verdict.FAIL}
     assert set(failed) == {("demo/demo.so", "ext-suffix"), ("demo/demo.cpython-313-x86_64-linux-gnu.so", "elf-arch"),
                            ("demo/demo.cpython-313-x86_64-linux-gnu.so", "ext-suffix")}
     assert "without an EXT_SUFFIX" in failed[("demo/demo.so", "ext-suffix")]

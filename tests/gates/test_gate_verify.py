@@ -28,7 +28,7 @@ def test_each_kind_of_path(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x")
     rows = verify(Arch.RISCV64, [tmp_path / "tree", tmp_path / "empty", tmp_path / "notes.txt",
                                  tmp_path / "missing.whl"], sysroot_path=None, python_version="3.13")
-    got = [(r.component, r.step, r.verdict) for r in rows]
+    got = [(r.component, r.subject, r.verdict) for r in rows]
     assert got == [
         ("lib/libfake.so", "elf-arch", Verdict.FAIL),
         ("lib/libgood.so.1", "elf-arch", Verdict.PASS),

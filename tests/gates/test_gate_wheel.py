@@ -41,7 +41,7 @@ def test_honest_wheel_passes(sandbox: Path) -> None:
                                                    "demo/__init__.py": b""})
     rows = gate.verify_wheel(wheel, Arch.RISCV64)
     assert fails(rows) == []
-    steps = {r.step for r in rows}
+    steps = {r.subject for r in rows}
     assert {"platform-tag", "unpack", "record", "elf-arch", "ext-suffix"} <= steps
 
 
@@ -69,7 +69,7 @@ def test_hostile_wheel_fails_by_name_and_writes_nothing_outside_temp(sandbox: Pa
     before = everything(sandbox)
     rows = gate.verify_wheel(wheel, Arch.RISCV64)
     failed = fails(rows)
-    assert [(r.step, reason in r.reason) for r in failed] == [(step, True)], failed
+    assert [(r.subject, reason in r.reason) for r in failed] == [(step, True)], failed
     assert everything(sandbox) == before, "the gate left files behind"
     assert not Path("/tmp/crosslane-evil.txt").exists()
 
@@ -83,7 +83,7 @@ def test_hostile_wheel_exits_1_without_traceback(sandbox: Path, case: str, repo:
     out, err = capsys.readouterr()
     assert code == 1
     assert "Traceback" not in out + err
-    assert f" {step} " in out and "FAIL" in out
+    assert f" gate:{step} " in out and "FAIL" in out
 
 
 def test_total_size_bound(sandbox: Path) -> None:
@@ -95,7 +95,7 @@ def test_total_size_bound(sandbox: Path) -> None:
 def test_file_missing_from_record_fails(sandbox: Path) -> None:
     wheel = make_wheel(sandbox / "in", GOOD_NAME, {"demo/__init__.py": b""}, raw=[plain_member("demo/extra.py")])
     rows = fails(gate.verify_wheel(wheel, Arch.RISCV64))
-    assert [r.step for r in rows] == ["record"]
+    assert [r.subject for r in rows] == ["record"]
     assert "demo/extra.py: not listed in RECORD" in rows[0].reason
 
 
@@ -103,7 +103,7 @@ def test_not_a_zip_fails_as_corrupt(sandbox: Path) -> None:
     wheel = sandbox / "in" / GOOD_NAME
     wheel.write_bytes(b"PK not really")
     rows = fails(gate.verify_wheel(wheel, Arch.RISCV64))
-    assert [r.step for r in rows] == ["unpack"] and "corrupt zip" in rows[0].reason
+    assert [r.subject for r in rows] == ["unpack"] and "corrupt zip" in rows[0].reason
 
 
 @pytest.mark.parametrize(("platform", "arch", "ok"), [
@@ -125,14 +125,14 @@ def test_python_version_from_tag() -> None:
 def test_invalid_wheel_name_fails(sandbox: Path) -> None:
     wheel = make_wheel(sandbox / "in", "not-a-wheel-name.whl", {"demo/__init__.py": b""})
     rows = fails(gate.verify_wheel(wheel, Arch.RISCV64))
-    assert rows[0].step == "platform-tag" and "invalid wheel name" in rows[0].reason
+    assert rows[0].subject == "platform-tag" and "invalid wheel name" in rows[0].reason
 
 
 def test_extension_without_suffix_fails_only_when_it_is_one(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path, GOOD_NAME, {"demo/_core.abi3.so": RISCV, "demo/libplain.so": RISCV})
     rows = gate.verify_wheel(wheel, Arch.RISCV64)
     assert fails(rows) == []
-    assert [r.reason for r in rows if r.step == "ext-suffix"] == ["stable ABI (.abi3.so)"]
+    assert [r.reason for r in rows if r.subject == "ext-suffix"] == ["stable ABI (.abi3.so)"]
 
 
 def test_require_wheel(tmp_path: Path) -> None:

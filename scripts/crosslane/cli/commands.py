@@ -8,6 +8,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import assert_never
 
 from crosslane import config as config_mod
 from crosslane import report
@@ -16,6 +17,7 @@ from crosslane.context import Context
 from crosslane.errors import CrosslaneError, MissingPrerequisite, StepFailed, UsageError, VerdictFailed
 from crosslane.log import Log
 from crosslane.registry import suggestion
+from crosslane.report import Check
 from crosslane.runner import Runner
 
 Action = Callable[[Context], list[report.Row]]
@@ -75,13 +77,24 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         return 130
     failures = report.failed(rows)
     if failures:
-        # A build step that failed is an external command that failed (exit 5); other failures are verdicts.
-        if any(r.stage is report.Stage.BUILD and r.step == "build" for r in failures):
+        if any(failure_kind(r) is StepFailed for r in failures):
             log.error(StepFailed(f"{len(failures)} of {len(rows)} checks failed, a build among them").one_line())
             return StepFailed.exit_code
         log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())
         return VerdictFailed.exit_code
     return 0
+
+
+def failure_kind(row: report.Row) -> type[StepFailed | VerdictFailed]:
+    """A build that failed is an external command that failed (exit 5); every other failure is a verdict (1)."""
+    match row.check:
+        case Check.BUILD:
+            return StepFailed
+        case (Check.SETUP | Check.SYSROOT | Check.SOURCE | Check.PATCH | Check.ARTIFACT | Check.GATE | Check.INSTALL
+              | Check.SMOKE | Check.PROVENANCE | Check.PARITY | Check.PREFLIGHT | Check.POLICY | Check.FLOOR):
+            return VerdictFailed
+        case _:
+            assert_never(row.check)
 
 
 def diff_reports(old: Path, new: Path, *, debug: bool = False) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from crosslane.archs import Arch, info
 from crosslane.gates import elf
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 
 # .cpython-313-x86_64-linux-gnu.so / .cpython-313t-…; group 1: version digits, 2: "t" or "", 3: multiarch.
 EXT_SUFFIX_RE = re.compile(r"\.cpython-(\d)(\d+)(t?)-([A-Za-z0-9_]+-linux-[A-Za-z0-9_]+)\.so$")
@@ -19,7 +19,7 @@ ABI3_SUFFIX = ".abi3.so"
 
 
 def row(subject: str, arch: Arch, gate: str, verdict: Verdict, reason: str) -> Row:
-    return Row(subject, arch.value, gate, verdict, reason, stage=Stage.GATE)
+    return Row(subject, arch.value, Check.GATE, verdict, reason, subject=gate)
 
 
 def check_elf_arch(found: elf.ElfInfo, subject: str, arch: Arch) -> Row:

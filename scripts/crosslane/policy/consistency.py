@@ -26,7 +26,7 @@ from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config import Config, tomlcompat, version_of
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 
 ALLOWLIST = "consistency-allow.toml"
 SCANNED = (".github/workflows/*.yml", ".github/workflows/*.yaml", "noxfile.py", "README.md", "docs/*.md")
@@ -246,10 +246,10 @@ def session_findings(cfg: Config, root: Path) -> list[Finding]:
 def lint_sessions(cfg: Config, root: Path) -> list[Row]:
     """The noxfile's build-/smoke- sessions against versions.toml (runs `nox -l`)."""
     found = session_findings(cfg, root)
-    rows = [Row(f.file, "all", STEP, Verdict.FAIL, f.message(), stage=Stage.POLICY) for f in found]
+    rows = [Row(f.file, "all", Check.POLICY, Verdict.FAIL, f.message(), subject=STEP) for f in found]
     count = len(expected_sessions(cfg))
-    return rows or [Row("sessions", "all", STEP, Verdict.PASS,
-                        f"noxfile.py has the {count} build-/smoke- sessions versions.toml implies", stage=Stage.POLICY)]
+    return rows or [Row("sessions", "all", Check.POLICY, Verdict.PASS,
+                        f"noxfile.py has the {count} build-/smoke- sessions versions.toml implies", subject=STEP)]
 
 
 def lint(cfg: Config, root: Path) -> list[Row]:
@@ -264,13 +264,13 @@ def lint(cfg: Config, root: Path) -> list[Row]:
             if entry is not None:
                 used.add(entry)
                 continue
-            rows.append(Row(f"{finding.file}:{finding.line}", "all", STEP, Verdict.FAIL, finding.message(),
-                            stage=Stage.POLICY))
-    rows += [Row(ALLOWLIST, "all", STEP, Verdict.FAIL,
-                 f"stale allow entry file={a.file!r} value={a.value!r}: matches nothing; delete it", stage=Stage.POLICY)
+            rows.append(Row(f"{finding.file}:{finding.line}", "all", Check.POLICY, Verdict.FAIL, finding.message(),
+                            subject=STEP))
+    rows += [Row(ALLOWLIST, "all", Check.POLICY, Verdict.FAIL,
+                 f"stale allow entry file={a.file!r} value={a.value!r}: matches nothing; delete it", subject=STEP)
              for a in allow if a not in used]
     if not rows:
-        rows.append(Row("consistency", "all", STEP, Verdict.PASS,
+        rows.append(Row("consistency", "all", Check.POLICY, Verdict.PASS,
                         f"{len(files)} files agree with versions.toml ({', '.join(p.name for p in files)})",
-                        stage=Stage.POLICY))
+                        subject=STEP))
     return rows

@@ -16,16 +16,17 @@ from pathlib import Path
 
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.errors import ConfigError
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 
-STEP = "floor"
+# What a component's smoke reported: its runs, and the claims about what they loaded.
+SMOKE_CHECKS = frozenset({Check.SMOKE, Check.PROVENANCE})
 RUNS_TO_RAISE = 2
 
 
 def passed_counts(rows: Iterable[Row]) -> dict[Arch, int]:
     verdicts: dict[tuple[str, str], list[Verdict]] = {}
     for r in rows:
-        if r.stage is Stage.SMOKE and r.arch in KNOWN_ARCHS:
+        if r.check in SMOKE_CHECKS and r.arch in KNOWN_ARCHS:
             verdicts.setdefault((r.arch, r.component), []).append(r.verdict)
     counts: dict[Arch, int] = {}
     for (arch, _), seen in verdicts.items():
@@ -55,13 +56,11 @@ def check(floors: Mapping[Arch, int], rows: Iterable[Row]) -> list[Row]:
     for arch, floor in sorted(floors.items()):
         count = counts.get(arch, 0)
         if count < floor:
-            result.append(Row("floors", arch.value, STEP, Verdict.FAIL,
+            result.append(Row("floors", arch.value, Check.FLOOR, Verdict.FAIL,
                               f"{count} components passed their smoke, below the floor {floor} "
-                              f"([floors] {arch} = {floor}); a regression: fix it, floors only go up",
-                              stage=Stage.FLOOR))
+                              f"([floors] {arch} = {floor}); a regression: fix it, floors only go up"))
         else:
-            result.append(Row("floors", arch.value, STEP, Verdict.PASS, f"{count} passed ≥ floor {floor}",
-                              stage=Stage.FLOOR))
+            result.append(Row("floors", arch.value, Check.FLOOR, Verdict.PASS, f"{count} passed ≥ floor {floor}"))
     return result
 
 
@@ -124,11 +123,12 @@ def run(floors: Mapping[Arch, int], build_root: Path, *, report: Path | None = N
         rows += check(floors, report_rows)
         if record_it:
             path = record(report_rows, folder)
-            rows.append(Row("floors", "all", "record", Verdict.PASS, f"observation recorded: {path}",
-                            stage=Stage.FLOOR))
+            rows.append(Row("floors", "all", Check.FLOOR, Verdict.PASS, f"observation recorded: {path}",
+                            subject="record"))
     if previous is not None:
         problems = check_change(previous, floors, observations(folder))
-        rows += [Row("floors", "all", "floor-change", Verdict.FAIL, p, stage=Stage.FLOOR) for p in problems]
+        rows += [Row("floors", "all", Check.FLOOR, Verdict.FAIL, p, subject="floor-change") for p in problems]
         if not problems:
-            rows.append(Row("floors", "all", "floor-change", Verdict.PASS, "floors change allowed", stage=Stage.FLOOR))
+            rows.append(Row("floors", "all", Check.FLOOR, Verdict.PASS, "floors change allowed",
+                            subject="floor-change"))
     return rows

@@ -31,7 +31,7 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 
 ENV_PREFIX = "CROSSLANE_LANE_"
 MARKER = ".lane-off"
@@ -141,30 +141,28 @@ def produce(ctx: Context, component: str, arch: Arch) -> Row | None:
         write_placeholder(install.parent, state)
     ctx.log.notice(f"{component} on {arch}: lane off by {state.setting}" + (f" ({state.reason})" if state.reason
                                                                              else ""))
-    return Row(component, arch.value, "build", Verdict.SKIP,
-               f"lane off by {state.setting}: placeholder {install} with {MARKER}", stage=Stage.BUILD)
+    return Row(component, arch.value, Check.BUILD, Verdict.SKIP,
+               f"lane off by {state.setting}: placeholder {install} with {MARKER}")
 
 
 def off_reason(setting: str) -> str:
     return f"not installed — lane off by {setting}: policy, not drift"
 
 
-def verify(ctx: Context, component: str, arch: Arch, *, step: str = "smoke",
-           stage: Stage = Stage.SMOKE) -> Row | None:
+def verify(ctx: Context, component: str, arch: Arch) -> Row | None:
     """The smoke's lane step: None when the lane is on and installed (smoke it), else the row to report."""
     install = install_dir(ctx, component, arch)
     marker = read_marker(install)
     if marker is not None and "error" in marker:
-        return Row(component, arch.value, step, Verdict.FAIL,
-                   f"{marker['error']}; invoke build --arch {arch} --component {component} rewrites it",
-                   stage=stage)
+        return Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
+                   f"{marker['error']}; invoke build --arch {arch} --component {component} rewrites it")
     if marker is not None:
-        return Row(component, arch.value, step, Verdict.SKIP, off_reason(marker["setting"]), stage=stage)
+        return Row(component, arch.value, Check.SMOKE, Verdict.SKIP, off_reason(marker["setting"]))
     state = resolve(ctx.config, component, arch, orchestrated=ctx.orchestrated)
     if not state.enabled:
-        return Row(component, arch.value, step, Verdict.SKIP, off_reason(state.setting), stage=stage)
+        return Row(component, arch.value, Check.SMOKE, Verdict.SKIP, off_reason(state.setting))
     if not install.is_dir():
-        return Row(component, arch.value, step, Verdict.FAIL,
+        return Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
                    f"not installed although the lane is on ({state.setting}): {install} missing; "
-                   f"invoke build --arch {arch} --component {component}", stage=stage)
+                   f"invoke build --arch {arch} --component {component}")
     return None

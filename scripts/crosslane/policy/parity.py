@@ -16,9 +16,9 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.policy import lanes
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 
-STEP = "parity"
+STEP = "arch-parity"
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
 
 
@@ -65,34 +65,33 @@ def check(cfg: Config, arch: Arch, present: set[str], where: str) -> list[Row]:
             if exemption is None:
                 covered.add(dist)
                 why = f" ({state.reason})" if state.reason else ""
-                rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"not expected: lane off by {setting}{why}",
-                                stage=Stage.POLICY))
+                rows.append(Row(dist, arch.value, Check.POLICY, Verdict.PASS,
+                                f"not expected: lane off by {setting}{why}", subject=STEP))
             continue
         covered.add(dist)
         if exemption is not None:
             key, reason = exemption
             if dist in present:
-                rows.append(Row(dist, arch.value, STEP, Verdict.FAIL,
+                rows.append(Row(dist, arch.value, Check.POLICY, Verdict.FAIL,
                                 f"stale exemption: [parity.exemptions] \"{key}\" but {dist} is installed in "
-                                f"{where}; delete the exemption", stage=Stage.POLICY))
+                                f"{where}; delete the exemption", subject=STEP))
             elif lane is not None:
-                rows.append(Row(dist, arch.value, STEP, Verdict.FAIL,
+                rows.append(Row(dist, arch.value, Check.POLICY, Verdict.FAIL,
                                 f"exemption \"{key}\" contradicts {setting}; delete the exemption or turn the "
-                                "lane off", stage=Stage.POLICY))
+                                "lane off", subject=STEP))
             else:
-                rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"exempt: {reason}", stage=Stage.POLICY))
+                rows.append(Row(dist, arch.value, Check.POLICY, Verdict.PASS, f"exempt: {reason}", subject=STEP))
             continue
         if dist in present:
-            rows.append(Row(dist, arch.value, STEP, Verdict.PASS, f"installed in {where}", stage=Stage.POLICY))
+            rows.append(Row(dist, arch.value, Check.POLICY, Verdict.PASS, f"installed in {where}", subject=STEP))
         else:
-            rows.append(Row(dist, arch.value, STEP, Verdict.FAIL,
+            rows.append(Row(dist, arch.value, Check.POLICY, Verdict.FAIL,
                             f"drift: {dist} (component {name}) is expected on {arch} but not installed in "
                             f"{where}; build it, or set [lanes.{name}.{arch}] enabled = false, or add "
-                            f"[parity.exemptions] \"{arch}:{dist}\" = \"<reason>\"", stage=Stage.POLICY))
+                            f"[parity.exemptions] \"{arch}:{dist}\" = \"<reason>\"", subject=STEP))
     for dist, (key, _) in sorted(exempt.items()):
         if dist not in covered:
-            rows.append(Row(dist, arch.value, STEP, Verdict.FAIL,
+            rows.append(Row(dist, arch.value, Check.POLICY, Verdict.FAIL,
                             f"stale exemption: [parity.exemptions] \"{key}\": {arch} is not expected to have "
-                            f"{dist} (no component builds it, or its lane is off); delete the exemption",
-                            stage=Stage.POLICY))
+                            f"{dist} (no component builds it, or its lane is off); delete the exemption", subject=STEP))
     return rows

@@ -18,7 +18,8 @@ from crosslane.features.probes import Probes
 from crosslane.features.rules import Status
 from crosslane.policy import lanes
 from crosslane.preflight.checks import REGISTRY, Check, Outcome, Subject
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check as RowCheck
+from crosslane.report import Row, Verdict
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,8 @@ def to_json(findings: Sequence[Finding]) -> str:
 def rows(findings: Sequence[Finding]) -> list[Row]:
     """As report rows (a check that is not FAIL does not fail the command)."""
     verdicts = {Status.FAIL: Verdict.FAIL, Status.SKIP: Verdict.SKIP}
-    return [Row(f.component if f.component != "-" else "host", f.arch, f"preflight:{f.check}",
-                verdicts.get(f.status, Verdict.PASS), f"{f.message}; {f.fix}" if f.fix else f.message,
-                stage=Stage.PREFLIGHT)
+    return [Row(f.component if f.component != "-" else "host", f.arch, RowCheck.PREFLIGHT,
+                verdicts.get(f.status, Verdict.PASS), f"{f.message}; {f.fix}" if f.fix else f.message, subject=f.check)
             for f in findings]
 
 

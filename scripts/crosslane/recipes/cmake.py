@@ -24,7 +24,7 @@ from crosslane.features.probes import Probes
 from crosslane.guest import cpython, qemu
 from crosslane.log import Progress
 from crosslane.recipes import Built, cmake_toolchain, crosswire
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned, worktree
 
 HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUSTFLAGS", "CC", "CXX",
@@ -103,7 +103,7 @@ def fetchcontent_args(ctx: Context, component: Component, arch: Arch) -> tuple[l
                                       arch=arch.value)
         args.append(f"-DFETCHCONTENT_SOURCE_DIR_{name.upper()}={fetched.path}")
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS  # a dry run fetched nothing
-        rows.append(Row(component.name, "-", f"source:{name}", verdict, fetched.served_by, stage=Stage.SOURCE))
+        rows.append(Row(component.name, "-", Check.SOURCE, verdict, fetched.served_by, subject=name))
         pins[name] = fetched.identity
     return args, rows, pins
 
@@ -225,11 +225,11 @@ def configured_source(build_dir: Path) -> Path | None:
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     name, arch = build.component.name, build.arch.value
     if not force and stamps.is_current(build.folder, build.stamp_key, outputs=build.install_dir):
-        return Row(name, arch, "build", Verdict.PASS, "up to date (skipped)", stage=Stage.BUILD)
+        return Row(name, arch, Check.BUILD, Verdict.PASS, "up to date (skipped)")
     if ctx.runner.dry_run:
         for argv in (build.configure, build.build, build.install):
             ctx.runner.run(argv, env=build.env, unset=build.unset)
-        return Row(name, arch, "build", Verdict.SKIP, "dry run", stage=Stage.BUILD)
+        return Row(name, arch, Check.BUILD, Verdict.SKIP, "dry run")
     stamps.clear(build.folder)
     stamps.remove(build.install_dir)
     if build.build_dir.is_symlink() or \
@@ -259,10 +259,10 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         if unpinned:
             progress.close()
             table = f"[components.{name}.fetchcontent.{unpinned[0]}]"
-            return Row(name, arch, "build", Verdict.FAIL,
+            return Row(name, arch, Check.BUILD, Verdict.FAIL,
                        f"FetchContent dependenc{'ies' if len(unpinned) > 1 else 'y'} {', '.join(unpinned)} "
                        f"not pinned in versions.toml (CMake got an empty source folder); add {table} with its "
-                       "source", stage=Stage.BUILD)
+                       "source")
         step = "compile"
         ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=env, unset=build.unset)
         step = "install"
@@ -277,11 +277,11 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         ctx.log.error(exc.message)
         if exc.detail:
             ctx.log.info(exc.detail)
-        return Row(name, arch, "build", Verdict.FAIL, f"{step} failed; see the output tail above", stage=Stage.BUILD)
+        return Row(name, arch, Check.BUILD, Verdict.FAIL, f"{step} failed; see the output tail above")
     progress.close()
     stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
                  facts={"seconds": round(time.monotonic() - started, 1), "ccache": ccache_counts(stats_log)})
-    return Row(name, arch, "build", Verdict.PASS, "built", stage=Stage.BUILD)
+    return Row(name, arch, Check.BUILD, Verdict.PASS, "built")
 
 
 def collect(path: Path, into: Path) -> None:

@@ -16,7 +16,7 @@ from crosslane.context import Context
 from crosslane.errors import ConfigError
 from crosslane.features.probes import Probes
 from crosslane.recipes import Built
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 
 # Written into the component's install folder, so later steps see it installed and know what it is.
 PROVIDED = "crosslane-provided.json"
@@ -42,27 +42,26 @@ def record(ctx: Context, component: Component, arch: Arch) -> Row:
                           "source")
     package = source.package
     if ctx.runner.dry_run:
-        return Row(component.name, arch.value, "build", Verdict.SKIP, f"dry run (provided by {package})",
-                   stage=Stage.BUILD)
+        return Row(component.name, arch.value, Check.BUILD, Verdict.SKIP, f"dry run (provided by {package})")
     root = ctx.sysroot(arch)
     version = package_version(root.packages(), package)
     if version is None:
-        return Row(component.name, arch.value, "build", Verdict.FAIL,
+        return Row(component.name, arch.value, Check.BUILD, Verdict.FAIL,
                    f"{package} is not in the {arch} sysroot; add it to sysroot.packages in versions.toml "
-                   f"and run invoke sysroot --arch {arch}", stage=Stage.BUILD)
+                   f"and run invoke sysroot --arch {arch}")
     install = ctx.component_dir(arch, component.name) / "install"
     install.mkdir(parents=True, exist_ok=True)
     for link, target in component.links.items():
         where = root.path / target.format(multiarch=info(arch).multiarch)
         if not where.exists():
-            return Row(component.name, arch.value, "build", Verdict.FAIL,
+            return Row(component.name, arch.value, Check.BUILD, Verdict.FAIL,
                        f"{where} is not in the {arch} sysroot (components.{component.name}.links.{link}); add the "
-                       "package that ships it to sysroot.packages", stage=Stage.BUILD)
+                       "package that ships it to sysroot.packages")
         made = install / link
         if made.is_symlink() or made.exists():
             made.unlink()
         made.symlink_to(where)
     what = {"package": package, "version": version, "sysroot": str(root.path), "links": dict(component.links)}
     (install / PROVIDED).write_text(json.dumps(what, indent=1, sort_keys=True) + "\n")
-    return Row(component.name, arch.value, "build", Verdict.PASS,
-               f"provided by the sysroot (Debian {package} {version})", stage=Stage.BUILD)
+    return Row(component.name, arch.value, Check.BUILD, Verdict.PASS,
+               f"provided by the sysroot (Debian {package} {version})")

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def rows(component: str, comparisons: Sequence[Comparison]) -> list[Row]:
         failed = [c for c in found if not c.ok]
         shown = failed or found
         reason = "; ".join(f"{c.output}: {c.note}" for c in shown)
-        result.append(Row(component, sample.arch, f"parity@{sample.profile}",
+        result.append(Row(component, sample.arch, Check.PARITY,
                           Verdict.FAIL if failed else Verdict.PASS,
-                          ("= control: " if not failed else "") + reason, stage=Stage.PARITY))
+                          ("= control: " if not failed else "") + reason, profile=sample.profile))
     return result

@@ -31,7 +31,7 @@ from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
 from crosslane.paths import cache_dir
-from crosslane.report import Row, Stage, Verdict, append_step_summary
+from crosslane.report import Check, Row, Verdict, append_step_summary
 from crosslane.smokes import payload, sentinel, target
 
 MIN_MAGNITUDE = 0.01
@@ -184,18 +184,18 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     cases = [c for c in matrix.cases(wanted) if c.backend == backend]
     runner = ctx.component_dir(arch, component) / "install" / "bin" / "executor_runner"
     if not runner.is_file():
-        return [Row(component, arch.value, "runner", Verdict.FAIL,
-                    f"{runner} missing: invoke build --arch {arch} --component {component}", stage=Stage.INSTALL)]
+        return [Row(component, arch.value, Check.INSTALL, Verdict.FAIL,
+                    f"{runner} missing: invoke build --arch {arch} --component {component}", subject="runner")]
     rows: list[Row] = []
     programs: dict[str, Program] = {}
     for case in cases:
         if case.model in matrix.exempt:
-            rows.append(Row(component, arch.value, case.name, Verdict.SKIP, f"exempt: {matrix.exempt[case.model]}",
-                            stage=Stage.SMOKE))
+            rows.append(Row(component, arch.value, Check.SMOKE, Verdict.SKIP, f"exempt: {matrix.exempt[case.model]}",
+                            subject=case.name))
         elif case.model not in EXPORTABLE:
-            rows.append(Row(component, arch.value, case.name, Verdict.FAIL,
+            rows.append(Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
                             f"no exporter for model '{case.model}' and no exemption in cases.{matrix.name}.exempt",
-                            stage=Stage.SMOKE))
+                            subject=case.name))
         else:
             programs[case.name] = export(ctx, case)
     defined = {p.name for p in ctx.config.arches[arch].profiles}
@@ -221,13 +221,14 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
             kernels = microkernels(result.output)
             timed.append(Timed(f"{program.case.name}@{profile.name}", etdump, kernels))
         progress.advance(1, f"{program.case.name}@{profile.name} {verdict.value}")
-        return Row(component, arch.value, f"{program.case.name}@{profile.name}", verdict,
-                   f"{reason} [{result.seconds:.1f}s]", stage=Stage.SMOKE, profile=profile.name)
+        return Row(component, arch.value, Check.SMOKE, verdict,
+                   f"{reason} [{result.seconds:.1f}s]", subject=program.case.name,
+                   profile=profile.name)
 
     rows += target.per_item(jobs, one, parallel=PARALLEL)
     progress.close()
     written = op_tables(ctx, arch, component, timed)
     if written is not None:
-        rows.append(Row(component, arch.value, "op-timing", Verdict.PASS, f"{len(timed)} runs: {written}",
-                        stage=Stage.SMOKE))
+        rows.append(Row(component, arch.value, Check.SMOKE, Verdict.PASS, f"{len(timed)} runs: {written}",
+                        subject="op-timing"))
     return rows

@@ -23,7 +23,7 @@ from crosslane.gates import provenance
 from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import payload, site
 from crosslane.smokes.compare import EXACT
 from crosslane.sources import pinned
@@ -69,9 +69,9 @@ class Prepared:
 
 def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -> Prepared:
     if wheel is None:
-        return Prepared(Row(component, arch.value, "install", Verdict.FAIL,
+        return Prepared(Row(component, arch.value, Check.INSTALL, Verdict.FAIL,
                             f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} "
-                            "makes one (or pass --wheel PATH)", stage=Stage.INSTALL), None, "")
+                            "makes one (or pass --wheel PATH)"), None, "")
     install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / "target-site")
     problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
         [f"{req} has no wheel for {arch}" for req in install.missing]
@@ -82,8 +82,7 @@ def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -
     pinned = pin(ctx.config.components[component])
     if pinned and pinned != wheel_version:
         reason += f" (wheel {wheel_version}; versions.toml pins {pinned} for the lane's build)"
-    row = Row(component, arch.value, "install", Verdict.FAIL if problems else Verdict.PASS, reason,
-              stage=Stage.INSTALL)
+    row = Row(component, arch.value, Check.INSTALL, Verdict.FAIL if problems else Verdict.PASS, reason)
     # Installed even when it does not fit: the payload then shows how it fails to load (evidence, not a skip).
     return Prepared(row, install.site, wheel_version)
 
@@ -106,7 +105,7 @@ def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payl
         loaded = ""
     chain = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[component].depends]
     rows = [provenance.check_loaded(loaded, ctx.sysroot(arch).path, root, arch, component) for root in chain]
-    return [dataclasses.replace(r, step=f"provenance:{r.step}", stage=Stage.SMOKE) for r in rows]
+    return [dataclasses.replace(r, check=Check.PROVENANCE) for r in rows]
 
 
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
@@ -120,7 +119,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
         return rows
     generation = generation_env(ctx, spec.model if spec else None)
     attempts = payload.run_profiles(ctx, arch, profiles, program_for(arch, mine, generation), base_timeout=base)
-    rows += [payload.row(component, a, f"genai@{a.profile.name}") for a in attempts]
+    rows += [payload.row(component, a, "genai") for a in attempts]
     rows += loaded_ort(ctx, arch, component, attempts)
     if arch is CONTROL_ARCH or "GENAI_MODEL_DIR" not in generation:
         return rows
@@ -128,10 +127,10 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     control_profile = control_cfg.profile(control_cfg.default_profile)
     theirs = install_site(ctx, CONTROL_ARCH, component, lane_wheel(ctx, CONTROL_ARCH, component))
     if theirs.site is None:
-        return rows + [Row(component, arch.value, f"parity@{a.profile.name}", Verdict.FAIL,
-                           f"no {CONTROL_ARCH} control to compare with: {theirs.row.reason}", stage=Stage.PARITY)
+        return rows + [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
+                           f"no {CONTROL_ARCH} control to compare with: {theirs.row.reason}", profile=a.profile.name)
                        for a in attempts]
     control = payload.run(ctx, CONTROL_ARCH, control_profile, program_for(CONTROL_ARCH, theirs, generation),
                           base_timeout=base)
-    rows.insert(1, payload.row(component, control, f"control:genai@{control_profile.name}"))
+    rows.insert(1, payload.row(component, control, "genai", control=True))
     return rows + payload.parity(ctx, component, attempts, control, TOLERANCES)

@@ -33,7 +33,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     attempts = payload.run_jobs(ctx, jobs, program, base_timeout=base)
     control = next(a for a in attempts if a.arch is CONTROL_ARCH and a.profile == control_profile)
     mine = [a for a in attempts if a.arch is arch]
-    rows = [payload.row(component, a, f"ort@{a.profile.name}") for a in mine]
+    rows = [payload.row(component, a, "ort") for a in mine]
     if arch is not CONTROL_ARCH:
-        rows.insert(0, payload.row(component, control, f"control:ort@{control.profile.name}"))
+        rows.insert(0, payload.row(component, control, "ort", control=True))
     return rows + payload.parity(ctx, component, mine, control, TOLERANCES)

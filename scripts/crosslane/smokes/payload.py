@@ -23,7 +23,7 @@ from crosslane import archs
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result
 from crosslane.smokes import compare, sentinel, target
 from crosslane.smokes.payloads import path as payload_path
@@ -146,10 +146,11 @@ def run_profiles(ctx: Context, arch: Arch, profiles: Sequence[Profile], payload:
                               parallel=parallel)
 
 
-def row(component: str, attempt: Attempt, step: str | None = None) -> Row:
-    step = step or f"run@{attempt.profile.name}"
-    return Row(component, attempt.arch.value, step, attempt.outcome.verdict,
-               attempt.reason + f" [{attempt.result.seconds:.1f}s]", stage=Stage.SMOKE)
+def row(component: str, attempt: Attempt, subject: str = "run", *, control: bool = False) -> Row:
+    """The smoke row of one run: *subject* names what ran, the attempt where."""
+    return Row(component, attempt.arch.value, Check.SMOKE, attempt.outcome.verdict,
+               attempt.reason + f" [{attempt.result.seconds:.1f}s]", subject=subject, profile=attempt.profile.name,
+               control=control)
 
 
 def run_jobs(ctx: Context, jobs: Sequence[tuple[Arch, Profile]], payload: Payload, *, base_timeout: float,
@@ -174,17 +175,17 @@ def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: A
     rows = []
     if reference is None:
         why = control.reason if control.outcome.verdict is not Verdict.PASS else "its sentinel carried no outputs"
-        return [Row(component, a.arch.value, f"parity@{a.profile.name}", Verdict.FAIL,
+        return [Row(component, a.arch.value, Check.PARITY, Verdict.FAIL,
                     f"no {control.arch}@{control.profile.name} control to compare with: {why}",
-                    stage=Stage.PARITY) for a in attempts]
+                    profile=a.profile.name) for a in attempts]
     samples = []
     for attempt in attempts:
         found = sample(attempt)
         if found is not None:
             samples.append(found)
         elif attempt.outcome.verdict is Verdict.PASS:
-            rows.append(Row(component, attempt.arch.value, f"parity@{attempt.profile.name}", Verdict.FAIL,
-                            "the sentinel carried no outputs", stage=Stage.PARITY))
+            rows.append(Row(component, attempt.arch.value, Check.PARITY, Verdict.FAIL,
+                            "the sentinel carried no outputs", profile=attempt.profile.name))
     comparisons = compare.compare(samples, reference, tolerances)
     if comparisons:
         ctx.log.info(compare.table(comparisons, reference))

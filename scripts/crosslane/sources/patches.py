@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from crosslane.archs import Arch
 from crosslane.config import Component, PatchSpec
 from crosslane.errors import ConfigError, PatchConflict
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result, Runner
 
 PATCH = ("patch", "--batch", "--forward", "--binary", "-F0", "--no-backup-if-mismatch", "-r", "-")
@@ -282,7 +282,7 @@ def rows(component: Component, arch: Arch, steps: Sequence[Step], *, check: bool
                 verdict, text = Verdict.SKIP, f"NOT-FOR-ARCH ({step.detail})"
             case _:
                 verdict, text = Verdict.FAIL, f"CONFLICT ({step.detail})"
-        result.append(Row(component.name, arch.value, "patch", verdict, f"{step.name}: {text}", stage=Stage.PATCH))
+        result.append(Row(component.name, arch.value, Check.PATCH, verdict, f"{step.name}: {text}"))
     return result
 
 

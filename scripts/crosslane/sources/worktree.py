@@ -18,7 +18,7 @@ from crosslane.archs import Arch
 from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.errors import UsageError
-from crosslane.report import Row, Stage, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.sources import patches, pinned
 
 MARKER = "src.crosslane.json"
@@ -37,7 +37,7 @@ def fetch(ctx: Context, component: Component, arch: Arch) -> pinned.Fetched:
 
 
 def source_row(component: Component, arch: Arch, fetched: pinned.Fetched) -> Row:
-    return Row(component.name, arch.value, "source", Verdict.PASS, fetched.served_by, stage=Stage.SOURCE)
+    return Row(component.name, arch.value, Check.SOURCE, Verdict.PASS, fetched.served_by)
 
 
 def copy_path(folder: Path, component: Component) -> Path:
@@ -105,7 +105,7 @@ def patch_command(ctx: Context, name: str, arch: Arch, source_dir: Path | None, 
     if arch not in component.arches:
         raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
     if not component.patches:
-        return [Row(name, arch.value, "patch", Verdict.SKIP, "no patches in versions.toml", stage=Stage.PATCH)]
+        return [Row(name, arch.value, Check.PATCH, Verdict.SKIP, "no patches in versions.toml")]
     if source_dir is not None:
         tree = source_dir.expanduser().resolve()
         if not tree.is_dir():
