@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.tasks import task
@@ -29,6 +30,14 @@ COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JS
                "config": "path to versions.toml (default: found upward from here)"}
 
 
+def _run(action: Callable[[CrosslaneContext], list[Row]], *, debug: bool, json: str = "", config: str = "",
+         **options: Any) -> None:
+    """Every task's last line: run the action in a Context built from the common options; exit with its code."""
+    from crosslane.cli import commands
+    commands.exit_with(commands.run(action, debug=debug, json_path=json or None, config_path=config or None,
+                                    **options))
+
+
 @task(help={"arch": ARCH_HELP + " (repeatable; default all)", "dry_run": "print what would be installed",
             **COMMON_HELP}, iterable=["arch"])
 def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = False, json: str = "",
@@ -36,9 +45,8 @@ def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = Fals
     """Install the host packages and pinned build tools the arches need (apt, non-interactive)."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    commands.exit_with(commands.run(
-        lambda ctx: pipeline.setup(ctx, [commands.parse_arch(a) for a in arch] or list(ctx.config.arches)),
-        debug=debug, dry_run=dry_run, json_path=json or None, config_path=config or None))
+    _run(lambda ctx: pipeline.setup(ctx, [commands.parse_arch(a) for a in arch] or list(ctx.config.arches)),
+         debug=debug, dry_run=dry_run, json=json, config=config)
 
 
 @task(help={"arch": ARCH_HELP, "dry_run": "print the apt commands only", **COMMON_HELP})
@@ -47,9 +55,8 @@ def sysroot(c: Context, arch: str, dry_run: bool = False, debug: bool = False, j
     """Build (or reuse) the Debian sysroot of an arch from versions.toml's package list."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    commands.exit_with(commands.run(lambda ctx: pipeline.sysroots(ctx, [commands.parse_arch(arch)]),
-                                    debug=debug, dry_run=dry_run, json_path=json or None,
-                                    config_path=config or None))
+    _run(lambda ctx: pipeline.sysroots(ctx, [commands.parse_arch(arch)]), debug=debug, dry_run=dry_run, json=json,
+         config=config)
 
 
 @task(help={"arch": ARCH_HELP, "component": "component to build (repeatable; default: the arch's list)",
@@ -61,9 +68,8 @@ def build(c: Context, arch: str, component: list[str], source: list[str], dry_ru
     """Cross-build components for an arch; a second run with nothing changed skips every step."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    commands.exit_with(commands.run(
-        lambda ctx: pipeline.build_components(ctx, commands.parse_arch(arch), component, force=force),
-        debug=debug, dry_run=dry_run, json_path=json or None, config_path=config or None, sources=source))
+    _run(lambda ctx: pipeline.build_components(ctx, commands.parse_arch(arch), component, force=force),
+         debug=debug, dry_run=dry_run, json=json, config=config, sources=source)
 
 
 @task(help={"arch": ARCH_HELP, "component": "component whose sources to stage (repeatable; default: the arch's list)",
@@ -72,9 +78,8 @@ def sources(c: Context, arch: str, component: list[str], debug: bool = False, js
     """Fetch and verify every pinned source a job needs into the cache (then CROSSLANE_OFFLINE=1 builds offline)."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    commands.exit_with(commands.run(
-        lambda ctx: pipeline.stage_sources(ctx, commands.parse_arch(arch), component),
-        debug=debug, json_path=json or None, config_path=config or None))
+    _run(lambda ctx: pipeline.stage_sources(ctx, commands.parse_arch(arch), component), debug=debug, json=json,
+         config=config)
 
 
 @task(help={"arch": ARCH_HELP, "component": "component to smoke (repeatable; default: the arch's list)",
@@ -88,15 +93,8 @@ def smoke(c: Context, arch: str, component: list[str], wheel: list[str], case: l
     """Run the components' smokes under qemu-user on every CPU profile of an arch, in parallel."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    from crosslane.smokes import site
-
-    def action(ctx: CrosslaneContext) -> list[Row]:
-        ctx.cases = tuple(case)
-        return pipeline.smoke_components(site.given(ctx, wheel), commands.parse_arch(arch), component, cpu or None)
-
-    commands.exit_with(commands.run(
-        action,
-        debug=debug, json_path=json or None, config_path=config or None))
+    _run(lambda ctx: pipeline.smoke_components(ctx, commands.parse_arch(arch), component, cpu or None),
+         debug=debug, json=json, config=config, wheels=wheel, cases=case)
 
 
 @task(help={"arch": ARCH_HELP, "component": "check this component (repeatable; default: the arch's list)",
@@ -106,13 +104,11 @@ def preflight(c: Context, arch: str, component: list[str], json: bool = False, d
                 config: str = "") -> None:
     """Check every prerequisite of an arch's build and smoke at once; each problem comes with its fix."""
     from crosslane import pipeline
-    from crosslane.cli import commands
-    from crosslane.preflight import doctor
-    commands.exit_with(commands.run(
-        lambda ctx: doctor.command(ctx, commands.parse_arch(arch),
-                                  pipeline.components_for(ctx, commands.parse_arch(arch), component),
-                                  as_json=json),
-        debug=debug, config_path=config or None, stream_summary=False))
+    from crosslane.cli import actions, commands
+    _run(lambda ctx: actions.preflight(ctx, commands.parse_arch(arch),
+                                       pipeline.components_for(ctx, commands.parse_arch(arch), component),
+                                       as_json=json),
+         debug=debug, config=config, stream_summary=False)
 
 
 @task(help={"arch": ARCH_HELP, "component": "only this component and what it needs (repeatable; default: the "
@@ -123,8 +119,8 @@ def all(c: Context, arch: str, component: list[str], debug: bool = False, json: 
     build-<arch> and build-<arch>-<component> run."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    commands.exit_with(commands.run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component),
-                                    debug=debug, json_path=json or None, config_path=config or None))
+    _run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component), debug=debug, json=json,
+         config=config)
 
 
 @task(help={"config": COMMON_HELP["config"], "event": "the GitHub event (push, pull_request, schedule, …)",
@@ -145,12 +141,9 @@ def matrix(c: Context, config: str = "", event: str = "push", arch: str = "", co
 def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bool = False, debug: bool = False,
           json: str = "", config: str = "") -> None:
     """Plan, then apply a component's patch series for an arch: one row per patch (exit 4 on a conflict)."""
-    from crosslane.cli import commands
-    from crosslane.sources import worktree
-    commands.exit_with(commands.run(
-        lambda ctx: worktree.patch_command(ctx, component, commands.parse_arch(arch),
-                                          Path(source_dir) if source_dir else None, check=check),
-        debug=debug, json_path=json or None, config_path=config or None))
+    from crosslane.cli import actions, commands
+    _run(lambda ctx: actions.patch(ctx, component, commands.parse_arch(arch), source_dir, check=check),
+         debug=debug, json=json, config=config)
 
 
 @task(help={"arch": ARCH_HELP, "path": "a wheel, folder or ELF file (repeatable; more after --)",
@@ -159,18 +152,16 @@ def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bo
 def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bool = False, json: str = "",
            config: str = "") -> None:
     """Run the artifact gates (ELF arch, wheel, EXT_SUFFIX, DT_NEEDED) on wheels, folders and ELF files."""
-    from crosslane.cli import commands, gate_tasks
-    commands.exit_with(commands.run(gate_tasks.verify(arch, path, staging, c.remainder),
-                                    debug=debug, json_path=json or None, config_path=config or None))
+    from crosslane.cli import gate_tasks
+    _run(gate_tasks.verify(arch, path, staging, c.remainder), debug=debug, json=json, config=config)
 
 
 @task(help={"arch": ARCH_HELP, "path": "site-packages or staging folder (repeatable)", **COMMON_HELP},
       iterable=["path"])
 def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
     """ARCH-PARITY: every distribution versions.toml builds for the arch is installed, or exempt with a reason."""
-    from crosslane.cli import commands, gate_tasks
-    commands.exit_with(commands.run(gate_tasks.parity(arch, path), debug=debug, json_path=json or None,
-                                    config_path=config or None))
+    from crosslane.cli import gate_tasks
+    _run(gate_tasks.parity(arch, path), debug=debug, json=json, config=config)
 
 
 @task(help={"check": "a --json report: fail when a passed-smoke count is below its floor",
@@ -180,17 +171,15 @@ def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: st
 def floors(c: Context, check: str = "", record: bool = False, previous: str = "", debug: bool = False,
            json: str = "", config: str = "") -> None:
     """Per-arch floors of components whose smoke passed; floors only go up."""
-    from crosslane.cli import commands, gate_tasks
-    commands.exit_with(commands.run(gate_tasks.floors(check, record, previous), debug=debug,
-                                    json_path=json or None, config_path=config or None))
+    from crosslane.cli import gate_tasks
+    _run(gate_tasks.floors(check, record, previous), debug=debug, json=json, config=config)
 
 
 @task(help=COMMON_HELP)
 def consistency(c: Context, debug: bool = False, json: str = "", config: str = "") -> None:
     """Lint: pins, toggles and arch lists in workflows, noxfile and README agree with versions.toml."""
-    from crosslane.cli import commands, gate_tasks
-    commands.exit_with(commands.run(gate_tasks.consistency, debug=debug, json_path=json or None,
-                                    config_path=config or None))
+    from crosslane.cli import gate_tasks
+    _run(gate_tasks.consistency, debug=debug, json=json, config=config)
 
 
 @task(help={"arch": ARCH_HELP, "component": "the built component to pack", "output": "the .tar.gz to write",
@@ -198,32 +187,23 @@ def consistency(c: Context, debug: bool = False, json: str = "", config: str = "
 def pack(c: Context, arch: str, component: str, output: str, debug: bool = False, json: str = "",
          config: str = "") -> None:
     """Pack a built component (install folder and stamp) into one file, for a later job's `invoke unpack`."""
-    from pathlib import Path
-
     from crosslane import artifacts
     from crosslane.cli import commands
-    commands.exit_with(commands.run(
-        lambda ctx: artifacts.pack(ctx, commands.parse_arch(arch), component, Path(output)),
-        debug=debug, json_path=json or None, config_path=config or None))
+    _run(lambda ctx: artifacts.pack(ctx, commands.parse_arch(arch), component, Path(output)), debug=debug,
+         json=json, config=config)
 
 
 @task(help={"input": "a file `invoke pack` wrote", **COMMON_HELP})
 def unpack(c: Context, input: str, debug: bool = False, json: str = "", config: str = "") -> None:  # noqa: A002
     """Put a packed component back into the build tree (checked like any downloaded archive)."""
-    from pathlib import Path
-
     from crosslane import artifacts
-    from crosslane.cli import commands
-    commands.exit_with(commands.run(lambda ctx: artifacts.unpack(ctx, Path(input)),
-                                    debug=debug, json_path=json or None, config_path=config or None))
+    _run(lambda ctx: artifacts.unpack(ctx, Path(input)), debug=debug, json=json, config=config)
 
 
 @task(help={"input": "folder searched for --json reports (e.g. downloaded CI artifacts)",
             "output": "path prefix: writes PREFIX.json and PREFIX.md", "debug": COMMON_HELP["debug"]})
 def report(c: Context, input: str = "", output: str = "", debug: bool = False) -> None:  # noqa: A002
     """Merge every job's JSON report into one report (JSON and Markdown), as CI's report job does."""
-    from pathlib import Path
-
     from crosslane.cli import commands
     commands.exit_with(commands.merge_reports(Path(input) if input else None, Path(output) if output else None,
                                               debug=debug))
@@ -235,7 +215,5 @@ def report_diff(c: Context, old: str, new: str, debug: bool = False) -> None:
     """What changed between two build reports: pins and versions, verdicts, sizes, timings (one line each).
 
     invoke report-diff OLD.json NEW.json  (a task of its own: invoke cannot give --diff two values)"""
-    from pathlib import Path
-
     from crosslane.cli import commands
     commands.exit_with(commands.diff_reports(Path(old), Path(new), debug=debug))

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from crosslane.archs import Arch, info
+from crosslane.cli import actions
 from crosslane.config import Config
 from crosslane.host import buildtools
-from crosslane.sources import worktree
 from crosslane_helpers import quiet_context, tree_hash
 
 FIXTURE = """\
@@ -78,12 +78,12 @@ def evaluate(cfg: Config, tree: Path, processor: str) -> subprocess.CompletedPro
 @pytest.mark.spawns
 def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) -> None:
     ctx = quiet_context(cfg)
-    first = worktree.patch_command(ctx, "onnxruntime-genai", Arch.RISCV64, genai_tree, check=False)
+    first = actions.patch(ctx, "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=False)
     assert [(r.verdict.value, r.reason.split(": ", 1)[1]) for r in first] == [("PASS", "APPLICABLE→applied")]
     patched = tree_hash(genai_tree)
     assert 'elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^riscv64.*")' in (genai_tree / "cmake/target_platform.cmake"
                                                                        ).read_text()
-    again = worktree.patch_command(ctx, "onnxruntime-genai", Arch.RISCV64, genai_tree, check=True)
+    again = actions.patch(ctx, "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=True)
     assert [r.reason.split(": ", 1)[1] for r in again] == ["APPLIED (already; skipped)"]
     assert tree_hash(genai_tree) == patched
 
@@ -92,7 +92,7 @@ def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) 
 @pytest.mark.parametrize("arch", [Arch.AMD64, Arch.ARM64], ids=lambda a: a.value)
 def test_patch_is_not_for_other_arches(cfg: Config, genai_tree: Path, arch: Arch) -> None:
     before = tree_hash(genai_tree)
-    rows = worktree.patch_command(quiet_context(cfg), "onnxruntime-genai", arch, genai_tree, check=False)
+    rows = actions.patch(quiet_context(cfg), "onnxruntime-genai", arch, str(genai_tree), check=False)
     assert [r.verdict.value for r in rows] == ["SKIP"] and "NOT-FOR-ARCH" in rows[0].reason
     assert tree_hash(genai_tree) == before
 
@@ -103,7 +103,7 @@ def test_riscv64_is_unsupported_before_and_recognised_after(cfg: Config, genai_t
     before = evaluate(cfg, genai_tree, processor)
     assert before.returncode != 0
     assert "Unsupported architecture" in before.stderr and "riscv64" in before.stderr
-    worktree.patch_command(quiet_context(cfg), "onnxruntime-genai", Arch.RISCV64, genai_tree, check=False)
+    actions.patch(quiet_context(cfg), "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=False)
     for arch, expected in EXPECTED.items():
         after = evaluate(cfg, genai_tree, info(arch).cmake_processor)
         assert after.returncode == 0, after.stderr

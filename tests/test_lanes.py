@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -95,7 +96,7 @@ def test_defaults_are_consistent(tmp_path: Path, table: str) -> None:
     ctx, _ = context(cfg)
     install = lanes.install_dir(ctx, "app", Arch.RISCV64)
     for orchestrated in (False, True):
-        ctx.orchestrated = orchestrated
+        ctx = dataclasses.replace(ctx, orchestrated=orchestrated)
         # the verifier on a tree without a marker (config fallback) ...
         fallback = lanes.verify(ctx, "app", Arch.RISCV64)
         assert fallback is not None

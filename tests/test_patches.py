@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from crosslane.archs import Arch
-from crosslane.cli import commands
+from crosslane.cli import actions, commands
 from crosslane.errors import ConfigError, PatchConflict
-from crosslane.sources import patches, worktree
+from crosslane.sources import patches
 from crosslane.sources.patches import State
 from crosslane_helpers import diff, edit, patch_entry, quiet_context, sha256, tree_hash, write_config_text, write_patch
 
@@ -146,11 +146,11 @@ def test_gated_patch_on_another_arch_leaves_the_tree_byte_identical(tmp_path: Pa
 def test_check_changes_nothing_and_fails_unless_all_applied(tmp_path: Path) -> None:
     fx = Fixture(tmp_path, [("demo/001.patch", one_change(), None)])
     before = tree_hash(fx.tree)
-    rows = worktree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=True)
+    rows = actions.patch(fx.ctx, "demo", Arch.RISCV64, str(fx.tree), check=True)
     assert [r.verdict.value for r in rows] == ["FAIL"]
     assert tree_hash(fx.tree) == before
-    worktree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=False)
-    rows = worktree.patch_command(fx.ctx, "demo", Arch.RISCV64, fx.tree, check=True)
+    actions.patch(fx.ctx, "demo", Arch.RISCV64, str(fx.tree), check=False)
+    rows = actions.patch(fx.ctx, "demo", Arch.RISCV64, str(fx.tree), check=True)
     assert [r.verdict.value for r in rows] == ["PASS"]
 
 
@@ -170,7 +170,7 @@ def test_exit_codes_and_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFi
         path = tmp_path / "patches/demo/001.patch"
         path.write_bytes(path.read_bytes().replace(b"changed 10", b"changed ten"))
     before = tree_hash(fx.tree)
-    result = commands.run(lambda ctx: worktree.patch_command(ctx, "demo", Arch.RISCV64, fx.tree, check=check),
+    result = commands.run(lambda ctx: actions.patch(ctx, "demo", Arch.RISCV64, str(fx.tree), check=check),
                           config_path=str(tmp_path / "versions.toml"))
     err = capsys.readouterr().err
     assert result == code

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from crosslane import config as config_mod
 from crosslane import pipeline
 from crosslane.archs import Arch
+from crosslane.cli import actions
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.report import Verdict
@@ -128,9 +130,8 @@ def test_genai_pypi_wheel_on_arm64_is_ok(ctx: Context, genai_wheel: Path, tmp_pa
 @pytest.mark.network
 def test_the_aarch64_wheel_on_riscv64_fails_never_skips(ctx: Context, genai_wheel: Path) -> None:
     """What `invoke smoke --arch riscv64 --component onnxruntime-genai --wheel PATH` runs."""
-    rows = pipeline.smoke_components(target_site.given(ctx, [str(genai_wheel)]), Arch.RISCV64,
-                                     ["onnxruntime-genai"])
-    ctx.wheels.clear()
+    given = dataclasses.replace(ctx, wheels=actions.wheels(ctx.config, [str(genai_wheel)]))
+    rows = pipeline.smoke_components(given, Arch.RISCV64, ["onnxruntime-genai"])
     steps = {r.label: r for r in rows}
     assert steps["install"].verdict is Verdict.FAIL and "is not built for riscv64" in steps["install"].reason
     for profile in ctx.config.arches[Arch.RISCV64].profiles:

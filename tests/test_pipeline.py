@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import runpy
@@ -30,13 +31,31 @@ def test_run_prints_summary_and_json(tmp_path: Path, capsys: pytest.CaptureFixtu
                                      monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    rows = [Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "fine", subject="cli", profile="rvv128")]
+    rows = [Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "fine", subject="cli", profile="rvv128"),
+            Row("et", "riscv64", Check.SMOKE, Verdict.PASS, "2 runs", subject="op-timing", detail="| op | ms |")]
     code = commands.run(lambda ctx: rows, json_path=str(tmp_path / "out.json"),
                         config_path=str(repo / "versions.toml"))
     assert code == 0
-    assert "cli@rvv128" in capsys.readouterr().out
-    assert json.loads((tmp_path / "out.json").read_text())[0]["subject"] == "cli"
-    assert "| canary | riscv64 | cli@rvv128 | PASS | fine |" in summary.read_text()
+    out = capsys.readouterr().out
+    assert "cli@rvv128" in out and "| op | ms |" not in out  # the detail is for the summary page only
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written[0]["subject"] == "cli" and written[1]["detail"] == "| op | ms |"
+    page = summary.read_text()
+    assert "| canary | riscv64 | cli@rvv128 | PASS | fine |" in page
+    assert page.index("| et | riscv64 | op-timing | PASS | 2 runs |") < page.index("| op | ms |")
+
+
+def test_the_context_a_command_builds_is_frozen(repo: Path) -> None:
+    seen = []
+
+    def action(ctx: Context) -> list[Row]:
+        seen.append(ctx)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            ctx.orchestrated = True  # type: ignore[misc]
+        return []
+
+    assert commands.run(action, cases=["mv2"], config_path=str(repo / "versions.toml")) == 0
+    assert seen[0].cases == ("mv2",) and seen[0].wheels == {}
 
 
 def test_run_fails_on_a_fail_row(capsys: pytest.CaptureFixture[str], repo: Path) -> None:

@@ -11,7 +11,7 @@ from plumbum import local
 
 from crosslane import pipeline
 from crosslane.archs import Arch
-from crosslane.cli import commands
+from crosslane.cli import actions, commands
 from crosslane.features import rules
 from crosslane.features.probes import Probes
 from crosslane.features.rules import Status
@@ -45,7 +45,7 @@ def by_check(findings: list[dict[str, str]]) -> dict[str, dict[str, str]]:
 
 
 def test_fresh_machine_lists_every_missing_piece(bare_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = commands.run(lambda ctx: doctor.command(ctx, Arch.RISCV64, ["canary"], as_json=True),
+    code = commands.run(lambda ctx: actions.preflight(ctx, Arch.RISCV64, ["canary"], as_json=True),
                         config_path=str(REPO / "versions.toml"), stream_summary=False)
     assert code == 1
     findings = json.loads(capsys.readouterr().out)
@@ -62,7 +62,7 @@ def test_fresh_machine_lists_every_missing_piece(bare_path: Path, capsys: pytest
 
 
 def test_table_shows_the_fix_under_each_failure(bare_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    commands.run(lambda ctx: doctor.command(ctx, Arch.RISCV64, ["canary"]),
+    commands.run(lambda ctx: actions.preflight(ctx, Arch.RISCV64, ["canary"]),
                  config_path=str(REPO / "versions.toml"), stream_summary=False)
     lines = capsys.readouterr().out.splitlines()
     fail = next(i for i, line in enumerate(lines) if line.startswith("FAIL") and " compiler " in line)
@@ -312,7 +312,7 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
 @pytest.mark.qemu
 def test_ready_host_passes(riscv64_ready: None, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    code = commands.run(lambda ctx: doctor.command(ctx, Arch.RISCV64, ["canary"], as_json=True),
+    code = commands.run(lambda ctx: actions.preflight(ctx, Arch.RISCV64, ["canary"], as_json=True),
                         config_path=str(REPO / "versions.toml"), stream_summary=False)
     findings = json.loads(capsys.readouterr().out)
     assert code == 0, findings

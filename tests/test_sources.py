@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import tarfile
@@ -117,8 +118,7 @@ def test_local_override_is_used_as_is_and_marked_unverified(tmp_path: Path) -> N
     checkout.mkdir()
     (checkout / "file").write_text("mine\n")
     cfg = write_config_text(tmp_path, component_toml(archive_source(UNREACHABLE, "0" * 64)))
-    ctx = quiet_context(cfg)
-    ctx.sources["demo"] = checkout
+    ctx = dataclasses.replace(quiet_context(cfg), sources={"demo": checkout})
     prepared = worktree.prepare(ctx, cfg.components["demo"], Arch.AMD64)
     assert prepared.path == checkout
     assert prepared.rows[0].reason.startswith("local, unverified")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from crosslane.archs import Arch
+from crosslane.cli import actions
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
@@ -110,13 +111,12 @@ def test_unpack_refuses_a_member_whose_digest_differs_from_its_record(tmp_path: 
 
 def test_given_maps_a_wheel_to_its_component(cfg: Config, tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path, "onnxruntime_genai-0.18.0-cp313-cp313-manylinux_2_28_aarch64.whl", GENAI_METADATA, {})
-    ctx = target_site.given(Context(cfg, Runner(Log())), [str(wheel)])
-    assert ctx.wheels == {"onnxruntime-genai": wheel}
+    assert actions.wheels(cfg, [str(wheel)]) == {"onnxruntime-genai": wheel}
     stray = make_wheel(tmp_path, "requests-2.0-py3-none-any.whl", "Name: requests\n", {})
     with pytest.raises(UsageError, match="no component"):
-        target_site.given(Context(cfg, Runner(Log())), [str(stray)])
+        actions.wheels(cfg, [str(stray)])
     with pytest.raises(UsageError, match="no such file"):
-        target_site.given(Context(cfg, Runner(Log())), [str(tmp_path / "missing.whl")])
+        actions.wheels(cfg, [str(tmp_path / "missing.whl")])
 
 
 def test_requirements_the_sysroot_provides_are_not_downloaded(tmp_path: Path) -> None:

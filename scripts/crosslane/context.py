@@ -1,7 +1,12 @@
-"""What every step receives: the configuration, the runner, and what this run already probed."""
+"""What every step receives: the configuration, the runner, the run's choices, and what it already found.
+
+Frozen: a command builds it once from its options (cli/commands.py); a step that needs other choices makes a
+new one (`dataclasses.replace`). The three caches are memos of facts found on the machine (a compiler, a
+sysroot, the build tools), filled on first use; they never change what a choice means."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,20 +21,21 @@ from crosslane.paths import build_root
 from crosslane.runner import Runner
 
 
-@dataclass
+@dataclass(frozen=True)
 class Context:
     config: Config
     runner: Runner
-    sources: dict[str, Path] = field(default_factory=dict)
+    # Local checkouts given on the command line (--source NAME=PATH), by component.
+    sources: Mapping[str, Path] = field(default_factory=dict)
     # Prebuilt wheels given on the command line (--wheel), by component: the smoke tests these.
-    wheels: dict[str, Path] = field(default_factory=dict)
+    wheels: Mapping[str, Path] = field(default_factory=dict)
     # The run mode of `invoke all` / `nox -s build-<arch>` (pipeline.run_arch): experimental lanes are on in it.
     orchestrated: bool = False
     # Which [cases.*] models a smoke runs: () the matrix's default, ("all",) every case, else these models.
     cases: tuple[str, ...] = ()
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
     _sysroots: dict[Arch, Sysroot] = field(default_factory=dict)
-    _tools: buildtools.BuildTools | None = None
+    _tools: dict[None, buildtools.BuildTools] = field(default_factory=dict)
 
     @property
     def log(self) -> Log:
@@ -64,6 +70,6 @@ class Context:
         return found
 
     def tools(self) -> buildtools.BuildTools:
-        if self._tools is None:
-            self._tools = buildtools.ensure(self.runner, self.config.tools)
-        return self._tools
+        if None not in self._tools:
+            self._tools[None] = buildtools.ensure(self.runner, self.config.tools)
+        return self._tools[None]

@@ -196,7 +196,7 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
 def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Row]:
     """`nox -s build-<arch>` (every component the arch lists) and `nox -s build-<arch>-<component>` (one, with
     what it needs): setup → sysroots → build (the control only for smokes that compare with it) → smoke."""
-    ctx.orchestrated = True
+    ctx = dataclasses.replace(ctx, orchestrated=True)
     names = tuple(expand_families(ctx, arch, requested)) or ctx.config.arches[arch].components
     wanted = components_for(ctx, arch, names)
     control = () if arch is CONTROL_ARCH else smokes.controlled(ctx.config, names)

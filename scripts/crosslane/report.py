@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -53,6 +52,8 @@ class Row:
     subject: str = dataclasses.field(default="", kw_only=True)
     profile: str = dataclasses.field(default="", kw_only=True)  # the CPU profile a smoke or parity row ran on
     control: bool = dataclasses.field(default=False, kw_only=True)  # ran on the amd64 control, for comparison
+    # Markdown a reader wants beside the summary (e.g. an op-timing table): shown under the table, kept in JSON.
+    detail: str = dataclasses.field(default="", kw_only=True, compare=False)
 
     @property
     def label(self) -> str:
@@ -80,7 +81,7 @@ class Row:
             raise ValueError(f"entry {index}: {exc}") from None
         return cls(data["component"], data["arch"], check, verdict, str(data.get("reason", "")),
                    subject=str(data.get("subject", "")), profile=str(data.get("profile", "")),
-                   control=data.get("control") is True)
+                   control=data.get("control") is True, detail=str(data.get("detail", "")))
 
 
 def table(rows: Iterable[Row]) -> str:
@@ -100,15 +101,8 @@ def markdown(rows: Iterable[Row]) -> str:
     lines = ["| component | arch | step | verdict | reason |", "|---|---|---|---|---|"]
     lines += [f"| {r.component} | {r.arch} | {r.label} | {r.verdict.value} | {r.reason.replace('|', '/')} |"
               for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def append_step_summary(text: str) -> None:
-    """Add Markdown to the job's summary page under GitHub Actions ($GITHUB_STEP_SUMMARY); nothing elsewhere."""
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(text)
+    details = [r.detail for r in rows if r.detail]
+    return "\n".join(lines) + "\n" + "".join(f"\n{d}\n" for d in details)
 
 
 def to_json(rows: Iterable[Row]) -> str:

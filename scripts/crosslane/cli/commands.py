@@ -45,16 +45,25 @@ def parse_sources(values: Sequence[str], known: Sequence[str]) -> dict[str, Path
 
 
 def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path: str | None = None,
-        config_path: str | None = None, sources: Sequence[str] = (), stream_summary: bool = True) -> int:
+        config_path: str | None = None, sources: Sequence[str] = (), wheels: Sequence[str] = (),
+        cases: Sequence[str] = (), stream_summary: bool = True) -> int:
+    """Build the command's one Context from its options, run *action*, show and write the rows, and map the
+    outcome to the exit code (errors caught once, one line each; a traceback only with --debug)."""
     debug = debug or os.environ.get("CROSSLANE_DEBUG") == "1"
     log = Log(verbose=debug)
     try:
         cfg = config_mod.load(Path(config_path) if config_path else None)
-        ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources, list(cfg.components)))
+        given: dict[str, Path] = {}
+        if wheels:
+            from crosslane.cli import actions  # the wheel reader's imports only for a command that names wheels
+
+            given = actions.wheels(cfg, wheels)
+        ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources, list(cfg.components)),
+                      wheels=given, cases=tuple(cases))
         rows = action(ctx)
         if stream_summary and rows:
             print(report.table(rows))
-            report.append_step_summary(report.markdown(rows))
+            append_step_summary(report.markdown(rows))
         if json_path:
             report.write_json(rows, Path(json_path))
     except CrosslaneError as exc:
@@ -83,6 +92,14 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())
         return VerdictFailed.exit_code
     return 0
+
+
+def append_step_summary(text: str) -> None:
+    """Add Markdown to the job's summary page under GitHub Actions ($GITHUB_STEP_SUMMARY); nothing elsewhere."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(text)
 
 
 def failure_kind(row: report.Row) -> type[StepFailed | VerdictFailed]:

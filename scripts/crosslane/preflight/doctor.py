@@ -105,13 +105,6 @@ def rows(findings: Sequence[Finding]) -> list[Row]:
             for f in findings]
 
 
-def command(ctx: Context, arch: Arch, components: Sequence[str], *, as_json: bool = False) -> list[Row]:
-    """`invoke preflight`: print every finding (or JSON with one record per check) on stdout."""
-    findings = run(Probes(ctx.runner, ctx.config, ctx.compiler), arch, components, orchestrated=ctx.orchestrated)
-    print(to_json(findings) if as_json else render(findings))
-    return rows(findings)
-
-
 def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes) -> list[Row]:
     """The build's preflight: quiet when all is well; the FAIL rows (build stops) otherwise."""
     findings = run(probes, arch, components, orchestrated=ctx.orchestrated, for_build=True)

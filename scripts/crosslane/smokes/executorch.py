@@ -31,7 +31,7 @@ from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
 from crosslane.paths import cache_dir
-from crosslane.report import Check, Row, Verdict, append_step_summary
+from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import payload, sentinel, target
 
 MIN_MAGNITUDE = 0.01
@@ -134,9 +134,10 @@ class Timed:
     kernels: tuple[str, ...]
 
 
-def op_tables(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) -> Path | None:
+def op_tables(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) -> tuple[Path, str] | None:
     """Per run: operators with calls and sum/avg/max ms (qemu time, not hardware time) and the XNNPACK
-    microkernels the runner registered; printed, written as JSON, and added to $GITHUB_STEP_SUMMARY."""
+    microkernels the runner registered; logged, written as JSON, and returned as Markdown (the op-timing row's
+    detail, which the command adds to $GITHUB_STEP_SUMMARY)."""
     present = [t for t in timed if t.etdump.is_file()]
     if not present:
         return None
@@ -163,8 +164,7 @@ def op_tables(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) 
     path = ctx.build_root / "reports" / f"optiming-{arch.value}-{component}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
-    append_step_summary("\n".join(markdown) + "\n\n")
-    return path
+    return path, "\n".join(markdown)
 
 
 def arch_profiles(selected: Sequence[Profile], arch_names: Collection[str], named: Sequence[str]) -> list[Profile]:
@@ -227,8 +227,9 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
 
     rows += target.per_item(jobs, one, parallel=PARALLEL)
     progress.close()
-    written = op_tables(ctx, arch, component, timed)
-    if written is not None:
+    tables = op_tables(ctx, arch, component, timed)
+    if tables is not None:
+        written, markdown = tables
         rows.append(Row(component, arch.value, Check.SMOKE, Verdict.PASS, f"{len(timed)} runs: {written}",
-                        subject="op-timing"))
+                        subject="op-timing", detail=markdown))
     return rows

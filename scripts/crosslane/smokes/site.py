@@ -32,6 +32,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from crosslane.archs import Arch, info
+from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import prune
@@ -218,17 +219,7 @@ def split_provided(wanted: list[str], present: dict[str, str]) -> tuple[list[str
     return rest, provided
 
 
-def given(ctx: Context, paths: list[str]) -> Context:
-    """Attach wheels given on the command line to the components they are builds of (by distribution name)."""
-    by_name = {canonicalize_name(name): name for name in ctx.config.components}
-    for value in paths:
-        wheel = Path(value).expanduser().resolve()
-        if not wheel.is_file():
-            raise UsageError(f"--wheel {value}: no such file")
-        distribution, _, _ = wheel_identity(wheel)
-        component = by_name.get(canonicalize_name(distribution))
-        if component is None:
-            raise UsageError(f"--wheel {value}: distribution {distribution} is no component of versions.toml "
-                             f"(known: {', '.join(ctx.config.components)})")
-        ctx.wheels[component] = wheel
-    return ctx
+def component_of(config: Config, wheel: Path) -> str | None:
+    """The component *wheel* is a build of (by distribution name), None when versions.toml builds no such one."""
+    distribution, _, _ = wheel_identity(wheel)
+    return {canonicalize_name(name): name for name in config.components}.get(canonicalize_name(distribution))

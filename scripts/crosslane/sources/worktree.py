@@ -17,7 +17,6 @@ from crosslane import atomic
 from crosslane.archs import Arch
 from crosslane.config import Component
 from crosslane.context import Context
-from crosslane.errors import UsageError
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import patches, pinned
 
@@ -97,21 +96,13 @@ def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:
     return Prepared(work, fetched.identity, tuple(rows + patches.rows(component, arch, steps)), inputs)
 
 
-def patch_command(ctx: Context, name: str, arch: Arch, source_dir: Path | None, *, check: bool) -> list[Row]:
-    """`invoke patch`: one row per patch of *name* for *arch*, on --source-dir or the build's working copy."""
-    component = ctx.config.components.get(name)
-    if component is None:
-        raise UsageError(f"--component: unknown component '{name}' (known: {', '.join(ctx.config.components)})")
-    if arch not in component.arches:
-        raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
+def patch_series(ctx: Context, component: Component, arch: Arch, tree: Path | None, *, check: bool) -> list[Row]:
+    """One row per patch of *component* for *arch*, on *tree* or (None) the build's working copy."""
+    name = component.name
     if not component.patches:
         return [Row(name, arch.value, Check.PATCH, Verdict.SKIP, "no patches in versions.toml")]
-    if source_dir is not None:
-        tree = source_dir.expanduser().resolve()
-        if not tree.is_dir():
-            raise UsageError(f"--source-dir {source_dir}: not a folder")
-        rows: list[Row] = []
-    else:
+    rows: list[Row] = []
+    if tree is None:
         fetched = fetch(ctx, component, arch)
         rows = [source_row(component, arch, fetched)]
         work = copy_path(ctx.component_dir(arch, name), component)
