@@ -37,25 +37,22 @@ family = "clang"
 version = 19
 [arches.amd64]
 toolchain = "gcc"
-components = {components}
 [arches.amd64.profiles]
 max = "max"
 [arches.arm64]
 toolchain = "gcc"
-components = {components}
 [arches.arm64.profiles]
 max = "max"
 [arches.riscv64]
 toolchain = "{riscv64_toolchain}"
-components = {components}
 [arches.riscv64.profiles]
 rvv128 = "rv64,v=true,vlen=128,elen=64,vext_spec=v1.0"
 """
 
 
-def versions_header(*, cmake: str = "3.31.6", components: str = "[]", riscv64_toolchain: str = "clang") -> str:
+def versions_header(*, cmake: str = "3.31.6", riscv64_toolchain: str = "clang") -> str:
     """The top of a test versions.toml: tools, sysroot, toolchains, the three arches (no components)."""
-    return BASE.format(cmake=cmake, components=components, riscv64_toolchain=riscv64_toolchain)
+    return BASE.format(cmake=cmake, riscv64_toolchain=riscv64_toolchain)
 
 COMPONENT = """
 [components.{name}]
@@ -66,10 +63,9 @@ arches = ["amd64", "arm64", "riscv64"]
 
 
 def write_config(root: Path, components: dict[str, str], *, lanes: str = "", riscv64_toolchain: str = "clang",
-                 default: tuple[str, ...] | None = None, cmake: str = "3.31.6") -> config_mod.Config:
+                 cmake: str = "3.31.6") -> config_mod.Config:
     """A versions.toml under *root* with the given components ({name: extra TOML lines}) and lane tables."""
-    names = list(default if default is not None else components)
-    text = BASE.format(components=json.dumps(names), riscv64_toolchain=riscv64_toolchain, cmake=cmake)
+    text = BASE.format(riscv64_toolchain=riscv64_toolchain, cmake=cmake)
     for name, extra in components.items():
         (root / "components" / name).mkdir(parents=True, exist_ok=True)
         text += COMPONENT.format(name=name, extra=extra)

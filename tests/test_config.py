@@ -22,7 +22,6 @@ packages = ["libc6-dev"]
 family = "gcc"
 [arches.amd64]
 toolchain = "gcc"
-components = ["canary"]
 [arches.amd64.profiles]
 max = "max"
 [arches.riscv64]
@@ -132,14 +131,17 @@ def test_find_config_walks_up(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("edit,message", [
-    (('toolchain = "gcc"\ncomponents', 'toolchain = "gc"\ncomponents'), "unknown toolchain 'gc'"),
-    (('components = ["canary"]', 'components = ["nope"]'), "unknown component 'nope'"),
+    (('toolchain = "gcc"\n[arches.amd64.profiles]', 'toolchain = "gc"\n[arches.amd64.profiles]'),
+     "unknown toolchain 'gc'"),
+    (('toolchain = "gcc"\n[arches.amd64.profiles]',
+      'toolchain = "gcc"\ncomponents = ["canary"]\n[arches.amd64.profiles]'),
+     "arches.amd64.components: an arch's job is every component whose arches list it"),
     (('family = "gcc"', 'family = "msvc"'), "unknown toolchain family 'msvc'"),
     (('kind = "tree"', 'kind = "tre"'), "did you mean 'tree'?"),
     (('path = "src"', 'path = "missing"'), "'missing' is not a folder"),
     (("[arches.amd64]\n", "[arches.amd64]\ndefault_profile = \"x\"\n"), "unknown profile 'x'"),
     (('arches = ["amd64", "riscv64"]', 'arches = ["amd64", "arm64"]'), "arch 'arm64' has no [arches.arm64] table"),
-], ids=["toolchain", "component", "family", "source-kind", "missing-folder", "profile", "arch-table"])
+], ids=["toolchain", "arch-components", "family", "source-kind", "missing-folder", "profile", "arch-table"])
 def test_reference_errors(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         config.load(write(tmp_path, GOOD.replace(*edit)))

@@ -46,7 +46,7 @@ def test_model_parses_with_defaults() -> None:
 
 
 @pytest.mark.parametrize(("change", "words"), [
-    (('"torch==2.13.0"', '"torch"'), "models.tiny.requirements[0]: 'torch' is not pinned"),
+    (('"torch==2.13.0"', '"torch"'), "models.tiny.requirements[0]: 'torch' has no version: pin it in [pins]"),
     (('"gguf-to-genai"', '"magic"'), "models.tiny.converter: unknown converter 'magic'"),
     (('"llm_tiny/tiny.gguf"', '"../tiny.gguf"'), "models.tiny.member: '../tiny.gguf' must be a relative path"),
     (("new_tokens = 3", "new_tokens = 0"), "models.tiny.new_tokens: 0 is outside 1..256"),

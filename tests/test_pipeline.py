@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline, smokes
+from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config
@@ -80,7 +80,7 @@ def test_usage_errors(cfg: Config) -> None:
     with pytest.raises(UsageError, match="unknown CPU profile 'rvv64'"):
         pipeline.profiles_for(ctx, Arch.RISCV64, "rvv64")
     assert [p.name for p in pipeline.profiles_for(ctx, Arch.RISCV64, "rvv256")] == ["rvv256"]
-    assert smokes.controlled(cfg, ["canary", "cpuinfo", "onnxruntime", "onnxruntime-genai"]) == \
+    assert cfg.controlled(["canary", "cpuinfo", "onnxruntime", "onnxruntime-genai"]) == \
         ("canary", "onnxruntime", "onnxruntime-genai")
 
 

@@ -29,7 +29,7 @@ def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> t
     for name in names:
         if name not in config.components:
             raise UsageError(f"unknown component '{name}' (known: {', '.join(config.components)})")
-        if arch not in config.components[name].arches:
+        if not config.builds(name, arch):
             raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
     return config.build_order(names)
 
@@ -199,7 +199,7 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Ro
     ctx = dataclasses.replace(ctx, orchestrated=True)
     names = tuple(expand_families(ctx, arch, requested)) or ctx.config.arches[arch].components
     wanted = components_for(ctx, arch, names)
-    control = () if arch is CONTROL_ARCH else smokes.controlled(ctx.config, names)
+    control = () if arch is CONTROL_ARCH else ctx.config.controlled(names)
     arches = (arch, CONTROL_ARCH) if control else (arch,)
     rows = setup(ctx, arches, wanted if requested else None) + sysroots(ctx, arches)
     built = {each: components_for(ctx, each, names if each is arch else control) for each in arches}

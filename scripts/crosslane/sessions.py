@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from crosslane.registry import CONTROLLED_SMOKES
+
+CONTROL_ARCH = "amd64"  # archs.CONTROL_ARCH; the control builds what a smoke compares with, and what that needs
+
 
 @dataclass(frozen=True)
 class Session:
@@ -32,10 +36,60 @@ def _table(data: Mapping[str, object], key: str) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _inherited(components: Mapping[str, object], name: str, key: str) -> object:
+    """A component's key, following `extends` (config/shorthand.py's rule, for the one key asked)."""
+    seen: set[str] = set()
+    while name not in seen:
+        seen.add(name)
+        table = components.get(name)
+        if not isinstance(table, Mapping):
+            return None
+        if key in table:
+            return table[key]
+        parent = table.get("extends")
+        if not isinstance(parent, str):
+            return None
+        name = parent
+    return None
+
+
+def _smoke_kind(components: Mapping[str, object], name: str) -> object:
+    seen: set[str] = set()
+    while name not in seen:
+        seen.add(name)
+        table = components.get(name)
+        if not isinstance(table, Mapping):
+            return None
+        smoke = table.get("smoke")
+        if isinstance(smoke, Mapping) and "kind" in smoke:
+            return smoke["kind"]
+        parent = table.get("extends")
+        if not isinstance(parent, str):
+            return None
+        name = parent
+    return None
+
+
+def control_builds(components: Mapping[str, object]) -> set[str]:
+    """What the control arch builds for comparison: components with a controlled smoke, and their depends."""
+    wanted = [n for n in components if _smoke_kind(components, n) in CONTROLLED_SMOKES]
+    found: set[str] = set()
+    while wanted:
+        name = wanted.pop()
+        if name in found:
+            continue
+        found.add(name)
+        depends = _inherited(components, name, "depends")
+        wanted += [d for d in depends if isinstance(d, str)] if isinstance(depends, list) else []
+    return found
+
+
 def plan(data: Mapping[str, object]) -> list[Session]:
-    """build-<arch>, smoke-<arch>, and build-/smoke-<arch>-<component> for every arch a component lists."""
+    """build-<arch>, smoke-<arch>, and build-/smoke-<arch>-<component> for every arch a component lists (and
+    for the control arch, every component it builds for comparison)."""
     arches = list(_table(data, "arches"))
     components = _table(data, "components")
+    control = control_builds(components)
     sessions: list[Session] = []
     for arch in arches:
         sessions += [
@@ -44,9 +98,9 @@ def plan(data: Mapping[str, object]) -> list[Session]:
             Session(f"smoke-{arch}", arch, None, "smoke", (arch, "smoke"),
                     f"{arch}: smoke what is built on every CPU profile under qemu-user."),
         ]
-        for name, table in components.items():
-            listed = table.get("arches", []) if isinstance(table, Mapping) else []
-            if not isinstance(listed, list) or arch not in listed:
+        for name in components:
+            listed = _inherited(components, name, "arches")
+            if not (isinstance(listed, list) and arch in listed) and not (arch == CONTROL_ARCH and name in control):
                 continue
             sessions += [
                 Session(f"build-{arch}-{name}", arch, name, "build", (arch, name, "build"),

@@ -33,7 +33,7 @@ def patch(ctx: Context, name: str, arch: Arch, source_dir: str, *, check: bool) 
     component = ctx.config.components.get(name)
     if component is None:
         raise UsageError(f"--component: unknown component '{name}' (known: {', '.join(ctx.config.components)})")
-    if arch not in component.arches:
+    if not ctx.config.builds(name, arch):
         raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
     tree = None
     if source_dir:

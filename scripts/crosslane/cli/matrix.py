@@ -13,7 +13,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from crosslane import smokes
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config
 from crosslane.errors import UsageError
@@ -57,11 +56,11 @@ def plan(config: Config, *, event: str = "push", arch: str = "", component: str 
 
     for each in arches:
         names = [n for n in config.arches[each].components if not component or n == component]
-        if component and not names and each in config.components[component].arches:
+        if component and not names and config.builds(component, each):
             names = [component]
         for name in names:
             add(each, name)
-            if each is not CONTROL_ARCH and smokes.controlled(config, [name]):
+            if each is not CONTROL_ARCH and config.controlled([name]):
                 add(CONTROL_ARCH, name)
     full = event in FULL_EVENTS
     smoke = [{"arch": each.value, "profile": p.name} for each in arches

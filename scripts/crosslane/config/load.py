@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
 from crosslane.archs import Arch
-from crosslane.config import cases, tomlcompat  # submodules: no cycle through the package
+from crosslane.config import cases, shorthand, tomlcompat  # submodules: no cycle through the package
 from crosslane.config.components import read_component
 from crosslane.config.fields import (
     TOOLCHAIN_FAMILIES,
@@ -56,8 +56,11 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
     default = table.string("default_profile", profiles[0].name)
     if default not in {p.name for p in profiles}:
         table.fail("default_profile", f"unknown profile '{default}' (known: {', '.join(p.name for p in profiles)})")
+    if table.has("components"):
+        table.fail("components", "an arch's job is every component whose arches list it (components.<name>.arches); "
+                                 "delete this list and name the arch there")
     result = ArchConfig(arch=arch, toolchain=table.string("toolchain", required=True),
-                        components=table.strings("components"), profiles=profiles, default_profile=default)
+                        components=(), profiles=profiles, default_profile=default)
     table.finish()
     return result
 
@@ -89,13 +92,6 @@ def _check_references(cfg_table: Table, toolchains: Mapping[str, Toolchain], arc
         where = Table({}, cfg_table.file, f"arches.{arch}")
         if arch_cfg.toolchain not in toolchains:
             where.fail("toolchain", f"unknown toolchain '{arch_cfg.toolchain}' (known: {', '.join(toolchains)})")
-        for index, name in enumerate(arch_cfg.components):
-            if name not in components:
-                Table({}, cfg_table.file, f"arches.{arch}.components").fail(
-                    index, f"unknown component '{name}' (known: {', '.join(components)})")
-            if arch not in components[name].arches:
-                Table({}, cfg_table.file, f"arches.{arch}.components").fail(
-                    index, f"component '{name}' is not built for {arch}; add it to components.{name}.arches")
     for name, component in components.items():
         deps = Table({}, cfg_table.file, f"components.{name}.depends")
         for index, dep in enumerate(component.depends):
@@ -155,21 +151,18 @@ def _shared_sources(file: str, components: dict[str, Component]) -> dict[str, Co
     return components
 
 
-def _pinned_requirements(table: Table) -> tuple[str, ...]:
-    """A host venv's requirements, each name==version, so what it computes is reproducible."""
-    requirements = table.strings("requirements")
-    for index, requirement in enumerate(requirements):
-        if "==" not in requirement:
-            Table({}, table.file, f"{table.path}.requirements").fail(
-                index, f"'{requirement}' is not pinned; write name==version so the venv is reproducible")
-    return requirements
+def _pinned_requirements(table: Table, pins: Mapping[str, str]) -> tuple[str, ...]:
+    """A host venv's requirements, each name==version (bare names from [pins]), so what it computes is
+    reproducible."""
+    return shorthand.pinned_requirements(table.strings("requirements"), pins,
+                                         Table({}, table.file, f"{table.path}.requirements"))
 
 
 def _hostenvs(table: Table, components: Mapping[str, Component]) -> dict[str, tuple[str, ...]]:
     found = {}
     for name, env in table.subtables():
         path_name(table, name, name, "host venv")
-        found[name] = _pinned_requirements(env)
+        found[name] = env.strings("requirements")  # pinned by shorthand.resolve_hostenvs
         env.finish()
     for name, component in components.items():
         for index, wanted in enumerate(component.hostenvs):
@@ -180,7 +173,7 @@ def _hostenvs(table: Table, components: Mapping[str, Component]) -> dict[str, tu
     return found
 
 
-def _model(name: str, table: Table) -> ModelSpec:
+def _model(name: str, table: Table, pins: Mapping[str, str]) -> ModelSpec:
     path_name(table, None, name, "model")
     converter = table.string("converter", required=True)
     if converter not in CONVERTERS:
@@ -194,7 +187,7 @@ def _model(name: str, table: Table) -> ModelSpec:
     new_tokens = table.integer("new_tokens", 16)
     if not 1 <= new_tokens <= 256:
         table.fail("new_tokens", f"{new_tokens} is outside 1..256")
-    requirements = _pinned_requirements(table)
+    requirements = _pinned_requirements(table, pins)
     spec = ModelSpec(name=name, distribution=table.string("distribution", required=True),
                      version=table.string("version", required=True), member=member,
                      sha256=sha256(table, "sha256"), converter=converter, precision=precision,
@@ -214,7 +207,11 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
         raise ConfigError(f"{file}: invalid TOML: {exc}; fix the syntax") from exc
     except RecursionError:
         raise ConfigError(f"{file}: arrays or tables nested too deeply to read; fix the syntax") from None
+    pins = shorthand.read_pins(data, file)
+    data = shorthand.resolve_hostenvs(shorthand.resolve_components(data, file), file, pins)
     top = Table(data, file)
+    top.table("args")  # read by shorthand.resolve_components
+    top.table("pins")
     schema = top.integer("schema", 0)
     if schema != SCHEMA_VERSION:
         top.fail("schema", f"unsupported schema {schema}; this crosslane reads schema = {SCHEMA_VERSION}")
@@ -235,10 +232,14 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     sys_table.finish()
     toolchains = MappingProxyType({name: _toolchain(name, t) for name, t in top.table("toolchains").subtables()})
     arches_table = top.table("arches", required=True)
-    arches = MappingProxyType({read_arch(arches_table, name, name): _arch_config(Arch(name), t)
-                               for name, t in arches_table.subtables()})
+    read_arches = {read_arch(arches_table, name, name): _arch_config(Arch(name), t)
+                   for name, t in arches_table.subtables()}
     components = MappingProxyType(_shared_sources(file, {name: read_component(name, t, root, registries)
                                                          for name, t in top.table("components").subtables()}))
+    # An arch's job: the components that list it, in the order versions.toml declares them.
+    arches = MappingProxyType({arch: dataclasses.replace(arch_cfg, components=tuple(
+        name for name, component in components.items() if arch in component.arches))
+        for arch, arch_cfg in read_arches.items()})
     hostenvs = MappingProxyType(_hostenvs(top.table("hostenvs"), components))
     _check_references(top, toolchains, arches, components)
     for name, component in components.items():
@@ -246,7 +247,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
             if arch not in arches:
                 Table({}, file, f"components.{name}.arches").fail(
                     index, f"arch '{arch}' has no [arches.{arch}] table; add one")
-    models = MappingProxyType({name: _model(name, t) for name, t in top.table("models").subtables()})
+    models = MappingProxyType({name: _model(name, t, pins) for name, t in top.table("models").subtables()})
     profile_names = {p.name for a in arches.values() for p in a.profiles}
     matrices = MappingProxyType({name: cases.read(name, t, profile_names)
                                  for name, t in top.table("cases").subtables()})

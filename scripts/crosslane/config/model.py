@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from crosslane.archs import Arch, info
+from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config.cases import CaseMatrix
-from crosslane.registry import RECIPES, SMOKES, Registry
+from crosslane.registry import CONTROLLED_SMOKES, RECIPES, SMOKES, Registry
 
 
 @dataclass(frozen=True)
@@ -265,6 +265,17 @@ class Config:
     def toolchain_for(self, component: str, arch: Arch) -> Toolchain:
         name = self.components[component].toolchain.get(arch, self.arches[arch].toolchain)
         return self.toolchains[name]
+
+    def controlled(self, names: Sequence[str]) -> tuple[str, ...]:
+        """Those of *names* whose smoke compares with the amd64 control, so the control must build them too."""
+        return tuple(n for n in names if (spec := self.components[n].smoke) and spec.kind in CONTROLLED_SMOKES)
+
+    def builds(self, name: str, arch: Arch) -> bool:
+        """Is *name* built on *arch*: the arch is one of its arches, or the control builds it (and what it needs)
+        because a smoke compares with it."""
+        if arch in self.components[name].arches:
+            return True
+        return arch is CONTROL_ARCH and name in self.build_order(self.controlled(tuple(self.components)))
 
     def build_order(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """*names* plus their dependencies, dependencies first."""

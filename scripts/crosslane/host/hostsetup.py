@@ -24,7 +24,7 @@ def packages_needed(config: Config, arches: Iterable[Arch], components: Iterable
         if names is None:
             chains = list(config.toolchains.values())
         else:
-            chains = [config.toolchain_for(n, arch) for n in names if arch in config.components[n].arches]
+            chains = [config.toolchain_for(n, arch) for n in names if config.builds(n, arch)]
         for toolchain in chains:
             wanted += toolchain.packages.get(arch, ())
     return tuple(dict.fromkeys(wanted))

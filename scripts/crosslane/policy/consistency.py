@@ -125,7 +125,7 @@ def _arch_lists(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
 
 def _lane_on(cfg: Config, component: str, arch: Arch) -> bool:
     lane = cfg.lanes.get((component, arch))
-    return arch in cfg.components[component].arches and (lane is None or lane.enabled)
+    return cfg.builds(component, arch) and (lane is None or lane.enabled)
 
 
 def _cells(line: str) -> list[str]:

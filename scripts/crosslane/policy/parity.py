@@ -53,7 +53,7 @@ def check(cfg: Config, arch: Arch, present: set[str], where: str) -> list[Row]:
     exempt = _exemptions(cfg, arch)
     covered: set[str] = set()
     for name, component in sorted(cfg.components.items()):
-        if component.distribution is None or arch not in component.arches:
+        if component.distribution is None or not cfg.builds(name, arch):
             continue
         dist: str = canonicalize_name(component.distribution)
         lane = cfg.lanes.get((name, arch))
