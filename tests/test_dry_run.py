@@ -30,8 +30,11 @@ def listing(root: Path) -> dict[str, tuple[int, int]]:
 
 @pytest.mark.cross
 @pytest.mark.network
+@pytest.mark.parametrize("arch", list(Arch), ids=lambda a: a.value)
 def test_a_dry_build_writes_nothing(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                    monkeypatch: pytest.MonkeyPatch, arch: Arch) -> None:
+    """On every arch: arm64's qemu -L is a guest root with its own /proc/cpuinfo, which a dry run names in
+    the toolchain file's emulator line but does not make."""
     # A cache of its own (sharing the sysroots and build tools): the probes would land in it.
     for key, value in fresh_cache(tmp_path).items():
         monkeypatch.setenv(key, value)
@@ -39,7 +42,8 @@ def test_a_dry_build_writes_nothing(cfg: Config, sysroots: dict[Arch, Path], tmp
     watched = [tmp_path / "build", tmp_path / "cache"]
     before = [listing(p) for p in watched]
     runner = Runner(Log(io.StringIO()), dry_run=True)
-    rows = pipeline.build_components(Context(cfg, runner), Arch.RISCV64, ["canary", "cpuinfo"])
+    names = [n for n in ("canary", "cpuinfo") if cfg.builds(n, arch)]
+    rows = pipeline.build_components(Context(cfg, runner), arch, names)
     assert rows and all(r.verdict.value != "FAIL" for r in rows), rows
     assert any("--build" in argv for argv in runner.commands)  # it did plan the builds
     assert [listing(p) for p in watched] == before

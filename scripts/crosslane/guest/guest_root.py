@@ -22,15 +22,26 @@ def cpuinfo_text(template: str, cpus: int) -> str:
     return "\n".join(template.format(n=n) for n in range(cpus))
 
 
-def ensure(build_root: Path, sysroot: Sysroot) -> Path:
-    """The -L folder for *sysroot*: the sysroot itself, or a cached overlay with a guest /proc/cpuinfo."""
+def _text(sysroot: Sysroot) -> str | None:
     template = info(sysroot.arch).guest_cpuinfo
-    if not template:
+    return cpuinfo_text(template, os.cpu_count() or 1) if template else None
+
+
+def path_for(build_root: Path, sysroot: Sysroot) -> Path:
+    """Where the -L folder for *sysroot* is (computed, nothing written): the sysroot itself, or the overlay."""
+    text = _text(sysroot)
+    if text is None:
         return sysroot.path
-    text = cpuinfo_text(template, os.cpu_count() or 1)
     key = hashlib.sha256(f"{sysroot.path}\0{text}".encode()).hexdigest()[:12]
-    root = build_root / "guest-roots" / f"{sysroot.arch}-{key}"
-    if (root / "proc" / "cpuinfo").is_file():
+    return build_root / "guest-roots" / f"{sysroot.arch}-{key}"
+
+
+def ensure(build_root: Path, sysroot: Sysroot) -> Path:
+    """The -L folder for *sysroot*, made if it is the overlay and missing: a step that runs target programs
+    (a build's configure, a smoke) calls this first; deciding what to run needs only path_for."""
+    root = path_for(build_root, sysroot)
+    text = _text(sysroot)
+    if text is None or (root / "proc" / "cpuinfo").is_file():
         return root
     with atomic.publish_dir(root, lambda found: (found / "proc" / "cpuinfo").is_file()) as work:
         (work / "proc").mkdir()

@@ -21,7 +21,7 @@ from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.features.probes import Probes
-from crosslane.guest import cpython, qemu
+from crosslane.guest import cpython, guest_root, qemu
 from crosslane.log import Progress
 from crosslane.recipes import Built, cmake_toolchain, crosswire
 from crosslane.report import Check, Row, Verdict
@@ -235,6 +235,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     if build.build_dir.is_symlink() or \
             configured_source(build.build_dir) not in (None, build.source / build.component.source_subdir):
         stamps.remove(build.build_dir)  # CMake refuses a build tree made from another source folder
+    guest_root.ensure(ctx.build_root, ctx.sysroot(build.arch))  # the emulator's -L, for configure's try-runs
     cmake_toolchain.write(build.toolchain_file, build.toolchain_text)
     for path, text in build.files.items():
         cmake_toolchain.write(path, text).chmod(0o755)

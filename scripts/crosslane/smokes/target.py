@@ -11,7 +11,7 @@ from typing import TypeVar
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
-from crosslane.guest import cpython, qemu
+from crosslane.guest import cpython, guest_root, qemu
 from crosslane.runner import Result
 
 T = TypeVar("T")
@@ -19,6 +19,7 @@ U = TypeVar("U")
 
 
 def qemu_prefix(ctx: Context, arch: Arch, profile: Profile) -> list[str]:
+    guest_root.ensure(ctx.build_root, ctx.sysroot(arch))
     return qemu.target_command(ctx.runner, ctx.build_root, ctx.sysroot(arch), profile)
 
 
