@@ -103,24 +103,25 @@ def smoke(c: Context, arch: str, component: list[str], wheel: list[str], case: l
 def preflight(c: Context, arch: str, component: list[str], json: bool = False, debug: bool = False,
                 config: str = "") -> None:
     """Check every prerequisite of an arch's build and smoke at once; each problem comes with its fix."""
-    from crosslane import pipeline
+    from crosslane import plan
     from crosslane.cli import actions, commands
     _run(lambda ctx: actions.preflight(ctx, commands.parse_arch(arch),
-                                       pipeline.components_for(ctx, commands.parse_arch(arch), component),
+                                       plan.components_for(ctx.config, commands.parse_arch(arch), component),
                                        as_json=json),
          debug=debug, config=config, stream_summary=False)
 
 
 @task(help={"arch": ARCH_HELP, "component": "only this component and what it needs (repeatable; default: the "
-                                            "arch's list)", **COMMON_HELP}, iterable=["component"])
-def all(c: Context, arch: str, component: list[str], debug: bool = False, json: str = "",  # noqa: A001
-        config: str = "") -> None:
+                                            "arch's job)", "dry_run": "print the plan; build, run and write nothing",
+            **COMMON_HELP}, iterable=["component"])
+def all(c: Context, arch: str, component: list[str], dry_run: bool = False, debug: bool = False,  # noqa: A001
+        json: str = "", config: str = "") -> None:
     """Setup, sysroots, build (with the amd64 control where a smoke compares with it) and smoke: what nox
     build-<arch> and build-<arch>-<component> run."""
     from crosslane import pipeline
     from crosslane.cli import commands
-    _run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component), debug=debug, json=json,
-         config=config)
+    _run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component), debug=debug, dry_run=dry_run,
+         json=json, config=config)
 
 
 @task(help={"config": COMMON_HELP["config"], "event": "the GitHub event (push, pull_request, schedule, …)",

@@ -31,7 +31,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"recipes"}),
     frozenset({"smokes"}),
     frozenset({"preflight"}),
-    frozenset({"pipeline", "buildreport", "reportdiff", "artifacts"}),
+    frozenset({"plan", "pipeline", "buildreport", "reportdiff", "artifacts"}),
     frozenset({"cli"}),
 )
 

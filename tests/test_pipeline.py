@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline
+from crosslane import pipeline, plan
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config
@@ -76,10 +76,10 @@ def test_usage_errors(cfg: Config) -> None:
         commands.parse_sources(["canry=/tmp"], ["canary", "cpuinfo"])
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     with pytest.raises(UsageError, match="unknown component 'nope'"):
-        pipeline.components_for(ctx, Arch.RISCV64, ["nope"])
+        plan.components_for(ctx.config, Arch.RISCV64, ["nope"])
     with pytest.raises(UsageError, match="unknown CPU profile 'rvv64'"):
-        pipeline.profiles_for(ctx, Arch.RISCV64, "rvv64")
-    assert [p.name for p in pipeline.profiles_for(ctx, Arch.RISCV64, "rvv256")] == ["rvv256"]
+        plan.profiles_for(ctx.config, Arch.RISCV64, "rvv64")
+    assert [p.name for p in plan.profiles_for(ctx.config, Arch.RISCV64, "rvv256")] == ["rvv256"]
     assert cfg.controlled(["canary", "cpuinfo", "onnxruntime", "onnxruntime-genai"]) == \
         ("canary", "onnxruntime", "onnxruntime-genai")
 
@@ -205,10 +205,10 @@ def test_unwritable_places_are_one_line_exit_3(repo: Path, capsys: pytest.Captur
 
 def test_a_project_name_stands_for_its_variants_on_each_arch(cfg: Config) -> None:
     ctx = Context(cfg, Runner(Log(io.StringIO())))
-    assert pipeline.components_for(ctx, Arch.RISCV64, ["executorch"]) == (
+    assert plan.components_for(ctx.config, Arch.RISCV64, ["executorch"]) == (
         "executorch-portable", "executorch-xnnpack", "executorch-xnnpack-novector")
-    assert pipeline.components_for(ctx, Arch.ARM64, ["executorch"]) == ("executorch-portable", "executorch-xnnpack")
-    assert pipeline.expand_families(ctx, Arch.RISCV64, ["canary", "executorch-xnnpack"]) == [
+    assert plan.components_for(ctx.config, Arch.ARM64, ["executorch"]) == ("executorch-portable", "executorch-xnnpack")
+    assert plan.expand_families(ctx.config, Arch.RISCV64, ["canary", "executorch-xnnpack"]) == [
         "canary", "executorch-xnnpack"]
     with pytest.raises(UsageError, match="unknown component 'executorh'"):
-        pipeline.components_for(ctx, Arch.RISCV64, ["executorh"])
+        plan.components_for(ctx.config, Arch.RISCV64, ["executorh"])

@@ -15,6 +15,7 @@ from crosslane.archs import Arch
 from crosslane.config import Config, tomlcompat
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.plan import RunPlan
 from crosslane.policy import consistency
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Runner
@@ -70,18 +71,18 @@ def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str
         calls.append(("sysroots", ",".join(arches), ()))
         return []
 
-    def build(ctx: Context, arch: Arch, names: tuple[str, ...], **kw: object) -> list[Row]:
-        calls.append(("build", arch.value, tuple(names)))
-        return [Row(n, arch.value, Check.BUILD, Verdict.PASS, "") for n in names]
+    def build(ctx: Context, job: RunPlan, arch: Arch, **kw: object) -> list[Row]:
+        calls.append(("build", arch.value, job.builds[arch]))
+        return [Row(n, arch.value, Check.BUILD, Verdict.PASS, "") for n in job.builds[arch]]
 
-    def smoke(ctx: Context, arch: Arch, names: tuple[str, ...], **kw: object) -> list[Row]:
-        calls.append(("smoke", arch.value, tuple(names)))
+    def smoke(ctx: Context, job: RunPlan) -> list[Row]:
+        calls.append(("smoke", job.arch.value, job.smokes))
         return []
 
     monkeypatch.setattr(pipeline, "setup", setup)
     monkeypatch.setattr(pipeline, "sysroots", sysroots)
-    monkeypatch.setattr(pipeline, "build_components", build)
-    monkeypatch.setattr(pipeline, "smoke_components", smoke)
+    monkeypatch.setattr(pipeline, "build", build)
+    monkeypatch.setattr(pipeline, "smoke", smoke)
     return calls
 
 

@@ -8,58 +8,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, buildreport, locks, recipes, report, smokes, stamps
-from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import PinnedSource, Profile
+from crosslane import atomic, buildreport, locks, plan, recipes, report, smokes, stamps
+from crosslane.archs import Arch
+from crosslane.config import PinnedSource
 from crosslane.context import Context
-from crosslane.errors import UsageError
 from crosslane.features.probes import Probes
 from crosslane.gates import provenance, verify
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools, hostsetup
+from crosslane.plan import RunPlan
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned
-
-
-def components_for(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
-    config = ctx.config
-    names = tuple(expand_families(ctx, arch, requested)) or config.arches[arch].components
-    for name in names:
-        if name not in config.components:
-            raise UsageError(f"unknown component '{name}' (known: {', '.join(config.components)})")
-        if not config.builds(name, arch):
-            raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
-    return config.build_order(names)
-
-
-def expand_families(ctx: Context, arch: Arch, requested: Sequence[str]) -> list[str]:
-    """Names as given, except a name that is no component but the project several variants build
-    (`source_dirname`, e.g. "executorch"): it stands for those of its variants the arch builds."""
-    found: list[str] = []
-    config = ctx.config
-    for name in requested:
-        if name in config.components:
-            found.append(name)
-            continue
-        variants = [c.name for c in config.components.values() if c.source_dirname == name]
-        built = [v for v in config.arches[arch].components if v in variants]
-        if variants and not built:
-            raise UsageError(f"no variant of {name} ({', '.join(variants)}) is built for {arch}",
-                             fix=f"add one to arches.{arch}.components in versions.toml")
-        found += built or [name]
-    return list(dict.fromkeys(found))
-
-
-def profiles_for(ctx: Context, arch: Arch, requested: str | None = None) -> tuple[Profile, ...]:
-    profiles = ctx.config.arches[arch].profiles
-    if requested is None:
-        return profiles
-    for profile in profiles:
-        if profile.name == requested:
-            return (profile,)
-    raise UsageError(f"unknown CPU profile '{requested}' for {arch} (known: {', '.join(p.name for p in profiles)})")
 
 
 def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None = None) -> list[Row]:
@@ -82,21 +43,28 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
 
 
 def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
+    """`invoke build`: the arch's builds of the request (default: its job)."""
+    return build(ctx, plan.for_build(ctx.config, arch, names, orchestrated=ctx.orchestrated), arch, force=force)
+
+
+def build(ctx: Context, job: RunPlan, arch: Arch, *, force: bool = False) -> list[Row]:
+    """The plan's builds for *arch*, behind the preflight gate and the arch's build lock."""
     probes = Probes(ctx.runner, ctx.config, ctx.compiler)
-    ordered = components_for(ctx, arch, names)
-    rows: list[Row] = doctor.gate(ctx, arch, ordered, probes)
+    ordered = job.builds[arch]
+    states = {name: job.lane(name, arch) for name in ordered}
+    rows: list[Row] = doctor.gate(ctx, arch, ordered, probes, states)
     if rows:
         return rows
     if ctx.runner.dry_run:  # a dry run writes nothing, a lock file included
-        return _build_in_order(ctx, arch, ordered, probes, force=force)
+        return _build_in_order(ctx, job, arch, probes, force=force)
     with locks.hold(ctx.build_root / arch.value / ".lock", f"the {arch} build tree", ctx.log):
-        return _build_in_order(ctx, arch, ordered, probes, force=force)
+        return _build_in_order(ctx, job, arch, probes, force=force)
 
 
-def _build_in_order(ctx: Context, arch: Arch, ordered: Sequence[str], probes: Probes, *, force: bool) -> list[Row]:
+def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, probes: Probes, *, force: bool) -> list[Row]:
     rows: list[Row] = []
-    for name in ordered:
-        off = lanes.produce(ctx, name, arch)
+    for name in job.builds[arch]:
+        off = lanes.produce(ctx, job.lane(name, arch))
         if off is not None:
             rows.append(off)
             continue
@@ -174,13 +142,17 @@ def build_provenance(ctx: Context, name: str, arch: Arch) -> list[Row]:
 
 
 def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None) -> list[Row]:
+    """`invoke smoke`: the components asked for (not the dependencies they pull into the build: those have
+    their own smokes) on every profile, or the one chosen."""
+    return smoke(ctx, plan.for_smoke(ctx.config, arch, names, profile, orchestrated=ctx.orchestrated))
+
+
+def smoke(ctx: Context, job: RunPlan) -> list[Row]:
     rows: list[Row] = []
-    chosen = profiles_for(ctx, arch, profile)
-    # The components asked for, not the dependencies they pull into the build: those have their own smokes.
-    asked = expand_families(ctx, arch, names)
-    for name in (n for n in components_for(ctx, arch, names) if not asked or n in asked):
+    arch, chosen = job.arch, job.profiles
+    for name in job.smokes:
         # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
-        lane_row = None if name in ctx.wheels else lanes.verify(ctx, name, arch)
+        lane_row = None if name in ctx.wheels else lanes.verify(ctx, job.lane(name, arch))
         if lane_row is not None:
             rows.append(lane_row)
             continue
@@ -194,27 +166,29 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
 
 
 def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Row]:
-    """`nox -s build-<arch>` (every component the arch lists) and `nox -s build-<arch>-<component>` (one, with
-    what it needs): setup → sysroots → build (the control only for smokes that compare with it) → smoke."""
-    ctx = dataclasses.replace(ctx, orchestrated=True)
-    names = tuple(expand_families(ctx, arch, requested)) or ctx.config.arches[arch].components
-    wanted = components_for(ctx, arch, names)
-    control = () if arch is CONTROL_ARCH else ctx.config.controlled(names)
-    arches = (arch, CONTROL_ARCH) if control else (arch,)
-    rows = setup(ctx, arches, wanted if requested else None) + sysroots(ctx, arches)
-    built = {each: components_for(ctx, each, names if each is arch else control) for each in arches}
-    for each in arches:
-        rows += build_components(ctx, each, names if each is arch else control)
+    """`nox -s build-<arch>` (every component that lists the arch) and `nox -s build-<arch>-<component>` (one,
+    with what it needs): the plan, then setup → sysroots → build (the control only for smokes that compare
+    with it) → smoke → floors → report."""
+    return run(dataclasses.replace(ctx, orchestrated=True), plan.for_arch(ctx.config, arch, requested))
+
+
+def run(ctx: Context, job: RunPlan) -> list[Row]:
+    """Execute *job*; with --dry-run, show it and touch nothing."""
+    arch = job.arch
+    ctx.log.info("\n".join(f"plan: {line}" for line in job.describe()))
+    if ctx.runner.dry_run:
+        return []
+    rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
+    for each in job.arches:
+        rows += build(ctx, job, each)
     if not any(r.verdict is Verdict.FAIL for r in rows):
-        rows += smoke_components(ctx, arch, names)
-        # floors count a whole arch's job; a per-component job is not an observation of one
-        if not ctx.runner.dry_run and not requested:
-            # Every orchestrated run is an observation the floors may later be raised on.
+        rows += smoke(ctx, job)
+        if job.whole_arch:
+            # Every orchestrated run of a whole arch is an observation the floors may later be raised on.
             floors.record(rows, floors.observations_dir(ctx.build_root))
             rows += floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
-    if not ctx.runner.dry_run:
-        written = buildreport.write(ctx, arch, built, rows)
-        ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
+    written = buildreport.write(ctx, arch, dict(job.builds), rows)
+    ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
     return rows
 
 
@@ -222,7 +196,7 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     """`invoke sources`: every pinned source the arch's job needs (each component's own and its FetchContent
     dependencies), fetched and verified into the cache, so a later build needs no network (CROSSLANE_OFFLINE=1)."""
     wanted: list[tuple[str, str, Sequence[PinnedSource]]] = []
-    for name in components_for(ctx, arch, names):
+    for name in plan.components_for(ctx.config, arch, names):
         component = ctx.config.components[name]
         if isinstance(component.sources[0], PinnedSource):
             wanted.append((name, name, pinned.pinned_only(component.sources)))

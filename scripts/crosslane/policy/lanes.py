@@ -128,9 +128,9 @@ def write_placeholder(folder: Path, state: LaneState) -> Path:
     return install
 
 
-def produce(ctx: Context, component: str, arch: Arch) -> Row | None:
+def produce(ctx: Context, state: LaneState) -> Row | None:
     """The build's lane step: None when the lane is on (build it), else the placeholder's report row."""
-    state = resolve(ctx.config, component, arch, orchestrated=ctx.orchestrated)
+    component, arch = state.component, state.arch
     install = install_dir(ctx, component, arch)
     if state.enabled:
         if (install / MARKER).is_file() and not ctx.runner.dry_run:
@@ -149,8 +149,10 @@ def off_reason(setting: str) -> str:
     return f"not installed — lane off by {setting}: policy, not drift"
 
 
-def verify(ctx: Context, component: str, arch: Arch) -> Row | None:
-    """The smoke's lane step: None when the lane is on and installed (smoke it), else the row to report."""
+def verify(ctx: Context, state: LaneState) -> Row | None:
+    """The smoke's lane step: None when the lane is on and installed (smoke it), else the row to report. The
+    tree's marker is believed first; *state* (the plan's resolution) only for a tree without one."""
+    component, arch = state.component, state.arch
     install = install_dir(ctx, component, arch)
     marker = read_marker(install)
     if marker is not None and "error" in marker:
@@ -158,7 +160,6 @@ def verify(ctx: Context, component: str, arch: Arch) -> Row | None:
                    f"{marker['error']}; invoke build --arch {arch} --component {component} rewrites it")
     if marker is not None:
         return Row(component, arch.value, Check.SMOKE, Verdict.SKIP, off_reason(marker["setting"]))
-    state = resolve(ctx.config, component, arch, orchestrated=ctx.orchestrated)
     if not state.enabled:
         return Row(component, arch.value, Check.SMOKE, Verdict.SKIP, off_reason(state.setting))
     if not install.is_dir():

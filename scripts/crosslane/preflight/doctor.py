@@ -8,15 +8,15 @@ FAIL with its fix and exits 1 on any FAIL. `invoke build` runs the checks that g
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from crosslane.archs import Arch
-from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.features.probes import Probes
 from crosslane.features.rules import Status
 from crosslane.policy import lanes
+from crosslane.policy.lanes import LaneState
 from crosslane.preflight.checks import REGISTRY, Check, Outcome, Subject
 from crosslane.report import Check as RowCheck
 from crosslane.report import Row, Verdict
@@ -36,10 +36,9 @@ class Finding:
                 "message": self.message, "fix": self.fix}
 
 
-def subjects(config: Config, arch: Arch, components: Sequence[str], *, orchestrated: bool) -> list[Subject]:
+def subjects(arch: Arch, lane_states: Sequence[LaneState]) -> list[Subject]:
     """The arch subject, then one per component with its lane. When every lane is off, the arch subject
     carries that (a lane switched off must never turn the build red through an arch-wide check)."""
-    lane_states = [lanes.resolve(config, name, arch, orchestrated=orchestrated) for name in components]
     arch_subject = Subject(arch)
     if lane_states and not any(state.enabled for state in lane_states):
         arch_subject = Subject(arch, None, lane_states[0])
@@ -60,10 +59,14 @@ def evaluate(check: Check, probes: Probes, subject: Subject) -> Outcome:
 
 
 def run(probes: Probes, arch: Arch, components: Sequence[str], *, orchestrated: bool = False,
-        for_build: bool = False, registry: Sequence[Check] = REGISTRY) -> list[Finding]:
+        states: Mapping[str, LaneState] | None = None, for_build: bool = False,
+        registry: Sequence[Check] = REGISTRY) -> list[Finding]:
     """One finding per (check, subject): arch checks once, component checks once per component."""
     findings = []
-    all_subjects = subjects(probes.config, arch, components, orchestrated=orchestrated)
+    known = states or {}
+    all_subjects = subjects(arch, [known[name] if name in known else
+                                   lanes.resolve(probes.config, name, arch, orchestrated=orchestrated)
+                                   for name in components])
     for check in registry:
         if for_build and not check.gates_build:
             continue
@@ -105,9 +108,11 @@ def rows(findings: Sequence[Finding]) -> list[Row]:
             for f in findings]
 
 
-def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes) -> list[Row]:
-    """The build's preflight: quiet when all is well; the FAIL rows (build stops) otherwise."""
-    findings = run(probes, arch, components, orchestrated=ctx.orchestrated, for_build=True)
+def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes,
+         states: Mapping[str, LaneState]) -> list[Row]:
+    """The build's preflight (lanes as the plan resolved them): quiet when all is well; the FAIL rows (build
+    stops) otherwise."""
+    findings = run(probes, arch, components, states=states, for_build=True)
     for finding in findings:
         if finding.status in (Status.NOTICE, Status.WARN):
             say = ctx.log.notice if finding.status is Status.NOTICE else ctx.log.warn

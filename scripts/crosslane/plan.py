@@ -1,0 +1,131 @@
+"""The run plan: what one command will build and smoke, resolved once from the configuration and the request.
+
+Pure: reading versions.toml's model and the lane overrides in the environment is all it does, so a plan can be
+printed (`invoke all --dry-run`) and tested without a machine. The pipeline executes a plan; it does not decide
+again which components, which arches (the amd64 control), which profiles or which lanes are on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from crosslane.archs import CONTROL_ARCH, Arch
+from crosslane.config import Config, Profile
+from crosslane.errors import UsageError
+from crosslane.policy.lanes import LaneState, resolve
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    arch: Arch
+    # Per arch to build, dependencies first: the arch's own, then (when a smoke compares with it) the control's.
+    builds: Mapping[Arch, tuple[str, ...]]
+    smokes: tuple[str, ...]  # the components asked for, not the dependencies they pull in
+    profiles: tuple[Profile, ...]
+    lanes: Mapping[tuple[str, Arch], LaneState]
+    orchestrated: bool
+    whole_arch: bool  # the arch's whole job: an observation the floors count
+    setup_components: tuple[str, ...] | None = field(default=None)  # None: every toolchain's host packages
+
+    @property
+    def arches(self) -> tuple[Arch, ...]:
+        return tuple(self.builds)
+
+    def lane(self, name: str, arch: Arch) -> LaneState:
+        return self.lanes[(name, arch)]
+
+    def describe(self) -> list[str]:
+        """The plan as a reader wants it: one line per arch's builds, the smokes with their profiles, the lanes
+        that are off and why."""
+        lines = []
+        for arch, names in self.builds.items():
+            role = " (the control)" if arch is not self.arch else ""
+            lines.append(f"build {arch}{role}: {', '.join(names) or 'nothing'}")
+        if self.smokes:
+            lines.append(f"smoke {self.arch} on {', '.join(p.name for p in self.profiles)}: {', '.join(self.smokes)}")
+        lines += [f"lane off: {state.component} on {state.arch} by {state.setting}"
+                  for state in self.lanes.values() if not state.enabled]
+        if self.whole_arch:
+            lines.append(f"floors: record this run and check [floors] {self.arch}")
+        return lines
+
+
+def expand_families(config: Config, arch: Arch, requested: Sequence[str]) -> list[str]:
+    """Names as given, except a name that is no component but the project several variants build
+    (`source_dirname`, e.g. "executorch"): it stands for those of its variants the arch builds."""
+    found: list[str] = []
+    for name in requested:
+        if name in config.components:
+            found.append(name)
+            continue
+        variants = [c.name for c in config.components.values() if c.source_dirname == name]
+        built = [v for v in config.arches[arch].components if v in variants]
+        if variants and not built:
+            raise UsageError(f"no variant of {name} ({', '.join(variants)}) is built for {arch}",
+                             fix=f"add {arch} to the arches of one of them in versions.toml")
+        found += built or [name]
+    return list(dict.fromkeys(found))
+
+
+def components_for(config: Config, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
+    """What *arch* builds for the request (default: its job), dependencies first; unknown names are errors."""
+    names = tuple(expand_families(config, arch, requested)) or config.arches[arch].components
+    for name in names:
+        if name not in config.components:
+            raise UsageError(f"unknown component '{name}' (known: {', '.join(config.components)})")
+        if not config.builds(name, arch):
+            raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
+    return config.build_order(names)
+
+
+def profiles_for(config: Config, arch: Arch, requested: str | None = None) -> tuple[Profile, ...]:
+    profiles = config.arches[arch].profiles
+    if requested is None:
+        return profiles
+    for profile in profiles:
+        if profile.name == requested:
+            return (profile,)
+    raise UsageError(f"unknown CPU profile '{requested}' for {arch} (known: {', '.join(p.name for p in profiles)})")
+
+
+def _lanes(config: Config, builds: Mapping[Arch, Sequence[str]], *, orchestrated: bool,
+           environ: Mapping[str, str] | None) -> Mapping[tuple[str, Arch], LaneState]:
+    return MappingProxyType({(name, arch): resolve(config, name, arch, orchestrated=orchestrated, environ=environ)
+                             for arch, names in builds.items() for name in names})
+
+
+def for_arch(config: Config, arch: Arch, requested: Sequence[str] = (), *,
+             environ: Mapping[str, str] | None = None) -> RunPlan:
+    """`invoke all` / `nox -s build-<arch>[-<component>]`: the orchestrated run (experimental lanes on)."""
+    names = tuple(expand_families(config, arch, requested)) or config.arches[arch].components
+    control = () if arch is CONTROL_ARCH else config.controlled(names)
+    builds = {arch: components_for(config, arch, names)}
+    if control:
+        builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, control)
+    asked = expand_families(config, arch, requested)
+    smokes = tuple(n for n in builds[arch] if not asked or n in asked)
+    return RunPlan(arch, MappingProxyType(builds), smokes, profiles_for(config, arch),
+                   _lanes(config, builds, orchestrated=True, environ=environ), orchestrated=True,
+                   whole_arch=not requested, setup_components=builds[arch] if requested else None)
+
+
+def for_build(config: Config, arch: Arch, requested: Sequence[str] = (), *, orchestrated: bool = False,
+              environ: Mapping[str, str] | None = None) -> RunPlan:
+    """`invoke build`: the arch's builds only."""
+    builds = {arch: components_for(config, arch, requested)}
+    return RunPlan(arch, MappingProxyType(builds), (), (), _lanes(config, builds, orchestrated=orchestrated,
+                                                                 environ=environ),
+                   orchestrated=orchestrated, whole_arch=False)
+
+
+def for_smoke(config: Config, arch: Arch, requested: Sequence[str] = (), profile: str | None = None, *,
+              orchestrated: bool = False, environ: Mapping[str, str] | None = None) -> RunPlan:
+    """`invoke smoke`: the components asked for (not the dependencies they pull in) on the chosen profiles."""
+    ordered = components_for(config, arch, requested)
+    asked = expand_families(config, arch, requested)
+    smokes = tuple(n for n in ordered if not asked or n in asked)
+    return RunPlan(arch, MappingProxyType({}), smokes, profiles_for(config, arch, profile),
+                   _lanes(config, {arch: smokes}, orchestrated=orchestrated, environ=environ),
+                   orchestrated=orchestrated, whole_arch=False)

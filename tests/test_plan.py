@@ -1,0 +1,80 @@
+"""The run plan: resolved once, purely, from versions.toml and the request; `invoke all --dry-run` shows it and
+writes nothing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from crosslane import plan
+from crosslane.archs import Arch
+from crosslane.cli import commands
+from crosslane.config import Config
+from crosslane.errors import UsageError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_arch_job_plans_the_control_for_compared_smokes(cfg: Config) -> None:
+    job = plan.for_arch(cfg, Arch.RISCV64, environ={})
+    assert job.arches == (Arch.RISCV64, Arch.AMD64)
+    assert job.builds[Arch.RISCV64] == cfg.build_order(cfg.arches[Arch.RISCV64].components)
+    assert job.builds[Arch.AMD64] == ("canary", "onnxruntime", "onnxruntime-genai")
+    assert job.smokes == job.builds[Arch.RISCV64] and job.whole_arch and job.setup_components is None
+    assert [p.name for p in job.profiles] == ["novector", "rvv128", "rvv256", "rvv512"]
+    assert all(state.enabled for state in job.lanes.values())
+
+
+def test_a_component_job_builds_what_it_needs_and_smokes_only_it(cfg: Config) -> None:
+    job = plan.for_arch(cfg, Arch.RISCV64, ["onnxruntime-genai"], environ={})
+    assert job.builds[Arch.RISCV64] == ("onnxruntime", "onnxruntime-genai")
+    assert job.builds[Arch.AMD64] == ("onnxruntime", "onnxruntime-genai")
+    assert job.smokes == ("onnxruntime-genai",) and not job.whole_arch
+    no_control = plan.for_arch(cfg, Arch.RISCV64, ["cpuinfo"], environ={})
+    assert no_control.arches == (Arch.RISCV64,)
+
+
+def test_lanes_are_resolved_once_into_the_plan(cfg: Config) -> None:
+    environ = {"CROSSLANE_LANE_ONNXRUNTIME_RISCV64": "0"}
+    job = plan.for_arch(cfg, Arch.RISCV64, ["onnxruntime-genai"], environ=environ)
+    assert not job.lane("onnxruntime", Arch.RISCV64).enabled
+    genai = job.lane("onnxruntime-genai", Arch.RISCV64)
+    assert not genai.enabled and genai.setting == "dependency onnxruntime: CROSSLANE_LANE_ONNXRUNTIME_RISCV64=0"
+    assert job.lane("onnxruntime-genai", Arch.AMD64).enabled  # the override names one arch
+    assert "lane off: onnxruntime-genai on riscv64 by dependency onnxruntime" in "\n".join(job.describe())
+
+
+def test_a_plan_for_what_an_arch_does_not_build_is_a_usage_error(cfg: Config) -> None:
+    with pytest.raises(UsageError, match="component 'executorch-xnnpack-novector' is not built for arm64"):
+        plan.for_arch(cfg, Arch.ARM64, ["executorch-xnnpack-novector"], environ={})
+    with pytest.raises(UsageError, match="unknown CPU profile 'rvv64'"):
+        plan.for_smoke(cfg, Arch.RISCV64, ["canary"], "rvv64", environ={})
+
+
+def listing(root: Path) -> dict[str, tuple[int, int]]:
+    found: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            stat = (Path(folder) / name).lstat()
+            found[str((Path(folder) / name).relative_to(root))] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@pytest.mark.parametrize("arch", list(Arch), ids=lambda a: a.value)
+def test_all_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str], arch: Arch) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "build").mkdir()
+    (tmp_path / "cache").mkdir()
+    before = listing(tmp_path)
+    from crosslane import pipeline
+
+    code = commands.run(lambda ctx: pipeline.run_arch(ctx, arch), dry_run=True,
+                        config_path=str(REPO / "versions.toml"))
+    assert code == 0
+    err = capsys.readouterr().err
+    assert f"plan: build {arch}: canary" in err and f"plan: smoke {arch} on" in err
+    assert listing(tmp_path) == before
