@@ -120,7 +120,7 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
     (root / "usr/lib/riscv64-linux-gnu").mkdir(parents=True)
     (root / "crosslane-manifest.json").write_text(json.dumps({"packages": packages}))
     ctx = Context(cfg, Runner(Log()), _sysroots={Arch.RISCV64: Sysroot(Arch.RISCV64, root, "k")})
-    built = provided.RECIPE.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, probes(ctx), force=False)
+    built = provided.RECIPE.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, probes(ctx), None, force=False)
     [row] = built.rows
     assert built.gated == ()
     assert row.verdict.value == verdict and words in row.reason

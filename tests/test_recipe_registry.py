@@ -18,13 +18,23 @@ from crosslane.recipes import Built
 from crosslane.registry import RECIPES
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Runner
+from crosslane.sources.worktree import Prepared
 from crosslane_helpers import versions_header
 
 
 class TinyRecipe:
-    """Writes one file into the install folder: what a recipe minimally is."""
+    """Writes one file into the install folder: what a recipe minimally is. Its source is prepared by the
+    pipeline (a tree source: the folder as it is), and handed over."""
 
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, *, force: bool) -> Built:
+    needs_source = True
+
+    def __init__(self) -> None:
+        self.seen: list[Path] = []
+
+    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
+            force: bool) -> Built:
+        assert source is not None
+        self.seen.append(source.path)
         install = ctx.component_dir(arch, component.name) / "install"
         install.mkdir(parents=True, exist_ok=True)
         (install / "made-by-tiny.txt").write_text(f"{component.name} {arch}\n")
@@ -63,3 +73,4 @@ def test_a_registered_recipe_runs_through_the_pipeline(tmp_path: Path, monkeypat
     rows = pipeline.build_components(Context(cfg, Runner(Log())), Arch.RISCV64, ["tiny"])
     assert [(r.check, r.reason) for r in rows] == [(Check.SOURCE, "none"), (Check.BUILD, "tiny")]
     assert (tmp_path / "build" / "riscv64" / "tiny" / "install" / "made-by-tiny.txt").read_text() == "tiny riscv64\n"
+    assert RECIPE.seen[-1] == (tmp_path / "src").resolve()  # the pipeline prepared the source and handed it over

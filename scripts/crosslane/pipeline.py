@@ -20,7 +20,7 @@ from crosslane.plan import RunPlan
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
 from crosslane.report import Check, Row, Verdict
-from crosslane.sources import pinned
+from crosslane.sources import pinned, worktree
 
 
 def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None = None) -> list[Row]:
@@ -71,7 +71,8 @@ def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, probes: Probes, *, f
         component = ctx.config.components[name]
         recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
         with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"):
-            built = recipe.run(ctx, component, arch, probes, force=force)
+            source = worktree.prepare(ctx, component, arch) if recipe.needs_source else None
+            built = recipe.run(ctx, component, arch, probes, source, force=force)
             ctx.log.info(f"    {built.build.verdict.value}: {built.build.reason}")
         rows += built.rows
         if built.build.verdict is Verdict.FAIL:

@@ -1,8 +1,9 @@
 """Build recipes by name (versions.toml `recipe`): how a component becomes an install folder.
 
-A recipe is an object with `run(ctx, component, arch, probes, *, force) -> Built`. `Built` carries the
-build step's verdict, the rows of what preparing it reported (source, patches), and the paths the
-artifact gates must read (none for a recipe that only records what the sysroot ships). A new lane (a
+A recipe is an object with `run(ctx, component, arch, probes, source, *, force) -> Built`; the pipeline has
+prepared `source` (fetched, copied, patched: an explicit step) when the recipe says it `needs_source`.
+`Built` carries the build step's verdict, the rows of what preparing it reported (source, patches), and the
+paths the artifact gates must read (none for a recipe that only records what the sysroot ships). A new lane (a
 wheel built by a project's own build script, an ExecuTorch runner) is a new module here and one entry
 in registry.RECIPES, not a special case in the pipeline.
 """
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from crosslane.context import Context
     from crosslane.features.probes import Probes
     from crosslane.report import Row
+    from crosslane.sources.worktree import Prepared
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,11 +37,15 @@ class Built:
 
 
 class Recipe(Protocol):
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, *, force: bool) -> Built: ...
+    # Whether the pipeline prepares the component's source (fetch, working copy, patches) before run().
+    needs_source: bool
+
+    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
+            force: bool) -> Built: ...
 
 
 def load(registry: Registry, name: str) -> Recipe:
     recipe = registry.load(name)
-    assert hasattr(recipe, "run"), f"{registry.entries[name]} is not a recipe"
+    assert hasattr(recipe, "run") and hasattr(recipe, "needs_source"), f"{registry.entries[name]} is not a recipe"
     return recipe
 

@@ -26,6 +26,7 @@ from crosslane.log import Progress
 from crosslane.recipes import Built, cmake_toolchain, crosswire
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned, worktree
+from crosslane.sources.worktree import Prepared
 
 HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUSTFLAGS", "CC", "CXX",
                   "CMAKE_TOOLCHAIN_FILE", "CMAKE_GENERATOR", "CMAKE_PREFIX_PATH", "CMAKE_INSTALL_PREFIX")
@@ -160,11 +161,14 @@ def expand(component: Component, arch: Arch, values: dict[str, object]) -> tuple
     return tuple(expanded)
 
 
-def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None) -> BuildPlan:
+def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None,
+         prepared: Prepared | None = None) -> BuildPlan:
+    """The build of *component* for *arch* as data: commands, environment, stamp inputs. *prepared* is the
+    source the pipeline prepared (prepared here when a caller gives none)."""
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
     tools = ctx.tools()
-    prepared = worktree.prepare(ctx, component, arch)
+    prepared = prepared or worktree.prepare(ctx, component, arch)
     source, source_id = prepared.path, prepared.source_id
     folder = ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
@@ -313,8 +317,11 @@ def ccache_counts(stats_log: Path) -> dict[str, int]:
 
 
 class CMakeRecipe:
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, *, force: bool) -> Built:
-        planned = plan(ctx, component, arch, probes)
+    needs_source = True
+
+    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
+            force: bool) -> Built:
+        planned = plan(ctx, component, arch, probes, source)
         return Built(build=execute(ctx, planned, force=force), before=planned.rows, gated=(planned.install_dir,))
 
 

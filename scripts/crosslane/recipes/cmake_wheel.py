@@ -23,6 +23,7 @@ from crosslane.features.probes import Probes
 from crosslane.guest import cpython
 from crosslane.recipes import Built, cmake
 from crosslane.report import Verdict
+from crosslane.sources.worktree import Prepared
 
 DIST = "dist"
 
@@ -63,8 +64,11 @@ def wheels(install: Path) -> list[Path]:
 
 
 class CMakeWheelRecipe:
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, *, force: bool) -> Built:
-        planned = cmake.plan(ctx, component, arch, probes)
+    needs_source = True
+
+    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
+            force: bool) -> Built:
+        planned = cmake.plan(ctx, component, arch, probes, source)
         version = cpython.locate(ctx.sysroot(arch).path, arch).version
         dist = planned.install_dir / DIST
         inputs = {**planned.stamp_inputs, "wheel": {"python_tag": python_tag(version),

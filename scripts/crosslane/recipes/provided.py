@@ -17,6 +17,7 @@ from crosslane.errors import ConfigError
 from crosslane.features.probes import Probes
 from crosslane.recipes import Built
 from crosslane.report import Check, Row, Verdict
+from crosslane.sources.worktree import Prepared
 
 # Written into the component's install folder, so later steps see it installed and know what it is.
 PROVIDED = "crosslane-provided.json"
@@ -28,7 +29,10 @@ def package_version(packages: list[dict[str, str]], package: str) -> str | None:
 
 
 class ProvidedRecipe:
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, *, force: bool) -> Built:
+    needs_source = False  # the sysroot ships it
+
+    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
+            force: bool) -> Built:
         return Built(build=record(ctx, component, arch))
 
 
