@@ -67,8 +67,8 @@ def tests_slow(session: nox.Session) -> None:
 def reliability(session: nox.Session) -> None:
     """Hostile input at a larger budget: the fuzzing of wheels, ELF files and versions.toml 20 times over."""
     _install(session, "[dev]")
-    session.run("pytest", "tests/test_hostile_artifacts.py", "tests/test_hostile_config.py",
-                "tests/test_patch_series.py", *session.posargs, env={"CROSSLANE_FUZZ_FACTOR": "20"})
+    session.run("pytest", "tests/gates/test_hostile_artifacts.py", "tests/config/test_hostile_config.py",
+                "tests/sources/test_patch_series.py", *session.posargs, env={"CROSSLANE_FUZZ_FACTOR": "20"})
 
 
 @nox.session

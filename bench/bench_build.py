@@ -5,12 +5,13 @@ ccache is disabled for every build here, so "cold" means compiled, not served fr
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
 from pathlib import Path
 
-from common import Measure, invoke, median_of, run, timed
+from common import Measure, invoke, median_of, run_all, timed
 
 ROUNDS = 3
 COLD = {"CCACHE_DISABLE": "1"}
@@ -30,12 +31,12 @@ def canary_rounds(base: Path) -> tuple[float, float]:
     for index in range(ROUNDS):
         ours, hand = base / f"ours{index}", base / f"hand{index}"
         env = {**COLD, "CROSSLANE_BUILD_DIR": str(ours)}
-        ours_times.append(timed(lambda env=env: invoke("build", "--arch", "riscv64", "--component", "canary",
-                                                       env=env)))
+        ours_times.append(timed(functools.partial(invoke, "build", "--arch", "riscv64", "--component", "canary",
+                                                  env=env)))
         (hand / "riscv64/toolchains").mkdir(parents=True)
         shutil.copy(ours / "riscv64/toolchains/clang.cmake", hand / "riscv64/toolchains/clang.cmake")
         commands = hand_commands(ours, hand)
-        hand_times.append(timed(lambda commands=commands: [run(c, env=COLD) for c in commands]))
+        hand_times.append(timed(functools.partial(run_all, commands, COLD)))
     return sorted(ours_times)[ROUNDS // 2], sorted(hand_times)[ROUNDS // 2]
 
 

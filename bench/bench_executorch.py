@@ -82,7 +82,9 @@ def build_measure() -> Measure:
 
     cfg = config.load(ROOT / "versions.toml")
     component = "executorch-portable"
-    staged = pinned.cached(component, cfg.components[component].sources[0])
+    source = cfg.components[component].sources[0]
+    assert isinstance(source, config.PinnedSource)
+    staged = pinned.cached(component, source)
     if staged is None:
         raise SystemExit(f"{component} is not staged: invoke sources --arch riscv64 --component {component}")
     python = hostenv.ensure(Runner(Log(io.StringIO())), cfg.hostenvs["executorch"], cache_dir() / "hostenvs",

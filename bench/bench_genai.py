@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import BIN, ROOT, Measure, invoke, median_of, run, timed
+from common import BIN, ROOT, Measure, invoke, median_of, run, run_all, timed
 
 COMPONENT = "onnxruntime-genai"
 COLD = {"CCACHE_DISABLE": "1", "CROSSLANE_OFFLINE": "1"}
@@ -51,7 +51,7 @@ def build_measures() -> list[Measure]:
         run(["cp", "-a", ours / "riscv64", hand / "riscv64"])
         run(["rm", "-rf", hand / "riscv64" / COMPONENT / "build", hand / "riscv64" / COMPONENT / "install"])
         commands = hand_commands(ours, hand)
-        by_hand = timed(lambda: [run(c, env=COLD) for c in commands])
+        by_hand = timed(lambda: run_all(commands, COLD))
     return [Measure("genai cold build riscv64: crosslane vs the same commands by hand", cold, by_hand, "s",
                     "<= 1.05x"),
             Measure("genai no-op rebuild vs its cold build", noop, cold, "s", "<= 1 %")]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import BIN, ROOT, Measure, median_of
+from common import BIN, ROOT, Measure, median_of, run_all
 
 ROUNDS = 7
 # As in a user's shell: bytecode caching on. (CI runners and some sandboxes export PYTHONDONTWRITEBYTECODE=1,
@@ -40,7 +40,7 @@ def run_bench() -> list[Measure]:
     if not ninja.is_file():
         print("   (no pinned ninja in the cache: invoke setup first)")
         return measures
-    ninja_n = median_of(ROUNDS, lambda: [run([ninja, "-n", "-C", t]) for t in trees])
+    ninja_n = median_of(ROUNDS, lambda: run_all([[ninja, "-n", "-C", t] for t in trees]))
     noop = median_of(ROUNDS, lambda: run([BIN / "invoke", "build", "--arch", "riscv64"]))
     measures.append(Measure(f"no-op `invoke build --arch riscv64` vs `ninja -n` on its {len(trees)} built trees",
                             noop, ninja_n, "s", "<= 0.3 s"))

@@ -51,5 +51,10 @@ def run(argv: Sequence[str | Path], env: dict[str, str] | None = None, cwd: Path
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def run_all(commands: Sequence[Sequence[str | Path]], env: dict[str, str] | None = None) -> None:
+    for argv in commands:
+        run(argv, env=env)
+
+
 def invoke(*args: str, env: dict[str, str] | None = None) -> None:
     run([BIN / "invoke", *args], env=env)

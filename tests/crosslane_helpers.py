@@ -22,6 +22,9 @@ from crosslane.host import buildtools
 from crosslane.log import Log
 from crosslane.runner import Runner
 
+REPO = Path(__file__).resolve().parent.parent  # the checkout the tests run from
+FIXTURES = REPO / "tests" / "fixtures"
+
 BASE = """\
 schema = 1
 [tools]
@@ -198,3 +201,23 @@ def edit(text: bytes, number: int, new: str) -> bytes:
 def probes(ctx: Context) -> Probes:
     """What a run probes with, from a test's context."""
     return Probes(ctx.runner, ctx.config, ctx.compiler)
+
+
+def cmake_binary(cfg: config_mod.Config) -> str:
+    """The pinned cmake (else the host's); the test is skipped, saying how to get one, without either."""
+    import shutil
+
+    import pytest
+
+    tools = buildtools.locate(cfg.tools)
+    found = str(tools.cmake) if tools else shutil.which("cmake")
+    if found is None:
+        pytest.skip("no cmake: run invoke setup (pinned build tools) or install cmake")
+    return found
+
+
+def pinned_source(component: config_mod.Component) -> config_mod.PinnedSource:
+    """A component's own source, which the test knows is pinned (git, archive or debian)."""
+    source = component.sources[0]
+    assert isinstance(source, config_mod.PinnedSource), source
+    return source

@@ -11,7 +11,7 @@ from elftools.elf.elffile import ELFFile
 
 from crosslane import pipeline
 from crosslane.archs import Arch, info
-from crosslane.config import Config
+from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.host import toolchains
 from crosslane.log import Log
@@ -112,7 +112,9 @@ def test_second_build_skips_every_step(built: Path, cfg: Config) -> None:
 
 def test_source_change_rebuilds_and_dry_run_prints(built: Path, cfg: Config, tmp_path: Path) -> None:
     tree = tmp_path / "canary"
-    shutil.copytree(cfg.components["canary"].sources[0].path or "", tree)
+    source = cfg.components["canary"].sources[0]
+    assert isinstance(source, TreeSource)
+    shutil.copytree(source.path, tree)
     dry = context(cfg, dry_run=True, sources={"canary": tree})
     rows = build_rows(pipeline.build_components(dry, Arch.ARM64, ["canary"]))
     assert rows[0].verdict is Verdict.SKIP

@@ -13,8 +13,7 @@ from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config
 from crosslane.errors import UsageError
-
-REPO = Path(__file__).resolve().parents[1]
+from crosslane_helpers import REPO
 
 
 def test_the_arch_job_plans_the_control_for_compared_smokes(cfg: Config) -> None:

@@ -14,7 +14,7 @@ never leaves a dependent build to fail. The override is scoped to its arch: it n
 The producer (the build) writes, for an off lane, the placeholder output tree (the component's install
 folder) holding only `.lane-off` (JSON: reason and the setting that decided it), and succeeds. The
 verifier (the smoke) believes the marker first, falls back to resolve() only for a tree without one,
-and so agrees with the producer by construction (tests/test_lanes.py asserts it).
+and so agrees with the producer by construction (tests/policy/test_lanes.py asserts it).
 """
 
 from __future__ import annotations

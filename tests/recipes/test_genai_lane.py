@@ -16,7 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 from crosslane import pipeline
 from crosslane.archs import Arch, info
-from crosslane.config import Config
+from crosslane.config import Config, PinnedSource
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.report import Verdict
@@ -29,7 +29,9 @@ COMPONENT = "onnxruntime-genai"
 
 def unstaged(cfg: Config) -> list[str]:
     component = cfg.components[COMPONENT]
-    wanted = [(COMPONENT, component.sources[0])]
+    source = component.sources[0]
+    assert isinstance(source, PinnedSource)
+    wanted: list[tuple[str, PinnedSource]] = [(COMPONENT, source)]
     wanted += [(f"{COMPONENT}+{dep}", specs[0]) for dep, specs in component.fetchcontent.items()]
     return [name for name, spec in wanted if pinned.cached(name, spec) is None]
 

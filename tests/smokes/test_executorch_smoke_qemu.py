@@ -18,7 +18,7 @@ from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.report import Verdict
 from crosslane.runner import Runner
-from crosslane.smokes import executorch
+from crosslane.smokes import executorch, payload
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu]
 COMPONENT = "executorch-xnnpack"
@@ -66,7 +66,7 @@ def test_every_verdict_path_through_qemu(ctx: Context, tmp_path: Path, monkeypat
         return executorch.Program(case, path, rtol=0.01, atol=0.01, magnitude=0.5, delegated=1)
 
     monkeypatch.setattr(executorch, "export", exported)
-    monkeypatch.setattr(executorch.payload, "timeout_for", lambda *_, **__: 3.0)  # resnet18's stand-in hangs
+    monkeypatch.setattr(payload, "timeout_for", lambda *_, **__: 3.0)  # resnet18's stand-in hangs
     profiles = ctx.config.arches[Arch.RISCV64].profiles
     stale = ctx.component_dir(Arch.RISCV64, COMPONENT) / "etdump" / "add-xnnpack@rvv256.etdump"
     stale.parent.mkdir(parents=True, exist_ok=True)

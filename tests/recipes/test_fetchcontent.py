@@ -14,7 +14,7 @@ from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.recipes import cmake, cmake_toolchain
 from crosslane.runner import Runner
-from test_genai_patch import cmake_binary
+from crosslane_helpers import cmake_binary
 
 CACHE = """\
 // Directory under which to collect all populated content

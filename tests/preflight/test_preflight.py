@@ -13,14 +13,12 @@ from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import actions, commands
 from crosslane.features import rules
-from crosslane.features.probes import Probes
 from crosslane.features.rules import Status
 from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY, Check
 from crosslane.report import Verdict
-from crosslane_helpers import context, executable, fake_buildtools, fake_sysroot, probes, write_config
+from crosslane_helpers import REPO, context, executable, fake_buildtools, fake_sysroot, probes, write_config
 
-REPO = Path(__file__).resolve().parent.parent
 ARCH_CHECKS = [c.name for c in REGISTRY if c.scope == "arch"]
 COMPONENT_CHECKS = [c.name for c in REGISTRY if c.scope == "component"]
 
@@ -222,7 +220,9 @@ def test_rustup_positive_evidence(bare_path: Path, tmp_path: Path, rustup: str) 
 
 @pytest.mark.spawns
 def test_rustup_is_asked_once_per_process(bare_path: Path, tmp_path: Path) -> None:
-    executable(bare_path / "rustup", RUSTUPS["prints-the-triple"])
+    script = RUSTUPS["prints-the-triple"]
+    assert script is not None
+    executable(bare_path / "rustup", script)
     cfg = write_config(tmp_path, {"a": 'rust_options = ["-DX=ON"]', "b": 'rust_options = ["-DY=ON"]'})
     ctx, _ = context(cfg)
     found_by = probes(ctx)
@@ -303,7 +303,7 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
         assert f"{good.name} (" not in finding.message
     # a second process asks qemu nothing: the results are cached on the binary's identity
     ctx2, _ = context(dataclasses.replace(cfg, arches=arches))
-    (again,) = doctor.run(Probes(ctx2), Arch.RISCV64, [], registry=only)
+    (again,) = doctor.run(probes(ctx2), Arch.RISCV64, [], registry=only)
     assert again == finding
     assert not any("-cpu" in argv or "-static" in argv for argv in ctx2.runner.commands)
 

@@ -17,8 +17,8 @@ from crosslane.config import DebianSource, GitSource, SysrootSpec
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.log import Log
 from crosslane.runner import Runner
-from crosslane.sources import debsrc, pinned, safe_extract, worktree
-from crosslane_helpers import git, quiet_context, sha256, tarball, write_config_text
+from crosslane.sources import debsrc, net, pinned, safe_extract, worktree
+from crosslane_helpers import git, pinned_source, quiet_context, sha256, tarball, write_config_text
 
 DEFAULTS = SysrootSpec(suite="trixie", mirror="http://deb.debian.org/debian",
                        keyring="/usr/share/keyrings/debian-archive-keyring.gpg", packages=(), arch_packages={})
@@ -79,7 +79,7 @@ def test_archive_with_bad_checksum_is_refused_and_not_cached(tmp_path: Path) -> 
     with pytest.raises(IntegrityError, match=pinned_wrong) as err:
         pinned.fetch(Runner(Log()), cfg.components["demo"], cfg.sysroot)
     assert err.value.exit_code == 6
-    assert pinned.cached("demo", cfg.components["demo"].sources[0]) is None
+    assert pinned.cached("demo", pinned_source(cfg.components["demo"])) is None
     assert not list((tmp_path / "cache/sources/demo").iterdir())
 
 
@@ -296,7 +296,7 @@ def test_moved_tag_is_an_error_naming_both_commits(tmp_path: Path, upstream: dic
     message = err.value.one_line()
     assert err.value.exit_code == 6
     assert upstream["first"] in message and upstream["second"] in message and "moved tag" in message
-    assert pinned.cached("demo", cfg.components["demo"].sources[0]) is None
+    assert pinned.cached("demo", pinned_source(cfg.components["demo"])) is None
 
 
 @pytest.mark.spawns
@@ -328,7 +328,7 @@ def test_unreachable_git_host_fails_fast(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     start = time.monotonic()
-    with pytest.raises(pinned.net.Unavailable, match=r"127\.0\.0\.1 unreachable"):
+    with pytest.raises(net.Unavailable, match=r"127\.0\.0\.1 unreachable"):
         pinned.fetch_git(Runner(Log()), git_source("https://127.0.0.1:1/x.git", "0" * 40, "v1"), work)
     assert time.monotonic() - start < 5
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -34,7 +34,7 @@ def test_tier_version_without_any_version() -> None:
 
 
 # Tier 2
-def elf_header(machine: int, order: str = "little") -> bytes:
+def elf_header(machine: int, order: Literal["little", "big"] = "little") -> bytes:
     data = 1 if order == "little" else 2
     return b"\x7fELF" + bytes([2, data, 1]) + bytes(9) + (3).to_bytes(2, order) + machine.to_bytes(2, order)
 

@@ -18,6 +18,7 @@ from crosslane.log import Log
 from crosslane.report import Verdict
 from crosslane.runner import Runner
 from crosslane.sources import pinned
+from crosslane_helpers import pinned_source
 
 pytestmark = [pytest.mark.slow, pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]
 COMPONENT = "executorch-portable"
@@ -26,8 +27,7 @@ COMPONENT = "executorch-portable"
 def test_the_portable_runner_passes_the_default_cases(cfg: Config, sysroots: dict[Arch, Path],
                                                       session_build_dir: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    source = cfg.components[COMPONENT].sources[0]
-    if pinned.cached(COMPONENT, source) is None:
+    if pinned.cached(COMPONENT, pinned_source(cfg.components[COMPONENT])) is None:
         pytest.skip(f"not staged: {COMPONENT}; stage it: invoke sources --arch riscv64 --component {COMPONENT}")
     monkeypatch.setenv(pinned.OFFLINE_ENV, "1")
     ctx = Context(cfg, Runner(Log(io.StringIO())))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane.archs import ARCHS, Arch, info
+from crosslane.archs import ARCHS, Arch, host_arch, info
 from crosslane.host.toolchains import Compiler
 from crosslane.recipes import cmake, crosswire
 from crosslane_helpers import context, fake_buildtools, fake_sysroot, probes, write_config
@@ -19,7 +19,7 @@ TARGET_PATHS = {name: f"/target/{name.lower()}" for name in crosswire.HOST_LEAK_
 @pytest.mark.parametrize(("machine", "arch"), [(r.cmake_processor, a) for a, r in ARCHS.items()] + [("sparc", None)],
                          ids=[*(a.value for a in ARCHS), "unknown"])
 def test_host_arch_from_the_arch_table(machine: str, arch: Arch | None) -> None:
-    assert crosswire.host_arch(machine) is arch
+    assert host_arch(machine) is arch
 
 
 def test_cross_means_every_arch_but_the_host() -> None:

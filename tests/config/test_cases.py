@@ -8,7 +8,7 @@ import pytest
 
 from crosslane import config as config_mod
 from crosslane.errors import ConfigError
-from crosslane_helpers import versions_header
+from crosslane_helpers import REPO, versions_header
 
 UPSTREAM = """
 [arches.riscv64.profiles]
@@ -64,7 +64,7 @@ def test_bad_matrices_name_the_key(change: tuple[str, str], words: str) -> None:
 
 
 def test_an_executorch_smoke_without_a_matrix_is_a_config_error() -> None:
-    repo = Path(__file__).resolve().parent.parent / "versions.toml"
+    repo = REPO / "versions.toml"
     text = repo.read_text().replace('smoke = { kind = "executorch", cases = "riscv-ci", timeout = 120 }',
                                     'smoke = { kind = "executorch", timeout = 120 }', 1)
     with pytest.raises(ConfigError) as caught:

@@ -6,7 +6,6 @@ text unchanged, so the real patch from patches/ applies to it as it does to the 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,8 +14,7 @@ import pytest
 from crosslane.archs import Arch, info
 from crosslane.cli import actions
 from crosslane.config import Config
-from crosslane.host import buildtools
-from crosslane_helpers import quiet_context, tree_hash
+from crosslane_helpers import cmake_binary, quiet_context, tree_hash
 
 FIXTURE = """\
 # Fixture: onnxruntime-genai v0.15.2 cmake/target_platform.cmake, its non-Linux branches reduced.
@@ -58,14 +56,6 @@ def genai_tree(tmp_path: Path) -> Path:
     (tree / "cmake").mkdir(parents=True)
     (tree / "cmake/target_platform.cmake").write_text(FIXTURE)
     return tree
-
-
-def cmake_binary(cfg: Config) -> str:
-    tools = buildtools.locate(cfg.tools)
-    found = str(tools.cmake) if tools else shutil.which("cmake")
-    if found is None:
-        pytest.skip("no cmake: run invoke setup (pinned build tools) or install cmake")
-    return found
 
 
 def evaluate(cfg: Config, tree: Path, processor: str) -> subprocess.CompletedProcess[str]:

@@ -19,8 +19,7 @@ from crosslane.log import Log
 from crosslane.models import executorch_etdump, hostenv
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
-
-FIXTURES = Path(__file__).parent / "fixtures"
+from crosslane_helpers import FIXTURES
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +29,7 @@ def recorded() -> dict[str, list[dict[str, object]]]:
 
 
 def test_one_xnnpack_add(recorded: dict[str, list[dict[str, object]]]) -> None:
-    table = executorch_etdump.table(recorded["add-xnnpack@rvv128.etdump"])  # type: ignore[arg-type]
+    table = executorch_etdump.table(recorded["add-xnnpack@rvv128.etdump"])
     assert table["ops"] == [{"op": "Add (ND)", "calls": 1, "sum_ms": 0.173, "avg_ms": 0.173, "max_ms": 0.173}]
     assert {row["op"] for row in table["framework"]} == {"Program::load_method", "Method::init",
                                                          "Method::execute", "DELEGATE_CALL"}
@@ -38,7 +37,7 @@ def test_one_xnnpack_add(recorded: dict[str, list[dict[str, object]]]) -> None:
 
 def test_operator_instances_are_counted_per_operator(recorded: dict[str, list[dict[str, object]]]) -> None:
     events = recorded["mobilebert-xnnpack-q8@rvv256.etdump"]
-    table = executorch_etdump.table(events)  # type: ignore[arg-type]
+    table = executorch_etdump.table(events)
     gemm = "Fully Connected (NC, QD8, F32, QC8W) GEMM"
     instances = [e for e in events if str(e["name"]).startswith(gemm + " #")]
     first = table["ops"][0]

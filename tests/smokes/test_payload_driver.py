@@ -10,7 +10,7 @@ import pytest
 
 from crosslane import config as config_mod
 from crosslane.archs import Arch
-from crosslane.config import Profile
+from crosslane.config import Profile, SysrootPackage
 from crosslane.guest import guest_root
 from crosslane.guest.sysroot import Sysroot
 from crosslane.recipes import provided
@@ -97,7 +97,8 @@ def test_sysroot_package_version() -> None:
 
 def test_config_has_the_ort_and_genai_components(cfg: config_mod.Config) -> None:
     ort = cfg.components["onnxruntime"]
-    assert (ort.sources[0].kind, ort.sources[0].package) == ("sysroot-package", "python3-onnxruntime")
+    source = ort.sources[0]
+    assert isinstance(source, SysrootPackage) and source.package == "python3-onnxruntime"
     assert ort.smoke is not None and ort.smoke.kind == "ort"
     genai = cfg.components["onnxruntime-genai"]
     assert genai.smoke is not None and genai.smoke.kind == "genai"

@@ -12,10 +12,11 @@ from types import MappingProxyType
 
 import pytest
 
+from crosslane import config as config_mod
 from crosslane import locks, pipeline
 from crosslane.archs import Arch
 from crosslane.cli import commands
-from crosslane.config import Config
+from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite
 from crosslane.log import Log
@@ -103,10 +104,12 @@ def test_a_failing_configure_exits_5(cfg: Config, sysroots: dict[Arch, Path], tm
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.20)\nproject(b C)\nthis_is_not_cmake(\n")
-    source = dataclasses.replace(cfg.components["canary"].sources[0], path=broken)
+    canary = cfg.components["canary"].sources[0]
+    assert isinstance(canary, TreeSource)
+    source = dataclasses.replace(canary, path=broken)
     component = dataclasses.replace(cfg.components["canary"], sources=(source,), smoke=None)
     bad = dataclasses.replace(cfg, components=MappingProxyType({"canary": component}))
-    monkeypatch.setattr(commands.config_mod, "load", lambda path=None, registries=None: bad)
+    monkeypatch.setattr(config_mod, "load", lambda path=None, registries=None: bad)
     code = commands.run(lambda ctx: pipeline.build_components(ctx, ARCH, ["canary"]))
     assert code == 5
     assert "a build among them" in capsys.readouterr().err

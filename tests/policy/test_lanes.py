@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -13,12 +14,12 @@ import pytest
 from crosslane import pipeline, stamps
 from crosslane.archs import Arch
 from crosslane.cli import commands
+from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.policy import lanes
-from crosslane.report import Verdict
-from crosslane_helpers import context, write_config
+from crosslane.report import Row, Verdict
+from crosslane_helpers import REPO, context, write_config
 
-REPO = Path(__file__).resolve().parent.parent
 OTHERS = (Arch.AMD64, Arch.ARM64)
 
 
@@ -29,6 +30,10 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             monkeypatch.delenv(name)
     monkeypatch.delenv("CROSSLANE_BUILD_DIR", raising=False)
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+
+
+def build_app(ctx: Context, arch: Arch) -> list[Row]:
+    return pipeline.build_components(ctx, arch, ["app"])
 
 
 @pytest.mark.parametrize(("component", "arch", "name"), [
@@ -158,8 +163,7 @@ def test_four_toggle_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
             assert missing is not None and missing.verdict is Verdict.FAIL and "not installed" in missing.reason
             continue
         # an off lane: the whole build command (preflight gate included) succeeds, spawning nothing
-        code = commands.run(lambda c, a=arch: pipeline.build_components(c, a, ["app"]),
-                            config_path=str(cfg.path))
+        code = commands.run(functools.partial(build_app, arch=arch), config_path=str(cfg.path))
         assert code == 0
         marker = json.loads((install / lanes.MARKER).read_text())
         own = lanes.env_name("app", arch) if how == "env" else f"lanes.app.{arch}.enabled = false"

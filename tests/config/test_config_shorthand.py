@@ -12,9 +12,7 @@ from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.errors import ConfigError
-from crosslane_helpers import versions_header
-
-REPO = Path(__file__).resolve().parents[1]
+from crosslane_helpers import REPO, versions_header
 
 FAMILY = """
 [args]
