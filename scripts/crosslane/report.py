@@ -35,9 +35,17 @@ PREFIXED = frozenset({Check.SOURCE, Check.GATE, Check.PREFLIGHT, Check.PROVENANC
 
 
 class Verdict(enum.StrEnum):
+    """The one verdict enum. A row is PASS, FAIL or SKIP; a preflight finding may also be a NOTICE (a passing
+    check with a decision to state) or a WARN (passing, with a risk to state), which its row reports as PASS."""
+
     PASS = "PASS"
-    FAIL = "FAIL"
+    NOTICE = "NOTICE"
+    WARN = "WARN"
     SKIP = "SKIP"
+    FAIL = "FAIL"
+
+
+ROW_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.SKIP)
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,6 @@ def counts_markdown(rows: Iterable[Row]) -> str:
     checks = sorted({r.check for r in rows}, key=list(Check).index)
     lines = ["| check | PASS | FAIL | SKIP |", "|---|---|---|---|"]
     for check in checks:
-        count = {v: sum(1 for r in rows if r.check is check and r.verdict is v) for v in Verdict}
+        count = {v: sum(1 for r in rows if r.check is check and r.verdict is v) for v in ROW_VERDICTS}
         lines.append(f"| {check.value} | {count[Verdict.PASS]} | {count[Verdict.FAIL]} | {count[Verdict.SKIP]} |")
     return "\n".join(lines) + "\n"

@@ -7,8 +7,8 @@ import pytest
 from crosslane.archs import Arch
 from crosslane.features import rules
 from crosslane.features.probes import RustupListing
-from crosslane.features.rules import Status
 from crosslane.host.toolchains import Compiler
+from crosslane.report import Verdict
 
 
 def compiler(family: str, version: str, arch: Arch = Arch.RISCV64) -> Compiler:
@@ -17,30 +17,30 @@ def compiler(family: str, version: str, arch: Arch = Arch.RISCV64) -> Compiler:
 
 XNNPACK_CASES = [
     # requested, arch, family, version, rvv_ok -> status, enabled
-    ("off", Arch.RISCV64, "clang", "19.1.7", True, Status.PASS, False),
-    ("on", Arch.AMD64, "gcc", "12.2.0", False, Status.PASS, True),
-    ("auto", Arch.ARM64, "gcc", "12.2.0", False, Status.PASS, True),
-    ("on", Arch.RISCV64, "gcc", "12.2.0", False, Status.FAIL, False),
-    ("auto", Arch.RISCV64, "gcc", "12.2.0", False, Status.NOTICE, False),
-    ("on", Arch.RISCV64, "gcc", "14.2.0", False, Status.PASS, True),
-    ("auto", Arch.RISCV64, "gcc", "14.1.0", False, Status.PASS, True),
-    ("on", Arch.RISCV64, "clang", "19.1.7", True, Status.PASS, True),
-    ("auto", Arch.RISCV64, "clang", "19.1.7", True, Status.PASS, True),
-    ("on", Arch.RISCV64, "clang", "14.0.6", False, Status.FAIL, False),
-    ("auto", Arch.RISCV64, "clang", "14.0.6", False, Status.NOTICE, False),
+    ("off", Arch.RISCV64, "clang", "19.1.7", True, Verdict.PASS, False),
+    ("on", Arch.AMD64, "gcc", "12.2.0", False, Verdict.PASS, True),
+    ("auto", Arch.ARM64, "gcc", "12.2.0", False, Verdict.PASS, True),
+    ("on", Arch.RISCV64, "gcc", "12.2.0", False, Verdict.FAIL, False),
+    ("auto", Arch.RISCV64, "gcc", "12.2.0", False, Verdict.NOTICE, False),
+    ("on", Arch.RISCV64, "gcc", "14.2.0", False, Verdict.PASS, True),
+    ("auto", Arch.RISCV64, "gcc", "14.1.0", False, Verdict.PASS, True),
+    ("on", Arch.RISCV64, "clang", "19.1.7", True, Verdict.PASS, True),
+    ("auto", Arch.RISCV64, "clang", "19.1.7", True, Verdict.PASS, True),
+    ("on", Arch.RISCV64, "clang", "14.0.6", False, Verdict.FAIL, False),
+    ("auto", Arch.RISCV64, "clang", "14.0.6", False, Verdict.NOTICE, False),
 ]
 
 
 @pytest.mark.parametrize(("requested", "arch", "family", "version", "rvv_ok", "status", "enabled"), XNNPACK_CASES,
                          ids=[f"{c[0]}-{c[1]}-{c[2]}{c[3].split('.')[0]}-rvv{int(c[4])}" for c in XNNPACK_CASES])
-def test_xnnpack_rule(requested: str, arch: Arch, family: str, version: str, rvv_ok: bool, status: Status,
+def test_xnnpack_rule(requested: str, arch: Arch, family: str, version: str, rvv_ok: bool, status: Verdict,
                       enabled: bool) -> None:
     decision = rules.xnnpack(requested, arch, compiler(family, version, arch), rvv_ok)
     assert (decision.status, decision.enabled) == (status, enabled)
-    if status is Status.FAIL:
+    if status is Verdict.FAIL:
         assert decision.message.startswith("XNNPACK requires GCC 14+ on riscv64; use clang or GCC 14")
         assert decision.fix
-    if status is Status.NOTICE:
+    if status is Verdict.NOTICE:
         assert "turned off" in decision.message
 
 
@@ -51,12 +51,12 @@ def test_gcc_14_satisfies_the_rule_without_the_rvv_probe() -> None:
 
 TRIPLE = "riscv64gc-unknown-linux-gnu"
 RUST_CASES = {
-    "lists-the-triple": (RustupListing("listed", frozenset({"x86_64-unknown-linux-gnu", TRIPLE})), Status.PASS, True),
+    "lists-the-triple": (RustupListing("listed", frozenset({"x86_64-unknown-linux-gnu", TRIPLE})), Verdict.PASS, True),
     "lists-other-triples": (RustupListing("listed", frozenset({"x86_64-unknown-linux-gnu"}), "installed: x86_64"),
-                            Status.WARN, False),
-    "fails": (RustupListing("failed", detail="rustup exited 1"), Status.PASS, True),
-    "prints-nothing": (RustupListing("empty", detail="printed nothing"), Status.PASS, True),
-    "absent": (RustupListing("absent", detail="rustup not found"), Status.PASS, True),
+                            Verdict.WARN, False),
+    "fails": (RustupListing("failed", detail="rustup exited 1"), Verdict.PASS, True),
+    "prints-nothing": (RustupListing("empty", detail="printed nothing"), Verdict.PASS, True),
+    "absent": (RustupListing("absent", detail="rustup not found"), Verdict.PASS, True),
 }
 
 

@@ -13,7 +13,6 @@ from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import actions, commands
 from crosslane.features import rules
-from crosslane.features.rules import Status
 from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY, Check
 from crosslane.report import Verdict
@@ -106,7 +105,7 @@ def test_stale_sysroot(bare_path: Path, tmp_path: Path) -> None:
     old.rename(old.with_name("riscv64-trixie-0123456789abcdef"))
     ctx, _ = context(cfg)
     (finding,) = doctor.run(probes(ctx), Arch.RISCV64, [], registry=only("sysroot"))
-    assert finding.status is Status.FAIL and finding.fix == "invoke sysroot --arch riscv64"
+    assert finding.status is Verdict.FAIL and finding.fix == "invoke sysroot --arch riscv64"
     assert "stale: have riscv64-trixie-0123456789abcdef" in finding.message
 
 
@@ -124,7 +123,7 @@ def test_target_python_dev_files(bare_path: Path, tmp_path: Path, remove: str | 
     ctx, _ = context(cfg)
     found = {f.check: f for f in doctor.run(probes(ctx), Arch.RISCV64, [], registry=only("sysroot",
                                                                                              "target-python"))}
-    assert found["sysroot"].status is Status.PASS
+    assert found["sysroot"].status is Verdict.PASS
     assert found["target-python"].status.value == status and message in found["target-python"].message
     if status == "FAIL":
         assert "invoke sysroot --arch riscv64" in found["target-python"].fix
@@ -149,7 +148,7 @@ def test_cmake_version(bare_path: Path, tmp_path: Path, pin: str, cmake_says: st
     ctx, _ = context(cfg)
     found = {f.check: f for f in doctor.run(probes(ctx), Arch.RISCV64, ["app"])}
     assert found["cmake"].status.value == status and message in found["cmake"].message
-    assert found["ninja"].status is Status.PASS and "ninja 1.13.0" in found["ninja"].message
+    assert found["ninja"].status is Verdict.PASS and "ninja 1.13.0" in found["ninja"].message
 
 
 @pytest.mark.spawns
@@ -210,12 +209,12 @@ def test_rustup_positive_evidence(bare_path: Path, tmp_path: Path, rustup: str) 
     assert decision is not None and decision.enabled is kept
     # ... and what preflight says: dropping is loud, with the fix
     if kept:
-        assert app.status is Status.PASS and "keeping -DUSE_GUIDANCE=ON" in app.message
+        assert app.status is Verdict.PASS and "keeping -DUSE_GUIDANCE=ON" in app.message
     else:
-        assert app.status is Status.WARN and app.fix == f"rustup target add {TRIPLE}"
+        assert app.status is Verdict.WARN and app.fix == f"rustup target add {TRIPLE}"
         assert "dropping -DUSE_GUIDANCE=ON" in app.message
     # a component without a Rust-dependent option is a no-op, said so
-    assert plain.status is Status.SKIP and "no Rust-dependent option" in plain.message
+    assert plain.status is Verdict.SKIP and "no Rust-dependent option" in plain.message
 
 
 @pytest.mark.spawns
@@ -252,7 +251,7 @@ def test_rvv_and_xnnpack_with_real_compilers(tmp_path: Path, monkeypatch: pytest
     found_by = probes(ctx)
     wanted = [c for c in REGISTRY if c.name in ("compiler", "rvv", "xnnpack")]
     found = {f.check: f for f in doctor.run(found_by, Arch.RISCV64, ["app"], registry=wanted)}
-    assert found["compiler"].status is Status.PASS
+    assert found["compiler"].status is Verdict.PASS
     assert found["rvv"].status.value == rvv
     assert found["xnnpack"].status.value == status
     if status == "FAIL":
@@ -297,7 +296,7 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
     only = [c for c in REGISTRY if c.name == "qemu-cpu-profiles"]
     (finding,) = doctor.run(probes(ctx), Arch.RISCV64, [], registry=only)
     assert sum(1 for argv in ctx.runner.commands if "-cpu" in argv) == len(arch_cfg.profiles) + 1
-    assert finding.status is Status.FAIL
+    assert finding.status is Verdict.FAIL
     assert "bogus (rv64,crosslane-no-such-property=true)" in finding.message
     for good in arch_cfg.profiles:
         assert f"{good.name} (" not in finding.message

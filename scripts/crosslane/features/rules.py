@@ -6,7 +6,6 @@ report and the build can never disagree.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,23 +14,16 @@ from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes, RustupListing
 from crosslane.host.toolchains import Compiler
 from crosslane.registry import OPTIONS
+from crosslane.report import Verdict
 
 # ExecuTorch refuses XNNPACK on riscv64 with GCC older than 14 (its RVV kernels need GCC 14's intrinsics);
 # the rule applies on arches whose vector unit needs probed compiler support (vector_compile_flags).
 XNNPACK_MIN_GCC = 14
 
 
-class Status(enum.StrEnum):
-    PASS = "PASS"
-    NOTICE = "NOTICE"
-    WARN = "WARN"
-    SKIP = "SKIP"
-    FAIL = "FAIL"
-
-
 @dataclass(frozen=True)
 class Decision:
-    status: Status
+    status: Verdict
     enabled: bool
     message: str
     fix: str = ""
@@ -44,10 +36,10 @@ def xnnpack(requested: str, arch: Arch, compiler: Compiler, rvv_ok: bool) -> Dec
     compiles the RVV probe (clang-19 does).
     """
     if requested == "off":
-        return Decision(Status.PASS, False, "xnnpack = \"off\" in versions.toml")
+        return Decision(Verdict.PASS, False, "xnnpack = \"off\" in versions.toml")
     needs_rule = bool(info(arch).vector_compile_flags)
     if not needs_rule:
-        return Decision(Status.PASS, True, f"xnnpack = \"{requested}\": no compiler rule on {arch}")
+        return Decision(Verdict.PASS, True, f"xnnpack = \"{requested}\": no compiler rule on {arch}")
     who = f"{compiler.family} {compiler.version}"
     if compiler.family == "gcc":
         fit = compiler.major >= XNNPACK_MIN_GCC
@@ -56,12 +48,12 @@ def xnnpack(requested: str, arch: Arch, compiler: Compiler, rvv_ok: bool) -> Dec
         fit = rvv_ok
         why = f"{who} {'compiles' if fit else 'cannot compile'} the RVV probe"
     if fit:
-        return Decision(Status.PASS, True, f"xnnpack = \"{requested}\": {why}")
+        return Decision(Verdict.PASS, True, f"xnnpack = \"{requested}\": {why}")
     fix = f"use clang or GCC {XNNPACK_MIN_GCC} (components.<name>.toolchain.{arch} in versions.toml)"
     if requested == "on":
-        return Decision(Status.FAIL, False, f"XNNPACK requires GCC {XNNPACK_MIN_GCC}+ on {arch}; use clang or GCC "
+        return Decision(Verdict.FAIL, False, f"XNNPACK requires GCC {XNNPACK_MIN_GCC}+ on {arch}; use clang or GCC "
                         f"{XNNPACK_MIN_GCC} ({why})", fix)
-    return Decision(Status.NOTICE, False, f"XNNPACK turned off on {arch}: {why} (xnnpack = \"auto\")", fix)
+    return Decision(Verdict.NOTICE, False, f"XNNPACK turned off on {arch}: {why} (xnnpack = \"auto\")", fix)
 
 
 def rust_options(listing: RustupListing, triple: str, options: tuple[str, ...]) -> Decision:
@@ -70,12 +62,12 @@ def rust_options(listing: RustupListing, triple: str, options: tuple[str, ...]) 
     named = " ".join(options)
     match listing.state:
         case "listed" if triple not in listing.targets:
-            return Decision(Status.WARN, False, f"rustup has no {triple} target ({listing.detail}): dropping {named}",
+            return Decision(Verdict.WARN, False, f"rustup has no {triple} target ({listing.detail}): dropping {named}",
                             f"rustup target add {triple}")
         case "listed":
-            return Decision(Status.PASS, True, f"rustup has {triple}: keeping {named}")
+            return Decision(Verdict.PASS, True, f"rustup has {triple}: keeping {named}")
         case "absent" | "failed" | "empty":
-            return Decision(Status.PASS, True, f"{listing.detail}: no evidence the target is missing; keeping {named}")
+            return Decision(Verdict.PASS, True, f"{listing.detail}: no evidence the target is missing; keeping {named}")
         case _:
             raise AssertionError(listing.state)
 

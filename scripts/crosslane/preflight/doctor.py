@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.features.probes import Probes
-from crosslane.features.rules import Status
 from crosslane.policy import lanes
 from crosslane.policy.lanes import LaneState
 from crosslane.preflight.checks import REGISTRY, Check, Outcome, Subject
+from crosslane.report import ROW_VERDICTS, Row, Verdict
 from crosslane.report import Check as RowCheck
-from crosslane.report import Row, Verdict
 
 
 @dataclass(frozen=True)
@@ -27,7 +26,7 @@ class Finding:
     check: str
     arch: str
     component: str
-    status: Status
+    status: Verdict
     message: str
     fix: str = ""
 
@@ -48,13 +47,13 @@ def subjects(arch: Arch, lane_states: Sequence[LaneState]) -> list[Subject]:
 def evaluate(check: Check, probes: Probes, subject: Subject) -> Outcome:
     lane = subject.lane
     if subject.component is None and lane is not None:
-        return Outcome(Status.SKIP, f"every {subject.arch} lane checked is off (e.g. {lane.component} by "
+        return Outcome(Verdict.SKIP, f"every {subject.arch} lane checked is off (e.g. {lane.component} by "
                        f"{lane.setting})")
     if check.respects_lane and lane is not None and not lane.enabled:
-        return Outcome(Status.SKIP, f"lane off by {lane.setting}")
+        return Outcome(Verdict.SKIP, f"lane off by {lane.setting}")
     reason = check.applies(probes, subject)
     if reason is not None:
-        return Outcome(Status.SKIP, reason)
+        return Outcome(Verdict.SKIP, reason)
     return check.probe(probes, subject)
 
 
@@ -80,7 +79,7 @@ def run(probes: Probes, arch: Arch, components: Sequence[str], *, orchestrated: 
 
 
 def failed(findings: Sequence[Finding]) -> list[Finding]:
-    return [f for f in findings if f.status is Status.FAIL]
+    return [f for f in findings if f.status is Verdict.FAIL]
 
 
 def render(findings: Sequence[Finding]) -> str:
@@ -89,9 +88,9 @@ def render(findings: Sequence[Finding]) -> str:
     lines = []
     for f in findings:
         lines.append(f"{f.status.value:<6}  {f.check:<{width_check}}  {f.component:<{width_comp}}  {f.message}")
-        if f.fix and f.status in (Status.FAIL, Status.WARN, Status.NOTICE):
+        if f.fix and f.status in (Verdict.FAIL, Verdict.WARN, Verdict.NOTICE):
             lines.append(f"{'':<6}  {'':<{width_check}}  {'':<{width_comp}}  fix: {f.fix}")
-    counts = {s: sum(1 for f in findings if f.status is s) for s in Status}
+    counts = {s: sum(1 for f in findings if f.status is s) for s in Verdict}
     lines.append(", ".join(f"{n} {s.value}" for s, n in counts.items() if n))
     return "\n".join(lines)
 
@@ -102,9 +101,9 @@ def to_json(findings: Sequence[Finding]) -> str:
 
 def rows(findings: Sequence[Finding]) -> list[Row]:
     """As report rows (a check that is not FAIL does not fail the command)."""
-    verdicts = {Status.FAIL: Verdict.FAIL, Status.SKIP: Verdict.SKIP}
     return [Row(f.component if f.component != "-" else "host", f.arch, RowCheck.PREFLIGHT,
-                verdicts.get(f.status, Verdict.PASS), f"{f.message}; {f.fix}" if f.fix else f.message, subject=f.check)
+                f.status if f.status in ROW_VERDICTS else Verdict.PASS,
+                f"{f.message}; {f.fix}" if f.fix else f.message, subject=f.check)
             for f in findings]
 
 
@@ -114,8 +113,8 @@ def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes,
     stops) otherwise."""
     findings = run(probes, arch, components, states=states, for_build=True)
     for finding in findings:
-        if finding.status in (Status.NOTICE, Status.WARN):
-            say = ctx.log.notice if finding.status is Status.NOTICE else ctx.log.warn
+        if finding.status in (Verdict.NOTICE, Verdict.WARN):
+            say = ctx.log.notice if finding.status is Verdict.NOTICE else ctx.log.warn
             say(f"preflight {finding.check} ({finding.component}, {arch}): {finding.message}"
                 + (f"; fix: {finding.fix}" if finding.fix else ""))
     bad = failed(findings)
@@ -124,4 +123,4 @@ def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes,
                       f"(invoke preflight --arch {arch} shows every check)")
         for finding in bad:
             ctx.log.info(f"    FAIL {finding.check} ({finding.component}): {finding.message}; fix: {finding.fix}")
-    return [row for row, finding in zip(rows(findings), findings, strict=True) if finding.status is Status.FAIL]
+    return [row for row, finding in zip(rows(findings), findings, strict=True) if finding.status is Verdict.FAIL]

@@ -23,6 +23,7 @@ from crosslane.errors import ConfigError, MissingPrerequisite
 from crosslane.features import rules
 from crosslane.features.probes import Probes
 from crosslane.host.toolchains import Compiler
+from crosslane.report import Verdict
 
 HOST_LEAK_VARS = ("LIBRARY_PATH", "LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
                   "PKG_CONFIG_PATH", "PKG_CONFIG_SYSROOT_DIR", "PKG_CONFIG_LIBDIR")
@@ -74,7 +75,7 @@ def wire(probes: Probes, component: Component, arch: Arch, compiler: Compiler, s
     for name in component.options:
         decision = rules.option_rule(name)(probes, component.name, arch)
         assert decision is not None
-        if decision.status is rules.Status.FAIL:
+        if decision.status is Verdict.FAIL:
             raise MissingPrerequisite(decision.message, fix=decision.fix)
         placeholders[f"option_{name}"] = "ON" if decision.enabled else "OFF"
     return Wiring(tuple(args), env, unset, placeholders)

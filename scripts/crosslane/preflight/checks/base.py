@@ -8,8 +8,8 @@ from typing import Literal
 
 from crosslane.archs import Arch
 from crosslane.features.probes import Probes
-from crosslane.features.rules import Status
 from crosslane.policy.lanes import LaneState
+from crosslane.report import Verdict
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Subject:
 
 @dataclass(frozen=True)
 class Outcome:
-    status: Status
+    status: Verdict
     message: str
     fix: str = ""
 

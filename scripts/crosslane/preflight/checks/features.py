@@ -5,9 +5,10 @@ from __future__ import annotations
 from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes
-from crosslane.features.rules import Status, rust_options_for, xnnpack_for
+from crosslane.features.rules import rust_options_for, xnnpack_for
 from crosslane.host.toolchains import Compiler
 from crosslane.preflight.checks.base import Outcome, Subject
+from crosslane.report import Verdict
 
 
 def _compiler(probes: Probes, subject: Subject) -> Compiler | None:
@@ -29,8 +30,8 @@ def rvv(probes: Probes, subject: Subject) -> Outcome:
     assert found is not None
     flags = " ".join(info(subject.arch).vector_compile_flags)
     if probes.rvv(found):
-        return Outcome(Status.PASS, f"{found.family} {found.version} compiles the RVV probe ({flags})")
-    return Outcome(Status.FAIL, f"{found.family} {found.version} ({found.cc[0]}) cannot compile RVV intrinsics "
+        return Outcome(Verdict.PASS, f"{found.family} {found.version} compiles the RVV probe ({flags})")
+    return Outcome(Verdict.FAIL, f"{found.family} {found.version} ({found.cc[0]}) cannot compile RVV intrinsics "
                    f"({flags}): vector kernels would silently fall back to scalar",
                    f"use clang or GCC 14 for {subject.arch} (toolchain in versions.toml)")
 
@@ -69,6 +70,6 @@ def lane(probes: Probes, subject: Subject) -> Outcome:
     state = subject.lane
     assert state is not None
     if state.enabled:
-        return Outcome(Status.PASS, f"lane on ({state.setting})")
+        return Outcome(Verdict.PASS, f"lane on ({state.setting})")
     reason = f" ({state.reason})" if state.reason else ""
-    return Outcome(Status.NOTICE, f"lane off by {state.setting}{reason}: the build writes a placeholder")
+    return Outcome(Verdict.NOTICE, f"lane off by {state.setting}{reason}: the build writes a placeholder")

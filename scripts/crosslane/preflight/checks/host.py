@@ -8,10 +8,10 @@ from packaging.version import InvalidVersion, Version
 from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes, Tool
-from crosslane.features.rules import Status
 from crosslane.guest.sysroot import find as find_sysroot
 from crosslane.host import buildtools
 from crosslane.preflight.checks.base import Outcome, Subject, setup_fix
+from crosslane.report import Verdict
 
 # Minimum host tool versions, and why: onnxruntime-genai needs cmake >= 3.26; ninja 1.10 is the first
 # with the restat/dyndep features CMake's Ninja generator relies on; qemu 7.2 is the first with RVV 1.0.
@@ -27,13 +27,13 @@ def _meets(version: str | None, spec: SpecifierSet) -> bool:
 
 def _versioned(tool: Tool, kind: str, pinned: str | None, spec: SpecifierSet, fix: str) -> Outcome:
     if tool.path is None or tool.version is None:
-        return Outcome(Status.FAIL, tool.problem or f"{tool.name}: no version", tool.fix or fix)
+        return Outcome(Verdict.FAIL, tool.problem or f"{tool.name}: no version", tool.fix or fix)
     if pinned is not None and tool.version != pinned:
-        return Outcome(Status.FAIL, f"{tool.path} reports {kind} {tool.version}, versions.toml pins {pinned}", fix)
+        return Outcome(Verdict.FAIL, f"{tool.path} reports {kind} {tool.version}, versions.toml pins {pinned}", fix)
     if not _meets(tool.version, spec):
-        return Outcome(Status.FAIL, f"{kind} {tool.version} found; requires {spec}",
+        return Outcome(Verdict.FAIL, f"{kind} {tool.version} found; requires {spec}",
                        f"raise tools.{kind} in versions.toml" if pinned else fix)
-    return Outcome(Status.PASS, f"{kind} {tool.version} ({tool.path})")
+    return Outcome(Verdict.PASS, f"{kind} {tool.version} ({tool.path})")
 
 
 def cmake(probes: Probes, subject: Subject) -> Outcome:
@@ -50,7 +50,7 @@ def _buildtool(probes: Probes, subject: Subject, kind: str) -> Outcome:
     fix = setup_fix(subject.arch)
     found = probes.buildtools()
     if found is None:
-        return Outcome(Status.FAIL, f"{kind} {pinned} not installed in {buildtools.tools_dir(tools)}", fix)
+        return Outcome(Verdict.FAIL, f"{kind} {pinned} not installed in {buildtools.tools_dir(tools)}", fix)
     path = found.cmake if kind == "cmake" else found.ninja
     return _versioned(probes.pinned(kind, path, fix), kind, pinned, MINIMUMS[kind], fix)
 
@@ -60,11 +60,11 @@ def compiler(probes: Probes, subject: Subject) -> Outcome:
     found = probes.compiler(subject.component, subject.arch)
     chain = probes.config.toolchain_for(subject.component, subject.arch)
     if isinstance(found, MissingPrerequisite):
-        return Outcome(Status.FAIL, found.message, found.fix or setup_fix(subject.arch))
+        return Outcome(Verdict.FAIL, found.message, found.fix or setup_fix(subject.arch))
     if chain.version is not None and not _meets(found.version, SpecifierSet(f"=={chain.version}.*")):
-        return Outcome(Status.FAIL, f"{found.cc[0]} is {found.family} {found.version}; toolchains.{chain.name} "
+        return Outcome(Verdict.FAIL, f"{found.cc[0]} is {found.family} {found.version}; toolchains.{chain.name} "
                        f"wants version {chain.version}", setup_fix(subject.arch))
-    return Outcome(Status.PASS, f"toolchain {chain.name}: {found.family} {found.version} ({found.cc[0]})")
+    return Outcome(Verdict.PASS, f"toolchain {chain.name}: {found.family} {found.version} ({found.cc[0]})")
 
 
 def qemu(probes: Probes, subject: Subject) -> Outcome:
@@ -88,8 +88,8 @@ def cpu_profiles(probes: Probes, subject: Subject) -> Outcome:
     rejected = [f"{p.name} ({p.cpu}): {results[p.name].detail}" for p in profiles if not results[p.name].ok]
     version = probes.qemu(arch).version or "?"
     if rejected:
-        return Outcome(Status.FAIL, f"qemu {version} rejects " + "; ".join(rejected),
+        return Outcome(Verdict.FAIL, f"qemu {version} rejects " + "; ".join(rejected),
                        f"fix arches.{arch}.profiles in versions.toml for qemu {version} (property names differ "
                        "between qemu versions, e.g. zvfh)")
-    return Outcome(Status.PASS, f"qemu {version} ({info(arch).qemu_binary}) runs every profile: "
+    return Outcome(Verdict.PASS, f"qemu {version} ({info(arch).qemu_binary}) runs every profile: "
                    + ", ".join(results))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes
-from crosslane.features.rules import Status
 from crosslane.guest import cpython, sysroot
 from crosslane.paths import cache_dir
 from crosslane.preflight.checks.base import Outcome, Subject
+from crosslane.report import Verdict
 
 
 def sysroot_present(probes: Probes, subject: Subject) -> Outcome:
@@ -17,14 +17,14 @@ def sysroot_present(probes: Probes, subject: Subject) -> Outcome:
     found = sysroot.find(spec, arch)
     fix = f"invoke sysroot --arch {arch}"
     if found is not None:
-        return Outcome(Status.PASS, f"{found.path.name} matches versions.toml ({found.path.parent})")
+        return Outcome(Verdict.PASS, f"{found.path.name} matches versions.toml ({found.path.parent})")
     wanted = sysroot.sysroot_path(spec, arch)
     stale = sorted(p.name for p in (cache_dir() / "sysroots").glob(f"{arch}-*")
                    if (p / sysroot.MANIFEST).is_file())
     if stale:
-        return Outcome(Status.FAIL, f"{arch} sysroot is stale: have {', '.join(stale)}, versions.toml needs "
+        return Outcome(Verdict.FAIL, f"{arch} sysroot is stale: have {', '.join(stale)}, versions.toml needs "
                        f"{wanted.name}", fix)
-    return Outcome(Status.FAIL, f"no {arch} sysroot in {wanted.parent}", fix)
+    return Outcome(Verdict.FAIL, f"no {arch} sysroot in {wanted.parent}", fix)
 
 
 def python_applies(probes: Probes, subject: Subject) -> str | None:
@@ -40,11 +40,11 @@ def python_dev(probes: Probes, subject: Subject) -> Outcome:
     try:
         python = cpython.locate(found.path, arch)
     except MissingPrerequisite as exc:
-        return Outcome(Status.FAIL, exc.message, exc.fix or "")
+        return Outcome(Verdict.FAIL, exc.message, exc.fix or "")
     libdir = found.path / "usr/lib" / info(arch).multiarch
     libs = sorted(p.name for p in libdir.glob(f"libpython{python.version}.so*"))
     if not libs:
-        return Outcome(Status.FAIL, f"no libpython{python.version}.so in {libdir}: extensions could not link",
+        return Outcome(Verdict.FAIL, f"no libpython{python.version}.so in {libdir}: extensions could not link",
                        f"add libpython3-dev to sysroot.packages and run invoke sysroot --arch {arch}")
-    return Outcome(Status.PASS, f"python{python.version}: {python.pyconfig.relative_to(found.path)}, "
+    return Outcome(Verdict.PASS, f"python{python.version}: {python.pyconfig.relative_to(found.path)}, "
                    f"{libs[0]} ({python.ext_suffix})")
