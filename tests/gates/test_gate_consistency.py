@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cfgkit import make
 
+from cfgkit import make
 from crosslane import config
 from crosslane.errors import ConfigError
 from crosslane.policy import consistency

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gatekit import elf_header
 
 from crosslane.archs import Arch, info
 from crosslane.gates import check_elf_arch, elf
+from gatekit import elf_header
 
 
 @pytest.mark.parametrize("arch", list(Arch), ids=[a.value for a in Arch])

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from gatekit import make_wheel
 
 from crosslane.archs import Arch, info
 from crosslane.cli import commands, gate_tasks
@@ -17,6 +16,7 @@ from crosslane.gates.verify import verify
 from crosslane.log import Log
 from crosslane.report import Row, Verdict
 from crosslane.runner import Runner
+from gatekit import make_wheel
 
 
 def by_step(rows: list[Row], step: str) -> list[Row]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gatekit import elf_header
 
 from crosslane.archs import Arch
 from crosslane.errors import UsageError
 from crosslane.gates import dtneeded
 from crosslane.gates.verify import verify
 from crosslane.report import Verdict
+from gatekit import elf_header
 
 
 def test_no_paths_is_a_usage_error() -> None:

@@ -6,13 +6,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from gatekit import elf_header, make_wheel, plain_member, symlink_member
 
 from crosslane.archs import Arch
 from crosslane.cli import commands, gate_tasks
 from crosslane.errors import VerdictFailed
 from crosslane.gates import wheel as gate
 from crosslane.report import Row, Verdict
+from gatekit import elf_header, make_wheel, plain_member, symlink_member
 
 RISCV = elf_header(243, e_flags=0x5)
 GOOD_NAME = "demo-1.0-cp313-cp313-linux_riscv64.whl"

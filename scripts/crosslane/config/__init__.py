@@ -21,6 +21,7 @@ from crosslane.config.model import (
     SysrootPackage,
     SysrootSpec,
     Toolchain,
+    ToolRootSpec,
     Tools,
     TreeSource,
     version_of,
@@ -28,5 +29,5 @@ from crosslane.config.model import (
 
 __all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "ArchiveSource", "Component", "Config", "DebianSource",
            "GitSource", "Lane", "ModelSpec", "PatchSpec", "PinnedSource", "Profile", "Registries", "SmokeSpec",
-           "SourceSpec", "SysrootPackage", "SysrootSpec", "Toolchain", "Tools", "TreeSource", "find_config", "load",
-           "parse", "version_of"]
+           "SourceSpec", "SysrootPackage", "SysrootSpec", "ToolRootSpec", "Toolchain", "Tools", "TreeSource",
+           "find_config", "load", "parse", "version_of"]

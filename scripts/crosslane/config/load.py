@@ -28,6 +28,7 @@ from crosslane.config.model import (
     Registries,
     SysrootSpec,
     Toolchain,
+    ToolRootSpec,
     Tools,
 )
 from crosslane.config.reader import Table
@@ -63,6 +64,31 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
                         components=(), profiles=profiles, default_profile=default)
     table.finish()
     return result
+
+
+DEBIAN_ARCH_RE = re.compile(r"[a-z0-9]+")
+PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?")
+
+
+def _toolroot(name: str, table: Table, sysroot: SysrootSpec) -> ToolRootSpec:
+    """[toolroots.<name>]: a Debian suite's packages as a root of host tools (mmdebstrap, chroot)."""
+    path_name(table, None, name, "tool root")
+    architectures = table.strings("architectures", ("amd64",))
+    for index, arch in enumerate(architectures):
+        if not DEBIAN_ARCH_RE.fullmatch(arch):
+            Table({}, table.file, f"{table.path}.architectures").fail(index, f"'{arch}' is not a Debian architecture")
+    packages = table.strings("packages")
+    for index, package in enumerate(packages):
+        if not PACKAGE_RE.fullmatch(package):
+            Table({}, table.file, f"{table.path}.packages").fail(
+                index, f"'{package}' is not a Debian package name (name or name:arch)")
+    spec = ToolRootSpec(name=name, suite=table.string("suite", sysroot.suite),
+                        mirror=table.string("mirror", sysroot.mirror), packages=packages,
+                        architectures=architectures)
+    if not spec.mirror.startswith(("http://", "https://", "file:/")):
+        table.fail("mirror", f"'{spec.mirror}' is not an http(s) or file: URL of a Debian archive")
+    table.finish()
+    return spec
 
 
 def _tool_version(table: Table, key: str) -> str:
@@ -231,6 +257,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     )
     sys_table.finish()
     toolchains = MappingProxyType({name: _toolchain(name, t) for name, t in top.table("toolchains").subtables()})
+    toolroots = MappingProxyType({name: _toolroot(name, t, sysroot) for name, t in top.table("toolroots").subtables()})
     arches_table = top.table("arches", required=True)
     read_arches = {read_arch(arches_table, name, name): _arch_config(Arch(name), t)
                    for name, t in arches_table.subtables()}
@@ -287,7 +314,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     return Config(path=path, root=root, tools=tools, host_packages=host_packages, sysroot=sysroot,
                   toolchains=toolchains, arches=arches, components=components, lanes=lanes,
                   parity_exemptions=MappingProxyType(exemptions), floors=MappingProxyType(floors),
-                  models=models, cases=matrices, hostenvs=hostenvs, registries=registries)
+                  models=models, cases=matrices, hostenvs=hostenvs, toolroots=toolroots, registries=registries)
 
 
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:

@@ -31,6 +31,17 @@ class SysrootSpec:
 
 
 @dataclass(frozen=True)
+class ToolRootSpec:
+    """A Debian root of newer host tools than the host has (a compiler, qemu, cargo), entered with chroot."""
+
+    name: str
+    suite: str
+    mirror: str
+    packages: tuple[str, ...]
+    architectures: tuple[str, ...]  # Debian architectures apt may install from (the first is the root's own)
+
+
+@dataclass(frozen=True)
 class Toolchain:
     name: str
     family: str
@@ -260,6 +271,7 @@ class Config:
     models: Mapping[str, ModelSpec] = field(default_factory=dict)
     cases: Mapping[str, CaseMatrix] = field(default_factory=dict)
     hostenvs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    toolroots: Mapping[str, ToolRootSpec] = field(default_factory=dict)
     registries: Registries = field(default_factory=Registries)
 
     def toolchain_for(self, component: str, arch: Arch) -> Toolchain:

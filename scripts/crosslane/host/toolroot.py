@@ -1,0 +1,136 @@
+"""Tool roots: host tools newer than the host's (GCC 15 for bare metal, qemu 11, rustc/cargo), as a Debian root.
+
+Debian 12 cannot install forky's compilers beside its own; Yocto's buildtools and uninative solve the same
+problem by shipping a root of tools. Here a `[toolroots.<name>]` table names a suite and packages; `ensure`
+makes the root once with mmdebstrap (apt's own resolver, the archive's signatures), keyed by its inputs, with a
+manifest of every package and version; `command` turns an argv into one that runs inside it: a private mount
+namespace (`unshare`), the build tree, cache and sources bound at their own paths, chroot (host/enter_root.py).
+As root the namespace is the host's kernel's plain one; otherwise an unprivileged user namespace, where the
+host allows it (`entry_mode` says which works, and preflight says how to fix it when neither does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from crosslane import atomic
+from crosslane.config import ToolRootSpec
+from crosslane.errors import MissingPrerequisite
+from crosslane.paths import cache_dir
+from crosslane.runner import Runner
+
+FORMAT = 1  # bump when the assembly below changes, so old roots are not reused
+MANIFEST = "crosslane-toolroot.json"
+ENTER = Path(__file__).with_name("enter_root.py")
+EntryMode = Literal["root", "userns"]
+# Forky's Release file served here is past its Valid-Until date; the archive's signature still binds it.
+APT_OPTIONS = ('Acquire::Check-Valid-Until "false"',)
+
+
+@dataclass(frozen=True)
+class ToolRoot:
+    spec: ToolRootSpec
+    path: Path
+    key: str
+
+    def packages(self) -> dict[str, str]:
+        """package[:arch] → version, as dpkg inside the root has them."""
+        data: dict[str, dict[str, str]] = json.loads((self.path / MANIFEST).read_text())
+        return data["packages"]
+
+
+def inputs(spec: ToolRootSpec) -> dict[str, object]:
+    return {"format": FORMAT, "suite": spec.suite, "mirror": spec.mirror,
+            "architectures": list(spec.architectures), "packages": sorted(spec.packages)}
+
+
+def root_key(spec: ToolRootSpec) -> str:
+    return hashlib.sha256(json.dumps(inputs(spec), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def root_path(spec: ToolRootSpec) -> Path:
+    return cache_dir() / "toolroots" / f"{spec.name}-{spec.suite}-{root_key(spec)}"
+
+
+def find(spec: ToolRootSpec) -> ToolRoot | None:
+    path = root_path(spec)
+    return ToolRoot(spec, path, root_key(spec)) if (path / MANIFEST).is_file() else None
+
+
+def entry_mode(runner: Runner) -> EntryMode | None:
+    """How this host lets crosslane enter a root: as root (a private mount namespace), through an unprivileged
+    user namespace, or (None) not at all. Probed by running `true` each way."""
+    unshare = runner.find("unshare")
+    if unshare is None:
+        return None
+    if runner.run([unshare, "--mount", "--", "true"], check=False, probe=True, quiet=True, timeout=30).ok:
+        return "root"
+    userns = runner.run([unshare, "--map-root-user", "--mount", "--", "true"], check=False, probe=True, quiet=True,
+                        timeout=30)
+    return "userns" if userns.ok else None
+
+
+ENTRY_FIX = ("run as root (CI does), or allow unprivileged user namespaces "
+             "(sysctl kernel.unprivileged_userns_clone=1 / kernel.apparmor_restrict_unprivileged_userns=0)")
+
+
+def ensure(runner: Runner, spec: ToolRootSpec) -> ToolRoot:
+    """The tool root of *spec*, made once (mmdebstrap into a staging folder, then renamed into place)."""
+    existing = find(spec)
+    if existing is not None:
+        runner.log.info(f"    tool root {spec.name}: up to date ({existing.path})")
+        return existing
+    mmdebstrap = runner.which("mmdebstrap", fix="invoke setup (installs mmdebstrap)")
+    final = root_path(spec)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    atomic.sweep_stale(final)
+    if runner.dry_run:
+        runner.run(_mmdebstrap_argv(mmdebstrap, spec, final))
+        return ToolRoot(spec, final, root_key(spec))
+    runner.log.step(f"tool root {spec.name}: {spec.suite} with {len(spec.packages)} packages (once; cached)")
+    with atomic.publish_dir(final, lambda found: (found / MANIFEST).is_file()) as staging:
+        runner.run(_mmdebstrap_argv(mmdebstrap, spec, staging), timeout=3600)
+        listed = runner.run(["dpkg-query", f"--admindir={staging / 'var/lib/dpkg'}", "-W", "-f",
+                             "${Package}:${Architecture}\t${Version}\n"], quiet=True)
+        packages = dict(sorted(line.split("\t", 1) for line in listed.output.splitlines() if "\t" in line))
+        atomic.write_text(staging / MANIFEST, json.dumps({"inputs": inputs(spec), "packages": packages},
+                                                         indent=1, sort_keys=True) + "\n")
+    runner.log.info(f"    tool root {spec.name}: {len(packages)} packages at {final}")
+    return ToolRoot(spec, final, root_key(spec))
+
+
+def _mmdebstrap_argv(mmdebstrap: str, spec: ToolRootSpec, target: Path) -> list[str]:
+    argv = [mmdebstrap, "--variant=apt", *(f"--aptopt={option}" for option in APT_OPTIONS),
+            f"--architectures={','.join(spec.architectures)}"]
+    if spec.packages:
+        argv.append(f"--include={','.join(spec.packages)}")
+    if os.geteuid() != 0:
+        argv.append("--mode=unshare")
+    return [*argv, spec.suite, str(target), spec.mirror]
+
+
+def command(root: ToolRoot, argv: Sequence[str | Path], *, binds: Sequence[Path], cwd: Path | None = None,
+            mode: EntryMode = "root") -> list[str]:
+    """*argv* as run inside *root*: the host's python enters it (enter_root.py) in a private mount namespace,
+    with *binds* (the build tree, the cache, the sources) at their own paths."""
+    namespace = ["unshare", "--mount", "--propagation", "private"]
+    if mode == "userns":
+        namespace.insert(1, "--map-root-user")
+    bound = [word for path in dict.fromkeys(binds) for word in ("--bind", str(path))]
+    return [*namespace, "--", sys.executable, str(ENTER), str(root.path), *bound,
+            "--cwd", str(cwd or Path.cwd()), "--", *map(str, argv)]
+
+
+def require_mode(runner: Runner) -> EntryMode:
+    mode = entry_mode(runner)
+    if mode is None:
+        raise MissingPrerequisite("this host lets no process enter a tool root (unshare --mount failed as root and "
+                                  "as an unprivileged user namespace)", fix=ENTRY_FIX)
+    return mode

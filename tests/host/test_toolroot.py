@@ -1,0 +1,90 @@
+"""Tool roots for real: a forky root made by mmdebstrap, entered with chroot in a private mount namespace, the
+build folders bound at their own paths; nothing stays mounted after the program ends, even when it is killed."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from crosslane.config import ToolRootSpec
+from crosslane.host import toolroot
+from crosslane.log import Log
+from crosslane.runner import Runner
+
+SPEC = ToolRootSpec(name="probe", suite="forky", mirror="http://deb.debian.org/debian", packages=(),
+                    architectures=("amd64",))
+
+
+def mounts_under(root: Path) -> list[str]:
+    return [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()
+            if line.split()[1].startswith(str(root))]
+
+
+@pytest.fixture(scope="module")
+def forky() -> toolroot.ToolRoot:
+    runner = Runner(Log(io.StringIO()))
+    if toolroot.entry_mode(runner) is None:
+        pytest.skip("this host lets no process enter a tool root: " + toolroot.ENTRY_FIX)
+    if runner.find("mmdebstrap") is None:
+        pytest.skip("mmdebstrap is not installed: invoke setup")
+    return toolroot.ensure(runner, SPEC)
+
+
+def test_the_root_is_cached_by_its_inputs_with_a_manifest(forky: toolroot.ToolRoot) -> None:
+    assert forky.path == toolroot.root_path(SPEC) and forky.path.name.startswith("probe-forky-")
+    packages = forky.packages()
+    assert "apt:amd64" in packages and "libc6:amd64" in packages
+    assert toolroot.find(SPEC) == forky
+    other = ToolRootSpec(**{**SPEC.__dict__, "packages": ("hello",)})
+    assert toolroot.root_key(other) != forky.key
+
+
+@pytest.mark.network
+@pytest.mark.spawns
+def test_a_program_runs_inside_with_the_build_folders_bound(forky: toolroot.ToolRoot, tmp_path: Path) -> None:
+    runner = Runner(Log(io.StringIO()))
+    mode = toolroot.require_mode(runner)
+    work = tmp_path / "build"
+    work.mkdir()
+    argv = ["sh", "-c", 'cat /etc/debian_version > out.txt; ls /usr/bin/apt-get >> out.txt; echo "$PWD" >> out.txt']
+    result = runner.run(toolroot.command(forky, argv, binds=[work], cwd=work, mode=mode), timeout=60)
+    assert result.ok
+    version, apt, cwd = (work / "out.txt").read_text().splitlines()
+    host_version = Path("/etc/debian_version").read_text().strip()
+    assert version != host_version and ("forky" in version or version.startswith("14"))  # the root's, not the host's
+    assert apt == "/usr/bin/apt-get" and cwd == str(work)
+    assert mounts_under(forky.path) == []  # the namespace's mounts went with it
+
+
+@pytest.mark.network
+@pytest.mark.spawns
+def test_a_killed_program_leaves_nothing_mounted(forky: toolroot.ToolRoot, tmp_path: Path) -> None:
+    argv = toolroot.command(forky, ["sleep", "30"], binds=[tmp_path], cwd=tmp_path,
+                            mode=toolroot.require_mode(Runner(Log(io.StringIO()))))
+    with subprocess.Popen(argv, start_new_session=True) as process:
+        time.sleep(1.0)
+        os.killpg(process.pid, signal.SIGKILL)
+    assert mounts_under(forky.path) == []
+
+
+@pytest.mark.network
+@pytest.mark.spawns
+def test_a_missing_program_is_named(forky: toolroot.ToolRoot, tmp_path: Path) -> None:
+    argv = toolroot.command(forky, ["no-such-tool"], binds=[tmp_path], cwd=tmp_path,
+                            mode=toolroot.require_mode(Runner(Log(io.StringIO()))))
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 127 and "no-such-tool" in done.stderr and "inside the tool root" in done.stderr
+
+
+def test_the_command_is_argv_only_and_binds_each_folder_once(tmp_path: Path) -> None:
+    root = toolroot.ToolRoot(SPEC, tmp_path / "root", "k")
+    argv = toolroot.command(root, ["cc", "a b.c"], binds=[tmp_path / "x", tmp_path / "x", tmp_path / "y"],
+                            cwd=tmp_path, mode="userns")
+    assert argv[:6] == ["unshare", "--map-root-user", "--mount", "--propagation", "private", "--"]
+    assert argv.count("--bind") == 2 and argv[-3:] == ["--", "cc", "a b.c"]
