@@ -124,6 +124,16 @@ def all(c: Context, arch: str, component: list[str], dry_run: bool = False, debu
          json=json, config=config)
 
 
+@task(help={"target": "bare-metal target (versions.toml [baremetal.*]: rv64-elf, rv32-elf)",
+            "case": "[cases.*] models (repeatable; 'all': every portable case; default: the matrix's default)",
+            **COMMON_HELP}, iterable=["case"])
+def baremetal(c: Context, target: str, case: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
+    """Bare metal: ExecuTorch built per -march in the tool root, each case's image run on every profile under
+    qemu-system (a trap or a hang is a FAIL row that names it)."""
+    from crosslane import pipeline
+    _run(lambda ctx: pipeline.run_baremetal(ctx, target, case), debug=debug, json=json, config=config)
+
+
 @task(help={"config": COMMON_HELP["config"], "event": "the GitHub event (push, pull_request, schedule, …)",
             "arch": "only this arch", "component": "only this component",
             "changed": "files a pull request changed (space-separated): builds run only when one is a build input"})

@@ -31,6 +31,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"recipes"}),
     frozenset({"smokes"}),
     frozenset({"preflight"}),
+    frozenset({"baremetal"}),
     frozenset({"plan", "pipeline", "buildreport", "reportdiff", "artifacts"}),
     frozenset({"cli"}),
 )

@@ -120,4 +120,5 @@ def test_the_repository_sessions_cover_versions_toml(repo: Path, cfg: Config) ->
         wanted |= {f"build-{arch}", f"smoke-{arch}"}
         wanted |= {f"{kind}-{arch}-{name}" for name in cfg.components if cfg.builds(name, arch)
                    for kind in ("build", "smoke")}
+    wanted |= {f"build-{target}" for target in cfg.baremetal}
     assert planned == wanted == consistency.expected_sessions(cfg)

@@ -12,6 +12,7 @@ from crosslane import atomic, buildreport, locks, plan, recipes, report, smokes,
 from crosslane.archs import Arch
 from crosslane.config import PinnedSource
 from crosslane.context import Context
+from crosslane.errors import UsageError
 from crosslane.features.probes import Probes
 from crosslane.gates import provenance, verify
 from crosslane.guest import sysroot as sysroot_mod
@@ -19,6 +20,7 @@ from crosslane.host import buildtools, hostsetup
 from crosslane.plan import RunPlan
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
+from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned, worktree
 
@@ -191,6 +193,19 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
     written = buildreport.write(ctx, arch, dict(job.builds), rows)
     ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
     return rows
+
+
+def run_baremetal(ctx: Context, name: str, cases: Sequence[str] = ()) -> list[Row]:
+    """`invoke baremetal --target NAME` / `nox -s build-<NAME>`: the host packages, then the bare-metal lane."""
+    if name not in ctx.config.baremetal:
+        raise UsageError(f"unknown bare-metal target '{name}'{suggestion(name, list(ctx.config.baremetal))}")
+    from crosslane.baremetal import lane
+
+    rows = setup(ctx, ())
+    if ctx.runner.dry_run:
+        return rows
+    with locks.hold(ctx.build_root / f".{name}.lock", f"the {name} build tree", ctx.log):
+        return rows + lane.run_target(ctx, name, cases)
 
 
 def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:

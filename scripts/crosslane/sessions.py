@@ -20,12 +20,14 @@ class Session:
     name: str
     arch: str
     component: str | None
-    # "build" runs `invoke all`, "smoke" runs `invoke smoke`.
+    # "build" runs `invoke all`, "smoke" runs `invoke smoke`, "baremetal" runs `invoke baremetal`.
     action: str
     tags: tuple[str, ...]
     doc: str
 
     def invoke_args(self) -> list[str]:
+        if self.action == "baremetal":
+            return ["baremetal", "--target", self.arch]
         task = "all" if self.action == "build" else "smoke"
         component = ["--component", self.component] if self.component else []
         return [task, "--arch", self.arch, *component]
@@ -108,4 +110,8 @@ def plan(data: Mapping[str, object]) -> list[Session]:
                 Session(f"smoke-{arch}-{name}", arch, name, "smoke", (arch, name, "smoke"),
                         f"{arch} × {name}: smoke the built {name} on every CPU profile."),
             ]
+    for target in _table(data, "baremetal"):
+        sessions.append(Session(f"build-{target}", target, None, "baremetal", (target, "build", "baremetal"),
+                                f"{target} (bare metal): tool root, ExecuTorch per -march, the cases on every "
+                                "profile under qemu-system."))
     return sessions

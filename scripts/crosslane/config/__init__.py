@@ -6,6 +6,8 @@ from crosslane.config.load import DEFAULT_FILE, SCHEMA_VERSION, find_config, loa
 from crosslane.config.model import (
     ArchConfig,
     ArchiveSource,
+    BareMetalBuild,
+    BareMetalTarget,
     Component,
     Config,
     DebianSource,
@@ -27,7 +29,7 @@ from crosslane.config.model import (
     version_of,
 )
 
-__all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "ArchiveSource", "Component", "Config", "DebianSource",
-           "GitSource", "Lane", "ModelSpec", "PatchSpec", "PinnedSource", "Profile", "Registries", "SmokeSpec",
-           "SourceSpec", "SysrootPackage", "SysrootSpec", "ToolRootSpec", "Toolchain", "Tools", "TreeSource",
-           "find_config", "load", "parse", "version_of"]
+__all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "ArchiveSource", "BareMetalBuild", "BareMetalTarget",
+           "Component", "Config", "DebianSource", "GitSource", "Lane", "ModelSpec", "PatchSpec", "PinnedSource",
+           "Profile", "Registries", "SmokeSpec", "SourceSpec", "SysrootPackage", "SysrootSpec", "ToolRootSpec",
+           "Toolchain", "Tools", "TreeSource", "find_config", "load", "parse", "version_of"]

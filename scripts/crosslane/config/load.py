@@ -20,8 +20,11 @@ from crosslane.config.fields import (
 )
 from crosslane.config.model import (
     ArchConfig,
+    BareMetalBuild,
+    BareMetalTarget,
     Component,
     Config,
+    GitSource,
     Lane,
     ModelSpec,
     Profile,
@@ -89,6 +92,60 @@ def _toolroot(name: str, table: Table, sysroot: SysrootSpec) -> ToolRootSpec:
         table.fail("mirror", f"'{spec.mirror}' is not an http(s) or file: URL of a Debian archive")
     table.finish()
     return spec
+
+
+MARCH_RE = re.compile(r"rv(32|64)[a-z][a-z0-9_]*")
+BAREMETAL_ABIS = {"32": ("ilp32", "ilp32f", "ilp32d"), "64": ("lp64", "lp64f", "lp64d")}
+
+
+def _baremetal(name: str, table: Table, toolroots: Mapping[str, ToolRootSpec]) -> BareMetalTarget:
+    """[baremetal.<target>]: a RISC-V machine without an OS, its profiles and its builds (one -march each)."""
+    path_name(table, None, name, "bare-metal target")
+    toolroot = table.string("toolroot", required=True)
+    if toolroot not in toolroots:
+        table.fail("toolroot", f"unknown tool root '{toolroot}'{suggestion(toolroot, list(toolroots))}; "
+                               "add a [toolroots.<name>] table")
+    qemu = table.string("qemu", required=True)
+    if not re.fullmatch(r"qemu-system-riscv(32|64)", qemu):
+        table.fail("qemu", f"'{qemu}' is not qemu-system-riscv32 or qemu-system-riscv64")
+    xlen = qemu[-2:]
+    abi = table.string("abi", required=True)
+    if abi not in BAREMETAL_ABIS[xlen]:
+        table.fail("abi", f"'{abi}' is not an rv{xlen} ABI ({', '.join(BAREMETAL_ABIS[xlen])})")
+    timeout = table.number("timeout", 120.0)
+    if not 1 <= timeout <= 86400:
+        table.fail("timeout", f"{timeout:g} is not a number of seconds between 1 and 86400")
+    profiles_table = table.table("profiles", required=True)
+    profiles = tuple(Profile(key, profiles_table.string(key)) for key in list(profiles_table.keys()))
+    for profile in profiles:
+        path_name(profiles_table, profile.name, profile.name, "profile")
+        if not profile.cpu.startswith(f"rv{xlen}"):
+            profiles_table.fail(profile.name, f"'{profile.cpu}' is not an rv{xlen} CPU for {qemu}")
+    profiles_table.finish()
+    builds = []
+    builds_table = table.table("builds", required=True)
+    for build_name, build in builds_table.subtables():
+        path_name(builds_table, build_name, build_name, "build")
+        march = build.string("march", required=True)
+        if not MARCH_RE.fullmatch(march) or march[2:4] != xlen:
+            build.fail("march", f"'{march}' is not an rv{xlen} -march such as rv{xlen}imafdc")
+        runs_on = build.strings("profiles")
+        for index, wanted in enumerate(runs_on):
+            if wanted not in {p.name for p in profiles}:
+                Table({}, table.file, f"{build.path}.profiles").fail(
+                    index, f"unknown profile '{wanted}' (known: {', '.join(p.name for p in profiles)})")
+        builds.append(BareMetalBuild(build_name, march, runs_on))
+        build.finish()
+    if not builds:
+        table.fail("builds", "no build; add one, e.g. scalar = { march = \"rv64imafdc\", profiles = [...] }")
+    target = BareMetalTarget(name=name, toolroot=toolroot, qemu=qemu, abi=abi, memory=table.string("memory", "256M"),
+                             source=table.string("source", required=True), cases=table.string("cases", required=True),
+                             timeout=timeout, profiles=profiles, builds=tuple(builds),
+                             cmake_args=table.strings("cmake_args"))
+    if not re.fullmatch(r"[1-9][0-9]*[MG]", target.memory):
+        table.fail("memory", f"'{target.memory}' is not a qemu -m size such as 256M")
+    table.finish()
+    return target
 
 
 def _tool_version(table: Table, key: str) -> str:
@@ -294,6 +351,14 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
             Table({}, file, f"components.{name}.smoke").fail(
                 "model", f"unknown model '{component.smoke.model}' (known: {', '.join(models) or 'none'}); "
                          "add a [models.<name>] table")
+    baremetal_table = top.table("baremetal")
+    baremetal = MappingProxyType({name: _baremetal(name, t, toolroots) for name, t in baremetal_table.subtables()})
+    for name, target in baremetal.items():
+        where = Table({}, file, f"baremetal.{name}")
+        if target.source not in components or not isinstance(components[target.source].sources[0], GitSource):
+            where.fail("source", f"'{target.source}' is not a component with a pinned git source")
+        if target.cases not in matrices:
+            where.fail("cases", f"unknown case matrix '{target.cases}' (known: {', '.join(matrices) or 'none'})")
     lanes = _lanes(top.table("lanes"), components)
     parity = top.table("parity")
     exemptions_table = parity.table("exemptions")
@@ -314,7 +379,8 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     return Config(path=path, root=root, tools=tools, host_packages=host_packages, sysroot=sysroot,
                   toolchains=toolchains, arches=arches, components=components, lanes=lanes,
                   parity_exemptions=MappingProxyType(exemptions), floors=MappingProxyType(floors),
-                  models=models, cases=matrices, hostenvs=hostenvs, toolroots=toolroots, registries=registries)
+                  models=models, cases=matrices, hostenvs=hostenvs, toolroots=toolroots, baremetal=baremetal,
+                  registries=registries)
 
 
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:

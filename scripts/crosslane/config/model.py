@@ -42,6 +42,35 @@ class ToolRootSpec:
 
 
 @dataclass(frozen=True)
+class BareMetalBuild:
+    """One build of a bare-metal target: an ISA (-march) and the CPU profiles it runs on."""
+
+    name: str
+    march: str
+    profiles: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BareMetalTarget:
+    """A RISC-V machine without an OS: programs built in a tool root (GCC + picolibc), run by qemu-system."""
+
+    name: str
+    toolroot: str
+    qemu: str
+    abi: str
+    memory: str
+    source: str  # the component whose pinned source the runtime is built from
+    cases: str  # the [cases.*] matrix whose portable cases run here
+    timeout: float
+    profiles: tuple[Profile, ...]
+    builds: tuple[BareMetalBuild, ...]
+    cmake_args: tuple[str, ...] = ()  # the runtime's configure options; {source} is the source folder
+
+    def profile(self, name: str) -> Profile:
+        return next(p for p in self.profiles if p.name == name)
+
+
+@dataclass(frozen=True)
 class Toolchain:
     name: str
     family: str
@@ -272,6 +301,7 @@ class Config:
     cases: Mapping[str, CaseMatrix] = field(default_factory=dict)
     hostenvs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     toolroots: Mapping[str, ToolRootSpec] = field(default_factory=dict)
+    baremetal: Mapping[str, BareMetalTarget] = field(default_factory=dict)
     registries: Registries = field(default_factory=Registries)
 
     def toolchain_for(self, component: str, arch: Arch) -> Toolchain:

@@ -118,8 +118,15 @@ def _groups(data: dict[str, object], file: str) -> dict[str, list[str]]:
 
 
 def resolve_components(data: dict[str, object], file: str) -> dict[str, object]:
-    """The [components.*] tables with `extends` and `@group` resolved (a new dict; *data* is left as it is)."""
+    """The [components.*] tables with `extends` and `@group` resolved, and `@group` in [baremetal.*] cmake_args
+    (a new dict; *data* is left as it is)."""
     groups = _groups(data, file)
+    targets = _tables(data.get("baremetal"))
+    if targets:
+        data = {**data, "baremetal": _in_order(data["baremetal"], {
+            name: {**table, "cmake_args": _expand_groups(table["cmake_args"], groups,
+                                                         Table({}, file, f"baremetal.{name}.cmake_args"))}
+            if "cmake_args" in table else table for name, table in targets.items()})}
     components = _tables(data.get("components"))
     if not components:
         return data

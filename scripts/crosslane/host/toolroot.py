@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -126,6 +127,15 @@ def command(root: ToolRoot, argv: Sequence[str | Path], *, binds: Sequence[Path]
     bound = [word for path in dict.fromkeys(binds) for word in ("--bind", str(path))]
     return [*namespace, "--", sys.executable, str(ENTER), str(root.path), *bound,
             "--cwd", str(cwd or Path.cwd()), "--", *map(str, argv)]
+
+
+def wrapper_script(root: ToolRoot, tool: str, *, binds: Sequence[Path], mode: EntryMode) -> str:
+    """A shell script that runs *tool* of the root with the caller's arguments, in the caller's folder: what a
+    CMake toolchain file names as the compiler (CMake and ninja stay the host's)."""
+    argv = command(root, [tool], binds=binds, cwd=Path("/"), mode=mode)
+    cwd = argv.index("--cwd")
+    line = " ".join([*map(shlex.quote, argv[:cwd]), '--cwd "$PWD"', *map(shlex.quote, argv[cwd + 2:]), '"$@"'])
+    return f"#!/bin/sh\n# {tool} of the tool root {root.path.name} (crosslane host/toolroot.py)\nexec {line}\n"
 
 
 def require_mode(runner: Runner) -> EntryMode:

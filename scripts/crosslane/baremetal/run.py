@@ -1,0 +1,152 @@
+"""A bare-metal program under qemu-system, and its verdict: every way it can end has a name.
+
+There is no OS to deliver a signal: a trap goes wherever mtvec points, and a program that never asks qemu to
+exit runs until it is killed. So each run gets (a) crosslane_start.c's trap reporter, which prints
+`CROSSLANE-TRAP mcause=… mepc=… mtval=…` and exits 128 + mcause, and (b) a watchdog: at the deadline it asks
+qemu's monitor (a unix socket) for the program counter, names the function it is in (the ELF's symbols), and
+quits qemu. The verdict is PASS only on the program's sentinel line and exit status 0 (fail closed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from crosslane.report import Verdict
+
+TRAP_RE = re.compile(r"^CROSSLANE-TRAP mcause=(\d+) mepc=(0x[0-9a-f]+) mtval=(0x[0-9a-f]+)\s*$", re.M)
+PC_RE = re.compile(r"\bpc\s+([0-9a-fA-F]{8,16})\b")
+# The RISC-V privileged spec's synchronous exception codes (mcause with the interrupt bit clear).
+MCAUSES = {0: "instruction address misaligned", 1: "instruction access fault", 2: "illegal instruction",
+           3: "breakpoint", 4: "load address misaligned", 5: "load access fault",
+           6: "store/AMO address misaligned", 7: "store/AMO access fault", 8: "environment call from U-mode",
+           9: "environment call from S-mode", 11: "environment call from M-mode", 12: "instruction page fault",
+           13: "load page fault", 15: "store/AMO page fault"}
+TRAP_EXIT_BASE = 128
+
+
+@dataclass(frozen=True)
+class Run:
+    output: str
+    returncode: int | None
+    seconds: float
+    hang_pc: int | None = None  # set when the watchdog stopped the run
+    hung: bool = False
+
+
+def qemu_command(qemu: str, cpu: str, memory: str, elf: Path, monitor: Path) -> list[str]:
+    """qemu-system for one bare-metal program: M-mode from reset (-bios none), semihosting on stdout, the
+    monitor on *monitor* for the watchdog, nothing else on the console, an explicit -cpu."""
+    return [qemu, "-machine", "virt", "-m", memory, "-bios", "none", "-display", "none", "-serial", "none",
+            "-monitor", f"unix:{monitor},server,nowait", "-chardev", "stdio,id=semihost",
+            "-semihosting-config", "enable=on,target=native,chardev=semihost", "-cpu", cpu, "-kernel", str(elf)]
+
+
+def ask_monitor(path: Path, command: str, *, timeout: float = 5.0) -> str:
+    """One command to qemu's human monitor; its reply up to the next prompt ("" when qemu is not there)."""
+    reply = b""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+        _read_to_prompt(sock)
+        sock.sendall(command.encode() + b"\n")
+        reply = _read_to_prompt(sock)
+    return reply.decode(errors="replace")
+
+
+def _read_to_prompt(sock: socket.socket) -> bytes:
+    data = b""
+    while not data.rstrip().endswith(b"(qemu)"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+class Watchdog:
+    """At *deadline* seconds, read the program counter through the monitor and quit qemu."""
+
+    def __init__(self, monitor: Path, deadline: float) -> None:
+        self.monitor, self.deadline = monitor, deadline
+        self.fired = False
+        self.pc: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _watch(self) -> None:
+        if self._stop.wait(self.deadline):
+            return
+        self.fired = True
+        found = PC_RE.search(ask_monitor(self.monitor, "info registers"))
+        self.pc = int(found.group(1), 16) if found else None
+        ask_monitor(self.monitor, "quit")
+
+
+def symbolize(elf: Path, pc: int) -> str:
+    """"function+0xoff" for *pc* from the ELF's symbol table ("" when no function contains it)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    best: tuple[int, str] | None = None
+    try:
+        with elf.open("rb") as handle:
+            table = ELFFile(handle).get_section_by_name(".symtab")
+            if not isinstance(table, SymbolTableSection):
+                return ""
+            for symbol in table.iter_symbols():
+                start, size = symbol["st_value"], symbol["st_size"]
+                if symbol["st_info"]["type"] == "STT_FUNC" and start <= pc < start + max(size, 1) \
+                        and (best is None or start > best[0]):
+                    best = (start, symbol.name)
+    except (OSError, ELFError):
+        return ""
+    return f"{best[1]}+{pc - best[0]:#x}" if best else ""
+
+
+def describe_pc(elf: Path, pc: int) -> str:
+    where = symbolize(elf, pc)
+    return f"pc {pc:#x} ({where})" if where else f"pc {pc:#x}"
+
+
+def verdict(run: Run, elf: Path, sentinel: str, *, timeout: float) -> tuple[Verdict, str]:
+    """PASS only when the program printed *sentinel* and exited 0; every other end is a FAIL that names it."""
+    trap = TRAP_RE.search(run.output)
+    if trap:
+        cause, pc, tval = int(trap.group(1)), int(trap.group(2), 16), trap.group(3)
+        name = MCAUSES.get(cause, "exception")
+        return Verdict.FAIL, f"trap: {name} (mcause {cause}) at {describe_pc(elf, pc)}, mtval {tval}"
+    if run.hung:
+        where = describe_pc(elf, run.hang_pc) if run.hang_pc is not None else "pc unknown (the monitor did not answer)"
+        return Verdict.FAIL, f"hang: no exit within {timeout:.0f}s; stopped at {where}"
+    if run.returncode is None:
+        return Verdict.FAIL, "qemu was killed before the program ended"
+    if run.returncode != 0:
+        last = next((line for line in reversed(run.output.splitlines()) if line.strip()), "no output")
+        return Verdict.FAIL, f"exit status {run.returncode}: {last[-160:]}"
+    if sentinel not in run.output:
+        return Verdict.FAIL, f"exit status 0 without '{sentinel}' (no evidence the program checked its result)"
+    return Verdict.PASS, next(line for line in run.output.splitlines() if sentinel in line).strip()
+
+
+def timed(start: float) -> float:
+    return round(time.monotonic() - start, 2)
+
+
+def tail(output: str, lines: int = 3) -> Sequence[str]:
+    return [line for line in output.splitlines() if line.strip()][-lines:]
