@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from crosslane.baremetal import run as bm_run
 from crosslane.report import Verdict
@@ -29,7 +30,8 @@ def elf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def address_of(elf: Path, name: str) -> int:
     with elf.open("rb") as handle:
         table = ELFFile(handle).get_section_by_name(".symtab")
-        return next(s["st_value"] for s in table.iter_symbols() if s.name == name)  # type: ignore[union-attr]
+        assert isinstance(table, SymbolTableSection)
+        return int(next(s["st_value"] for s in table.iter_symbols() if s.name == name))
 
 
 @pytest.mark.spawns
@@ -70,7 +72,8 @@ class FakeMonitor:
     """qemu's human monitor as the watchdog meets it: a prompt, `info registers`, `quit`."""
 
     def __init__(self, path: Path, pc: int) -> None:
-        self.path, self.pc, self.commands = path, pc, []
+        self.path, self.pc = path, pc
+        self.commands: list[str] = []
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(str(path))
         self.server.listen(4)

@@ -27,6 +27,7 @@ from crosslane.host import toolroot
 from crosslane.log import Progress
 from crosslane.models import hostenv
 from crosslane.paths import cache_dir
+from crosslane.recipes.cmake import HOST_FLAG_VARS, host_launchers
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import executorch
 from crosslane.sources import pinned
@@ -151,11 +152,15 @@ def _cmake(setting: Setting, label: str, configure: list[str], build_dir: Path) 
         if line.startswith("[") and "/" in line.split("]")[0]:
             progress.advance(0, line.split("]")[0] + "]")
 
+    # ccache for the cross compiles (through the wrapper scripts) and for the host tools ExecuTorch builds in its
+    # ExternalProjects (flatc, flatcc): once per job, not once per -march.
+    env = {"CCACHE_BASEDIR": str(setting.ctx.build_root.resolve()), "CCACHE_NOHASHDIR": "1",
+           **host_launchers(setting.ctx.runner.find("ccache"))}
     try:
         setting.ctx.runner.run([str(tools.cmake), *configure, "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={tools.ninja}"],
-                               timeout=1800, unset=("CFLAGS", "CXXFLAGS", "LDFLAGS", "CPPFLAGS"))
+                               timeout=1800, env=env, unset=HOST_FLAG_VARS)
         setting.ctx.runner.run([str(tools.cmake), "--build", str(build_dir), "--parallel"], timeout=7200,
-                               on_line=on_line)
+                               on_line=on_line, env=env, unset=HOST_FLAG_VARS)
     finally:
         progress.close()
 
