@@ -42,6 +42,9 @@ def test_the_plan_adds_the_control_and_narrows_profiles_on_pull_requests(cfg: Co
     assert cpuinfo.build == [{"arch": "riscv64", "component": "cpuinfo", "toolchain": "clang"}]
     lines = dict(line.split("=", 1) for line in nightly.github_output().splitlines())
     assert lines["run"] == "true" and json.loads(lines["build"])["include"] == nightly.build
+    assert json.loads(lines["baremetal"]) == {"include": []}  # a narrowed plan names no bare-metal target
+    whole = dict(line.split("=", 1) for line in matrix.plan(cfg, event="schedule").github_output().splitlines())
+    assert json.loads(whole["baremetal"])["include"] == [{"target": name} for name in cfg.baremetal]
     with pytest.raises(UsageError, match="unknown arch 'sparc'"):
         matrix.plan(cfg, arch="sparc")
 

@@ -3,7 +3,8 @@
 `plan` answers three questions for one workflow run: whether the build jobs run at all (a pull request that
 touches none of BUILD_INPUTS runs only lint and tests), which arch × component builds run (each with the
 toolchain its ccache is keyed by; the amd64 control's copies of components whose smoke compares with it
-are added), and which arch × CPU profile smokes run (every profile, or the default one on pull requests).
+are added), which arch × CPU profile smokes run (every profile, or the default one on pull requests), and
+which bare-metal targets run (each a job of its own: its builds and runs all happen in the tool root).
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ class Plan:
     run: bool
     build: list[dict[str, str]]
     smoke: list[dict[str, str]]
+    baremetal: list[dict[str, str]]
 
     def github_output(self) -> str:
         """The lines a workflow appends to $GITHUB_OUTPUT."""
         def compact(include: list[dict[str, str]]) -> str:
             return json.dumps({"include": include}, separators=(",", ":"))
-        return f"run={str(self.run).lower()}\nbuild={compact(self.build)}\nsmoke={compact(self.smoke)}"
+        return (f"run={str(self.run).lower()}\nbuild={compact(self.build)}\nsmoke={compact(self.smoke)}\n"
+                f"baremetal={compact(self.baremetal)}")
 
 
 def touches_build(changed: Sequence[str]) -> bool:
@@ -65,4 +68,6 @@ def plan(config: Config, *, event: str = "push", arch: str = "", component: str 
     full = event in FULL_EVENTS
     smoke = [{"arch": each.value, "profile": p.name} for each in arches
              for p in config.arches[each].profiles if full or p.name == config.arches[each].default_profile]
-    return Plan(run=full or touches_build(changed), build=build, smoke=smoke)
+    # Bare-metal targets run when no arch or component narrows the plan (they are neither).
+    baremetal = [{"target": name} for name in config.baremetal] if not (arch or component) else []
+    return Plan(run=full or touches_build(changed), build=build, smoke=smoke, baremetal=baremetal)
