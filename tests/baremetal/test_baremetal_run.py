@@ -116,3 +116,17 @@ def test_the_qemu_line_has_an_explicit_cpu_and_semihosting_on_stdout(tmp_path: P
     argv = bm_run.qemu_command("qemu-system-riscv64", "rv64,v=false", "256M", tmp_path / "x.elf", tmp_path / "m")
     assert argv[argv.index("-cpu") + 1] == "rv64,v=false" and "-bios" in argv and "none" in argv
     assert "enable=on,target=native,chardev=semihost" in argv and "stdio,id=semihost" in argv
+
+
+def test_a_v_build_on_a_cpu_without_v_must_trap_by_name() -> None:
+    from crosslane.baremetal.lane import expect_trap
+    from crosslane.report import Check, Row
+
+    trapped = Row("executorch-rvv", "rv64-elf", Check.SMOKE, Verdict.FAIL,
+                  "trap: illegal instruction (mcause 2) at pc 0x80001000 (vadd+0x4), mtval 0xd0077d7 [0.2s]",
+                  subject="add-portable", profile="novector")
+    assert expect_trap(trapped).verdict is Verdict.PASS and expect_trap(trapped).reason.startswith("expected trap:")
+    for other in ("hang: no exit within 300s; stopped at pc 0x0", "TEST: BundleIO index[0] Test_result: PASS",
+                  "trap: load access fault (mcause 5) at pc 0x0, mtval 0x0"):
+        row = expect_trap(Row("executorch-rvv", "rv64-elf", Check.SMOKE, Verdict.FAIL, other))
+        assert row.verdict is Verdict.FAIL and row.reason.endswith(other)

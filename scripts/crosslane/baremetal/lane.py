@@ -8,6 +8,7 @@ cached like the Linux lanes' (inputs: the source pin, the tool root's key, the t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -97,7 +98,20 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
             assert elf is not None
             for profile_name in build.profiles:
                 rows.append(run_image(setting, build, profile_name, elf, program.case.name))
+            for profile_name in build.traps:
+                rows.append(expect_trap(run_image(setting, build, profile_name, elf, program.case.name)))
     return rows
+
+
+ILLEGAL = "trap: illegal instruction (mcause 2)"
+
+
+def expect_trap(row: Row) -> Row:
+    """A V build on a CPU without V must end in a named illegal-instruction trap: PASS on exactly that."""
+    if row.reason.startswith(ILLEGAL):
+        return dataclasses.replace(row, verdict=Verdict.PASS, reason=f"expected {row.reason}")
+    return dataclasses.replace(row, verdict=Verdict.FAIL, reason=f"expected an illegal-instruction trap (V code on "
+                               f"a CPU without V), got: {row.reason}")
 
 
 def writable_source(setting: Setting) -> Path:

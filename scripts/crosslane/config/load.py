@@ -129,12 +129,13 @@ def _baremetal(name: str, table: Table, toolroots: Mapping[str, ToolRootSpec]) -
         march = build.string("march", required=True)
         if not MARCH_RE.fullmatch(march) or march[2:4] != xlen:
             build.fail("march", f"'{march}' is not an rv{xlen} -march such as rv{xlen}imafdc")
-        runs_on = build.strings("profiles")
-        for index, wanted in enumerate(runs_on):
-            if wanted not in {p.name for p in profiles}:
-                Table({}, table.file, f"{build.path}.profiles").fail(
-                    index, f"unknown profile '{wanted}' (known: {', '.join(p.name for p in profiles)})")
-        builds.append(BareMetalBuild(build_name, march, runs_on))
+        runs_on, traps = build.strings("profiles"), build.strings("traps")
+        for key, names in (("profiles", runs_on), ("traps", traps)):
+            for index, wanted in enumerate(names):
+                if wanted not in {p.name for p in profiles}:
+                    Table({}, table.file, f"{build.path}.{key}").fail(
+                        index, f"unknown profile '{wanted}' (known: {', '.join(p.name for p in profiles)})")
+        builds.append(BareMetalBuild(build_name, march, runs_on, traps))
         build.finish()
     if not builds:
         table.fail("builds", "no build; add one, e.g. scalar = { march = \"rv64imafdc\", profiles = [...] }")

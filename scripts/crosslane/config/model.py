@@ -48,6 +48,9 @@ class BareMetalBuild:
     name: str
     march: str
     profiles: tuple[str, ...]
+    # Profiles this build must fail on with an illegal-instruction trap (V code on a CPU without V): proof, on
+    # every run, that such a failure is named at once and never waits for the watchdog.
+    traps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
