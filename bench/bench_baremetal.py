@@ -43,8 +43,7 @@ def run_bench() -> list[Measure]:
         def bare_metal(image: Path = image) -> None:
             with tempfile.TemporaryDirectory(prefix="cl-bm-") as tmp:
                 monitor = Path(tmp) / "m.sock"
-                argv = toolroot.command(root, bm_run.qemu_command(bm.qemu, bm.profile("novector").cpu, bm.memory,
-                                                                  image, monitor),
+                argv = toolroot.command(root, bm_run.qemu_command(bm.qemu, bm.profile("novector").cpu, image, monitor),
                                         binds=[image.parent, Path(tmp)], cwd=image.parent, mode=mode)
                 ctx.runner.run(argv, timeout=bm.timeout, quiet=True)
 

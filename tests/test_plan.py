@@ -46,6 +46,8 @@ def test_lanes_are_resolved_once_into_the_plan(cfg: Config) -> None:
 
 
 def test_a_plan_for_what_an_arch_does_not_build_is_a_usage_error(cfg: Config) -> None:
+    with pytest.raises(UsageError, match="unknown component 'canry'"):  # before anything reads the name
+        plan.for_arch(cfg, Arch.RISCV64, ["canry"], environ={})
     with pytest.raises(UsageError, match="component 'executorch-xnnpack-novector' is not built for arm64"):
         plan.for_arch(cfg, Arch.ARM64, ["executorch-xnnpack-novector"], environ={})
     with pytest.raises(UsageError, match="unknown CPU profile 'rvv64'"):

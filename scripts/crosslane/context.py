@@ -6,6 +6,7 @@ sysroot, the build tools), filled on first use; they never change what a choice 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,13 +30,10 @@ class Context:
     sources: Mapping[str, Path] = field(default_factory=dict)
     # Prebuilt wheels given on the command line (--wheel), by component: the smoke tests these.
     wheels: Mapping[str, Path] = field(default_factory=dict)
-    # The run mode of `invoke all` / `nox -s build-<arch>` (pipeline.run_arch): experimental lanes are on in it.
-    orchestrated: bool = False
     # Which [cases.*] models a smoke runs: () the matrix's default, ("all",) every case, else these models.
     cases: tuple[str, ...] = ()
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
     _sysroots: dict[Arch, Sysroot] = field(default_factory=dict)
-    _tools: dict[None, buildtools.BuildTools] = field(default_factory=dict)
 
     @property
     def log(self) -> Log:
@@ -69,7 +67,9 @@ class Context:
         self._sysroots[arch] = found
         return found
 
+    @functools.cached_property
+    def _build_tools(self) -> buildtools.BuildTools:
+        return buildtools.ensure(self.runner, self.config.tools)
+
     def tools(self) -> buildtools.BuildTools:
-        if None not in self._tools:
-            self._tools[None] = buildtools.ensure(self.runner, self.config.tools)
-        return self._tools[None]
+        return self._build_tools

@@ -25,12 +25,16 @@ from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned, worktree
 
 
-def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None = None) -> list[Row]:
-    with ctx.log.group(f"setup: host packages and build tools for {', '.join(arches)}"):
-        installed = hostsetup.install(ctx.runner, hostsetup.packages_needed(ctx.config, arches, components))
+def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None = None, *,
+          extra: Sequence[str] = (), label: str = "") -> list[Row]:
+    """Host packages (with *extra* ones, e.g. mmdebstrap for a tool root) and the pinned build tools."""
+    label = label or ",".join(arches)
+    with ctx.log.group(f"setup: host packages and build tools for {label}"):
+        wanted = (*hostsetup.packages_needed(ctx.config, arches, components), *extra)
+        installed = hostsetup.install(ctx.runner, tuple(dict.fromkeys(wanted)))
         tools = buildtools.ensure(ctx.runner, ctx.config.tools)
     what = f"installed {' '.join(installed)}" if installed else "all host packages present"
-    return [Row("host", ",".join(arches), Check.SETUP, Verdict.PASS,
+    return [Row("host", label, Check.SETUP, Verdict.PASS,
                 f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}")]
 
 
@@ -46,7 +50,7 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
 
 def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
     """`invoke build`: the arch's builds of the request (default: its job)."""
-    return build(ctx, plan.for_build(ctx.config, arch, names, orchestrated=ctx.orchestrated), arch, force=force)
+    return build(ctx, plan.for_build(ctx.config, arch, names), arch, force=force)
 
 
 def build(ctx: Context, job: RunPlan, arch: Arch, *, force: bool = False) -> list[Row]:
@@ -147,7 +151,7 @@ def build_provenance(ctx: Context, name: str, arch: Arch) -> list[Row]:
 def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: str | None = None) -> list[Row]:
     """`invoke smoke`: the components asked for (not the dependencies they pull into the build: those have
     their own smokes) on every profile, or the one chosen."""
-    return smoke(ctx, plan.for_smoke(ctx.config, arch, names, profile, orchestrated=ctx.orchestrated))
+    return smoke(ctx, plan.for_smoke(ctx.config, arch, names, profile))
 
 
 def smoke(ctx: Context, job: RunPlan) -> list[Row]:
@@ -172,7 +176,7 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Ro
     """`nox -s build-<arch>` (every component that lists the arch) and `nox -s build-<arch>-<component>` (one,
     with what it needs): the plan, then setup → sysroots → build (the control only for smokes that compare
     with it) → smoke → floors → report."""
-    return run(dataclasses.replace(ctx, orchestrated=True), plan.for_arch(ctx.config, arch, requested))
+    return run(ctx, plan.for_arch(ctx.config, arch, requested))
 
 
 def run(ctx: Context, job: RunPlan) -> list[Row]:
@@ -201,7 +205,7 @@ def run_baremetal(ctx: Context, name: str, cases: Sequence[str] = ()) -> list[Ro
         raise UsageError(f"unknown bare-metal target '{name}'{suggestion(name, list(ctx.config.baremetal))}")
     from crosslane.baremetal import lane
 
-    rows = setup(ctx, ())
+    rows = setup(ctx, (), extra=("mmdebstrap",), label=name)  # mmdebstrap makes the tool root (host/toolroot.py)
     if ctx.runner.dry_run:
         return rows
     with locks.hold(ctx.build_root / f".{name}.lock", f"the {name} build tree", ctx.log):

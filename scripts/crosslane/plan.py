@@ -25,7 +25,6 @@ class RunPlan:
     smokes: tuple[str, ...]  # the components asked for, not the dependencies they pull in
     profiles: tuple[Profile, ...]
     lanes: Mapping[tuple[str, Arch], LaneState]
-    orchestrated: bool
     whole_arch: bool  # the arch's whole job: an observation the floors count
     setup_components: tuple[str, ...] | None = field(default=None)  # None: every toolchain's host packages
 
@@ -100,15 +99,15 @@ def for_arch(config: Config, arch: Arch, requested: Sequence[str] = (), *,
              environ: Mapping[str, str] | None = None) -> RunPlan:
     """`invoke all` / `nox -s build-<arch>[-<component>]`: the orchestrated run (experimental lanes on)."""
     names = tuple(expand_families(config, arch, requested)) or config.arches[arch].components
+    builds = {arch: components_for(config, arch, names)}  # unknown names are a UsageError before anything reads them
     control = () if arch is CONTROL_ARCH else config.controlled(names)
-    builds = {arch: components_for(config, arch, names)}
     if control:
         builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, control)
     asked = expand_families(config, arch, requested)
     smokes = tuple(n for n in builds[arch] if not asked or n in asked)
     return RunPlan(arch, MappingProxyType(builds), smokes, profiles_for(config, arch),
-                   _lanes(config, builds, orchestrated=True, environ=environ), orchestrated=True,
-                   whole_arch=not requested, setup_components=builds[arch] if requested else None)
+                   _lanes(config, builds, orchestrated=True, environ=environ), whole_arch=not requested,
+                   setup_components=builds[arch] if requested else None)
 
 
 def for_build(config: Config, arch: Arch, requested: Sequence[str] = (), *, orchestrated: bool = False,
@@ -116,8 +115,7 @@ def for_build(config: Config, arch: Arch, requested: Sequence[str] = (), *, orch
     """`invoke build`: the arch's builds only."""
     builds = {arch: components_for(config, arch, requested)}
     return RunPlan(arch, MappingProxyType(builds), (), (), _lanes(config, builds, orchestrated=orchestrated,
-                                                                 environ=environ),
-                   orchestrated=orchestrated, whole_arch=False)
+                                                                 environ=environ), whole_arch=False)
 
 
 def for_smoke(config: Config, arch: Arch, requested: Sequence[str] = (), profile: str | None = None, *,
@@ -127,5 +125,4 @@ def for_smoke(config: Config, arch: Arch, requested: Sequence[str] = (), profile
     asked = expand_families(config, arch, requested)
     smokes = tuple(n for n in ordered if not asked or n in asked)
     return RunPlan(arch, MappingProxyType({}), smokes, profiles_for(config, arch, profile),
-                   _lanes(config, {arch: smokes}, orchestrated=orchestrated, environ=environ),
-                   orchestrated=orchestrated, whole_arch=False)
+                   _lanes(config, {arch: smokes}, orchestrated=orchestrated, environ=environ), whole_arch=False)

@@ -87,6 +87,8 @@ class Row:
             check, verdict = Check(data["check"]), Verdict(data["verdict"])
         except ValueError as exc:
             raise ValueError(f"entry {index}: {exc}") from None
+        if verdict not in ROW_VERDICTS:
+            raise ValueError(f"entry {index}: a row's verdict is PASS, FAIL or SKIP, not {verdict.value}")
         return cls(data["component"], data["arch"], check, verdict, str(data.get("reason", "")),
                    subject=str(data.get("subject", "")), profile=str(data.get("profile", "")),
                    control=data.get("control") is True, detail=str(data.get("detail", "")))

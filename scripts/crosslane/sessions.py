@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from crosslane.archs import CONTROL_ARCH
 from crosslane.registry import CONTROLLED_SMOKES
-
-CONTROL_ARCH = "amd64"  # archs.CONTROL_ARCH; the control builds what a smoke compares with, and what that needs
 
 
 @dataclass(frozen=True)
@@ -38,33 +37,20 @@ def _table(data: Mapping[str, object], key: str) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _inherited(components: Mapping[str, object], name: str, key: str) -> object:
-    """A component's key, following `extends` (config/shorthand.py's rule, for the one key asked)."""
+def _inherited(components: Mapping[str, object], name: str, key: str, sub: str | None = None) -> object:
+    """A component's *key* (or *key*.*sub* of a table key), following `extends` as config/shorthand.py does:
+    the nearest table that states it."""
     seen: set[str] = set()
     while name not in seen:
         seen.add(name)
         table = components.get(name)
         if not isinstance(table, Mapping):
             return None
-        if key in table:
-            return table[key]
-        parent = table.get("extends")
-        if not isinstance(parent, str):
-            return None
-        name = parent
-    return None
-
-
-def _smoke_kind(components: Mapping[str, object], name: str) -> object:
-    seen: set[str] = set()
-    while name not in seen:
-        seen.add(name)
-        table = components.get(name)
-        if not isinstance(table, Mapping):
-            return None
-        smoke = table.get("smoke")
-        if isinstance(smoke, Mapping) and "kind" in smoke:
-            return smoke["kind"]
+        value = table.get(key)
+        if sub is None and key in table:
+            return value
+        if sub is not None and isinstance(value, Mapping) and sub in value:
+            return value[sub]
         parent = table.get("extends")
         if not isinstance(parent, str):
             return None
@@ -74,7 +60,7 @@ def _smoke_kind(components: Mapping[str, object], name: str) -> object:
 
 def control_builds(components: Mapping[str, object]) -> set[str]:
     """What the control arch builds for comparison: components with a controlled smoke, and their depends."""
-    wanted = [n for n in components if _smoke_kind(components, n) in CONTROLLED_SMOKES]
+    wanted = [n for n in components if _inherited(components, n, "smoke", "kind") in CONTROLLED_SMOKES]
     found: set[str] = set()
     while wanted:
         name = wanted.pop()
@@ -102,7 +88,8 @@ def plan(data: Mapping[str, object]) -> list[Session]:
         ]
         for name in components:
             listed = _inherited(components, name, "arches")
-            if not (isinstance(listed, list) and arch in listed) and not (arch == CONTROL_ARCH and name in control):
+            in_job = isinstance(listed, list) and arch in listed
+            if not in_job and not (arch == CONTROL_ARCH.value and name in control):
                 continue
             sessions += [
                 Session(f"build-{arch}-{name}", arch, name, "build", (arch, name, "build"),

@@ -77,3 +77,22 @@ def test_the_toolchain_file_names_the_wrappers_and_the_builds_isa() -> None:
     assert "-march=rv32imafdc -mabi=ilp32d -mcmodel=medany" in text and "CMAKE_SYSTEM_PROCESSOR riscv32" in text
     assert "--specs=picolibcpp.specs" in text and "CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY" in text
     assert (REPO / "components" / "baremetal" / "crosslane_start.c").is_file()
+
+
+def test_a_case_that_cannot_run_on_bare_metal_is_a_usage_error(cfg: Config) -> None:
+    import io
+
+    from crosslane.baremetal.lane import cases_for
+    from crosslane.context import Context
+    from crosslane.errors import UsageError
+    from crosslane.log import Log
+    from crosslane.runner import Runner
+
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    target = cfg.baremetal["rv64-elf"]
+    assert [c.name for c in cases_for(ctx, target)] == ["add-portable", "mv2-portable"]
+    assert [c.name for c in cases_for(ctx, target, ["add"])] == ["add-portable"]
+    assert "yolo26-portable" not in [c.name for c in cases_for(ctx, target, ["all"])]  # exempt upstream case
+    for wrong in ("ad", "yolo26"):
+        with pytest.raises(UsageError, match=f"--case {wrong}: no portable case"):
+            cases_for(ctx, target, [wrong])

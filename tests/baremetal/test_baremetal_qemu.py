@@ -65,7 +65,7 @@ def run(root: toolroot.ToolRoot, elf: Path, cpu: str, timeout: float = 20.0) -> 
     runner = Runner(Log(io.StringIO()))
     with tempfile.TemporaryDirectory(prefix="cl-bm-") as tmp:
         monitor = Path(tmp) / "monitor.sock"
-        argv = toolroot.command(root, bm_run.qemu_command("qemu-system-riscv64", cpu, "256M", elf, monitor),
+        argv = toolroot.command(root, bm_run.qemu_command("qemu-system-riscv64", cpu, elf, monitor),
                                 binds=[elf.parent, Path(tmp)], cwd=elf.parent)
         started = time.monotonic()
         with bm_run.Watchdog(monitor, timeout) as dog:

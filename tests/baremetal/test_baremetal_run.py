@@ -113,7 +113,7 @@ def test_a_run_that_ends_first_is_not_watched(tmp_path: Path) -> None:
 
 
 def test_the_qemu_line_has_an_explicit_cpu_and_semihosting_on_stdout(tmp_path: Path) -> None:
-    argv = bm_run.qemu_command("qemu-system-riscv64", "rv64,v=false", "256M", tmp_path / "x.elf", tmp_path / "m")
+    argv = bm_run.qemu_command("qemu-system-riscv64", "rv64,v=false", tmp_path / "x.elf", tmp_path / "m")
     assert argv[argv.index("-cpu") + 1] == "rv64,v=false" and "-bios" in argv and "none" in argv
     assert "enable=on,target=native,chardev=semihost" in argv and "stdio,id=semihost" in argv
 

@@ -52,9 +52,13 @@ def test_a_variant_states_only_what_differs() -> None:
     # the parent's source, shared (one staged copy), through a chain of two
     assert (variant.source_of, narrow.source_of) == ("base", "base")
     assert variant.sources == narrow.sources == base.sources
-    # per-arch entries of arches the variant does not build are dropped
-    assert dict(narrow.arch_cmake_args) == {Arch.RISCV64: ("-DPRESET=rv",)}
-    assert dict(narrow.toolchain) == {Arch.RISCV64: "clang"}
+    # per-arch entries of arches the variant does not build are dropped; the control's stay when it builds the
+    # variant because its smoke compares with it (a canary smoke does)
+    assert dict(narrow.arch_cmake_args) == {Arch.RISCV64: ("-DPRESET=rv",), Arch.AMD64: ("-DRUNNER=ON", "-DLOG=ON")}
+    assert dict(narrow.toolchain) == {Arch.RISCV64: "clang", Arch.AMD64: "clang"}
+    uncompared = parse(FAMILY.replace('smoke = { kind = "canary", timeout = 60 }',
+                                      'smoke = { kind = "cpuinfo-isa", timeout = 60 }')).components["narrow"]
+    assert dict(uncompared.arch_cmake_args) == {Arch.RISCV64: ("-DPRESET=rv",)}
 
 
 def test_an_arch_job_is_every_component_that_lists_it() -> None:
@@ -95,6 +99,8 @@ requirements = ["gguf==0.19.0"]
 
 
 def test_pins_state_a_version_once_and_venvs_extend() -> None:
+    extras = parse(PINNED.replace('requirements = ["torch", "pyyaml"]', 'requirements = ["torch[cpu]", "pyyaml"]'))
+    assert extras.hostenvs["base"][0] == "torch[cpu]==2.13.0"
     cfg = parse(PINNED)
     assert cfg.hostenvs["base"] == ("torch==2.13.0", "pyyaml==6.0.4")
     assert cfg.hostenvs["more"] == ("torch==2.13.0", "pyyaml==6.0.4", "gguf==0.19.0")
@@ -109,6 +115,7 @@ def test_pins_state_a_version_once_and_venvs_extend() -> None:
     pytest.param(('PyYAML = "6.0.4"', 'PyYAML = "6.0.4"\npyyaml = "6.0.3"'), r"pins\.pyyaml: pyyaml is pinned twice",
                  id="pin-twice"),
     pytest.param(('torch = "2.13.0"', 'torch = ">=2"'), r"pins\.torch: '>=2' is not a version", id="pin-range"),
+    pytest.param(('torch = "2.13.0"', '"torch==1" = "2"'), r"'torch==1' is not a distribution name", id="pin-key"),
 ])
 def test_pin_mistakes_are_one_line_naming_the_key(edit: tuple[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

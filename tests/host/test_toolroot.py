@@ -36,6 +36,8 @@ def forky() -> toolroot.ToolRoot:
     return toolroot.ensure(runner, SPEC)
 
 
+@pytest.mark.network
+@pytest.mark.spawns
 def test_the_root_is_cached_by_its_inputs_with_a_manifest(forky: toolroot.ToolRoot) -> None:
     assert forky.path == toolroot.root_path(SPEC) and forky.path.name.startswith("probe-forky-")
     packages = forky.packages()

@@ -23,12 +23,13 @@ from crosslane.baremetal.toolchain import TOOLS, render_toolchain
 from crosslane.config import BareMetalBuild, BareMetalTarget
 from crosslane.config.cases import Case
 from crosslane.context import Context
-from crosslane.errors import StepFailed
+from crosslane.errors import StepFailed, UsageError
 from crosslane.host import toolroot
 from crosslane.log import Progress
 from crosslane.models import hostenv
 from crosslane.paths import cache_dir
 from crosslane.recipes.cmake import HOST_FLAG_VARS, host_launchers
+from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import executorch
 from crosslane.sources import pinned
@@ -70,8 +71,17 @@ def cases_for(ctx: Context, target: BareMetalTarget, requested: Sequence[str] = 
                 and c.model not in matrix.exempt]
     if tuple(requested) == ("all",):
         return portable
+    known = [c.model for c in portable] + [c.name for c in portable]
+    for name in requested:
+        if name not in known:
+            raise UsageError(f"--case {name}: no portable case of [cases.{matrix.name}] runs on bare metal"
+                             f"{suggestion(name, [c.model for c in portable])}")
     wanted = tuple(requested) or matrix.default
-    return [c for c in portable if c.model in wanted or c.name in wanted]
+    chosen = [c for c in portable if c.model in wanted or c.name in wanted]
+    if not chosen:
+        raise UsageError(f"[cases.{matrix.name}] default names no portable case to run on bare metal",
+                         fix="pass --case MODEL or --case all")
+    return chosen
 
 
 def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[Row]:
@@ -238,8 +248,7 @@ def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: P
     profile = target.profile(profile_name)
     with tempfile.TemporaryDirectory(prefix="cl-bm-") as tmp:
         monitor = Path(tmp) / "monitor.sock"
-        argv = toolroot.command(setting.root, bm_run.qemu_command(target.qemu, profile.cpu, target.memory, elf,
-                                                                   monitor),
+        argv = toolroot.command(setting.root, bm_run.qemu_command(target.qemu, profile.cpu, elf, monitor),
                                 binds=setting.binds, cwd=elf.parent, mode=setting.mode)
         started = time.monotonic()
         with bm_run.Watchdog(monitor, target.timeout) as watchdog:

@@ -13,8 +13,6 @@ import contextlib
 import re
 import socket
 import threading
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +27,9 @@ MCAUSES = {0: "instruction address misaligned", 1: "instruction access fault", 2
            9: "environment call from S-mode", 11: "environment call from M-mode", 12: "instruction page fault",
            13: "load page fault", 15: "store/AMO page fault"}
 TRAP_EXIT_BASE = 128
+# qemu virt's RAM: components/baremetal/CMakeLists.txt lays the image out for exactly this (code and the program
+# in the first 32 MiB, data and arenas in the next 208 MiB, the DTB in the top 2 MiB).
+MEMORY = "256M"
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Run:
     hung: bool = False
 
 
-def qemu_command(qemu: str, cpu: str, memory: str, elf: Path, monitor: Path) -> list[str]:
+def qemu_command(qemu: str, cpu: str, elf: Path, monitor: Path, memory: str = MEMORY) -> list[str]:
     """qemu-system for one bare-metal program: M-mode from reset (-bios none), semihosting on stdout, the
     monitor on *monitor* for the watchdog, nothing else on the console, an explicit -cpu."""
     return [qemu, "-machine", "virt", "-m", memory, "-bios", "none", "-display", "none", "-serial", "none",
@@ -142,11 +143,3 @@ def verdict(run: Run, elf: Path, sentinel: str, *, timeout: float) -> tuple[Verd
     if sentinel not in run.output:
         return Verdict.FAIL, f"exit status 0 without '{sentinel}' (no evidence the program checked its result)"
     return Verdict.PASS, next(line for line in run.output.splitlines() if sentinel in line).strip()
-
-
-def timed(start: float) -> float:
-    return round(time.monotonic() - start, 2)
-
-
-def tail(output: str, lines: int = 3) -> Sequence[str]:
-    return [line for line in output.splitlines() if line.strip()][-lines:]

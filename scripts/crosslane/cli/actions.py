@@ -22,8 +22,7 @@ from crosslane.sources import worktree
 
 def preflight(ctx: Context, arch: Arch, components: Sequence[str], *, as_json: bool = False) -> list[Row]:
     """`invoke preflight`: every finding (or JSON with one record per check) on stdout; the rows for the exit."""
-    findings = doctor.run(Probes(ctx.runner, ctx.config, ctx.compiler), arch, components,
-                          orchestrated=ctx.orchestrated)
+    findings = doctor.run(Probes(ctx.runner, ctx.config, ctx.compiler), arch, components)
     print(doctor.to_json(findings) if as_json else doctor.render(findings))
     return doctor.rows(findings)
 

@@ -139,12 +139,10 @@ def _baremetal(name: str, table: Table, toolroots: Mapping[str, ToolRootSpec]) -
         build.finish()
     if not builds:
         table.fail("builds", "no build; add one, e.g. scalar = { march = \"rv64imafdc\", profiles = [...] }")
-    target = BareMetalTarget(name=name, toolroot=toolroot, qemu=qemu, abi=abi, memory=table.string("memory", "256M"),
+    target = BareMetalTarget(name=name, toolroot=toolroot, qemu=qemu, abi=abi,
                              source=table.string("source", required=True), cases=table.string("cases", required=True),
                              timeout=timeout, profiles=profiles, builds=tuple(builds),
                              cmake_args=table.strings("cmake_args"))
-    if not re.fullmatch(r"[1-9][0-9]*[MG]", target.memory):
-        table.fail("memory", f"'{target.memory}' is not a qemu -m size such as 256M")
     table.finish()
     return target
 

@@ -61,7 +61,6 @@ class BareMetalTarget:
     toolroot: str
     qemu: str
     abi: str
-    memory: str
     source: str  # the component whose pinned source the runtime is built from
     cases: str  # the [cases.*] matrix whose portable cases run here
     timeout: float

@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from crosslane.archs import CONTROL_ARCH
 from crosslane.config.reader import Table
-from crosslane.registry import suggestion
+from crosslane.registry import CONTROLLED_SMOKES, suggestion
 
 GROUP_PREFIX = "@"
 ARG_KEYS = ("cmake_args", "arch_cmake_args")
@@ -81,6 +82,10 @@ def _merge_component(parent: dict[str, object], child: dict[str, object], parent
     if not any(key in child for key in ("source", "source_of")):
         result["source_of"] = parent.get("source_of", parent_name) if "source" not in parent else parent_name
     arches = result.get("arches")
+    smoke = result.get("smoke")
+    # The control builds a variant whose smoke compares with it (Config.builds): its per-arch entries stay.
+    if isinstance(smoke, dict) and smoke.get("kind") in CONTROLLED_SMOKES and isinstance(arches, list):
+        arches = [*arches, CONTROL_ARCH.value]
     for key in PER_ARCH_KEYS:
         per_arch = result.get(key)
         if isinstance(per_arch, dict) and isinstance(arches, list):
@@ -155,12 +160,13 @@ def pinned_requirements(values: tuple[str, ...], pins: Mapping[str, str], where:
         except InvalidRequirement as exc:
             where.fail(index, f"'{value}' is not a requirement ({exc})")
         name = canonicalize_name(requirement.name)
-        if str(requirement.specifier) == "" and not requirement.extras and requirement.marker is None \
-                and requirement.url is None:
+        if str(requirement.specifier) == "" and requirement.url is None:
             if name not in pins:
                 where.fail(index, f"'{value}' has no version: pin it in [pins] ({requirement.name} = \"X.Y\") "
                                   "or write name==version")
-            result.append(f"{value}=={pins[name]}")
+            extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
+            marker = f"; {requirement.marker}" if requirement.marker else ""
+            result.append(f"{requirement.name}{extras}=={pins[name]}{marker}")
             continue
         if name in pins:
             where.fail(index, f"'{value}': {requirement.name} is pinned in [pins] already; write the bare name")
@@ -180,6 +186,12 @@ def read_pins(data: dict[str, object], file: str) -> dict[str, str]:
     pins: dict[str, str] = {}
     for name in list(table.keys()):
         version = table.string(name)
+        try:
+            valid = Requirement(name).name == name
+        except InvalidRequirement:
+            valid = False
+        if not valid:
+            table.fail(name, f"'{name}' is not a distribution name (a pin is name = \"version\")")
         if canonicalize_name(name) in pins:
             table.fail(name, f"{name} is pinned twice (names compare case- and separator-insensitively)")
         if not version or any(c in version for c in " =<>!~,;"):

@@ -19,8 +19,6 @@ def packages_needed(config: Config, arches: Iterable[Arch], components: Iterable
     """Host packages for *arches*: every declared toolchain (components and tests may choose another than the
     default), or with *components* only the toolchains those components build with."""
     wanted: list[str] = list(config.host_packages)
-    if config.toolroots:
-        wanted.append("mmdebstrap")  # makes the [toolroots.*] (host/toolroot.py)
     names = tuple(components) if components is not None else None
     for arch in arches:
         if names is None:

@@ -90,11 +90,11 @@ def ensure(runner: Runner, spec: ToolRootSpec) -> ToolRoot:
         return existing
     mmdebstrap = runner.which("mmdebstrap", fix="invoke setup (installs mmdebstrap)")
     final = root_path(spec)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    atomic.sweep_stale(final)
-    if runner.dry_run:
+    if runner.dry_run:  # a dry run writes nothing, not even the cache folder
         runner.run(_mmdebstrap_argv(mmdebstrap, spec, final))
         return ToolRoot(spec, final, root_key(spec))
+    final.parent.mkdir(parents=True, exist_ok=True)
+    atomic.sweep_stale(final)
     runner.log.step(f"tool root {spec.name}: {spec.suite} with {len(spec.packages)} packages (once; cached)")
     with atomic.publish_dir(final, lambda found: (found / MANIFEST).is_file()) as staging:
         runner.run(_mmdebstrap_argv(mmdebstrap, spec, staging), timeout=3600)
