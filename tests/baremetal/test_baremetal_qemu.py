@@ -13,7 +13,7 @@ import pytest
 
 from crosslane import config as config_mod
 from crosslane.baremetal import run as bm_run
-from crosslane.host import toolroot
+from crosslane.host import hostsetup, toolroot
 from crosslane.log import Log
 from crosslane.report import Verdict
 from crosslane.runner import Runner
@@ -41,6 +41,7 @@ def root() -> toolroot.ToolRoot:
     if toolroot.entry_mode(runner) is None:
         pytest.skip("this host lets no process enter a tool root: " + toolroot.ENTRY_FIX)
     cfg = config_mod.load(REPO / "versions.toml")
+    hostsetup.install(runner, ("mmdebstrap",))
     return toolroot.ensure(runner, cfg.toolroots[cfg.baremetal["rv64-elf"].toolroot])
 
 
