@@ -1,0 +1,100 @@
+"""The bare-metal lane's flow, with the minutes-long steps (ExecuTorch builds, qemu runs) stood in for: every
+build runs every case on its profiles, a V build also on its trap profiles, a failed runtime build skips its
+images, an image that does not link is a FAIL row; and the wrapper scripts a build's toolchain file names."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from crosslane.baremetal import lane
+from crosslane.config import BareMetalBuild, Config, ToolRootSpec
+from crosslane.context import Context
+from crosslane.host import toolroot
+from crosslane.log import Log
+from crosslane.report import Check, Row, Verdict
+from crosslane.runner import Runner
+from crosslane.smokes import executorch
+
+
+@pytest.fixture
+def setting(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> lane.Setting:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    root = toolroot.ToolRoot(ToolRootSpec("t", "forky", "http://x", (), ("amd64",)), tmp_path / "root", "k")
+    return lane.Setting(ctx, cfg.baremetal["rv64-elf"], root, "root", tmp_path / "build" / "rv64-elf")
+
+
+def test_the_wrappers_run_the_roots_tools_in_the_callers_folder(setting: lane.Setting) -> None:
+    tools = lane._tools(setting, setting.folder / "scalar")
+    gcc = tools["gcc"]
+    text = gcc.read_text()
+    assert os.access(gcc, os.X_OK) and text.startswith("#!/bin/sh\n")
+    assert '--cwd "$PWD"' in text and text.rstrip().endswith('-- riscv64-unknown-elf-gcc "$@"')
+    assert str(setting.root.path) in text and f"--bind {setting.ctx.build_root.resolve()}" in text
+    before = gcc.stat().st_mtime_ns
+    assert lane._tools(setting, setting.folder / "scalar")["gcc"].stat().st_mtime_ns == before  # unchanged text
+
+
+def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Setting,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[tuple[str, str, str]] = []
+
+    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
+        return s.row(build, Check.BUILD, Verdict.PASS, "built"), s.folder / build.name / "executorch"
+
+    def image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
+              program: executorch.Program) -> tuple[Row | None, Path | None]:
+        return None, s.folder / build.name / "images" / program.case.name / "executorch_runner"
+
+    def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str) -> Row:
+        ran.append((build.name, case, profile))
+        if build.name == "rvv" and profile == "novector":
+            return s.row(build, Check.SMOKE, Verdict.FAIL, "trap: illegal instruction (mcause 2) at pc 0x80000000",
+                         subject=case, profile=profile)
+        return s.row(build, Check.SMOKE, Verdict.PASS, "Test_result: PASS", subject=case, profile=profile)
+
+    stand_in(monkeypatch, setting, runtime, image, run)
+    rows = lane.run_target(setting.ctx, "rv64-elf", ["add"])
+    assert ("scalar", "add-portable", "novector") in ran and ("rvv", "add-portable", "novector") in ran
+    assert [r.verdict for r in rows] == [Verdict.PASS] * len(rows)
+    trap = next(r for r in rows if r.component == "executorch-rvv" and r.profile == "novector")
+    assert trap.reason.startswith("expected trap: illegal instruction")
+    assert len([r for r in rows if r.check is Check.SMOKE]) == 4 + 3 + 1
+
+
+def test_a_failed_runtime_skips_its_images_and_a_failed_link_is_a_row(setting: lane.Setting,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
+        verdict = Verdict.FAIL if build.name == "scalar" else Verdict.PASS
+        return s.row(build, Check.BUILD, verdict, "x"), s.folder
+
+    def image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
+              program: executorch.Program) -> tuple[Row | None, Path | None]:
+        return s.row(build, Check.BUILD, Verdict.FAIL, "does not link", subject=program.case.name), None
+
+    def run(*args: object) -> Row:
+        raise AssertionError("nothing runs without an image")
+
+    stand_in(monkeypatch, setting, runtime, image, run)
+    rows = lane.run_target(setting.ctx, "rv64-elf", ["add"])
+    assert [(r.component, r.verdict.value, r.reason) for r in rows] == [
+        ("executorch-scalar", "FAIL", "x"), ("executorch-rvv", "PASS", "x"),
+        ("executorch-rvv", "FAIL", "does not link")]
+
+
+def stand_in(monkeypatch: pytest.MonkeyPatch, setting: lane.Setting, runtime: object, image: object,
+             run: object) -> None:
+    """The lane with its tool root, source copy, exports and op list stood in (each costs minutes or the network)."""
+    monkeypatch.setattr(toolroot, "ensure", lambda runner, spec: setting.root)
+    monkeypatch.setattr(toolroot, "require_mode", lambda runner: "root")
+    monkeypatch.setattr(lane, "writable_source", lambda s: s.folder / "src" / "executorch")
+    monkeypatch.setattr(lane, "selected_ops", lambda ctx, programs: ["aten::add.out"])
+    monkeypatch.setattr(executorch, "export", lambda ctx, case: executorch.Program(case, Path("/p.bpte"), 0.01,
+                                                                                     0.01, 1.0, 0))
+    monkeypatch.setattr(lane, "build_runtime", runtime)
+    monkeypatch.setattr(lane, "build_image", image)
+    monkeypatch.setattr(lane, "run_image", run)
