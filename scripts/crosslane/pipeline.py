@@ -49,8 +49,14 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
 
 
 def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: bool = False) -> list[Row]:
-    """`invoke build`: the arch's builds of the request (default: its job)."""
-    return build(ctx, plan.for_build(ctx.config, arch, names), arch, force=force)
+    """`invoke build`: the arch's builds of the request (default: its job), and its build report, as every build
+    writes one (README: the build report)."""
+    job = plan.for_build(ctx.config, arch, names)
+    rows = build(ctx, job, arch, force=force)
+    if not ctx.runner.dry_run:
+        written = buildreport.write(ctx, arch, dict(job.builds), rows)
+        ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
+    return rows
 
 
 def build(ctx: Context, job: RunPlan, arch: Arch, *, force: bool = False) -> list[Row]:

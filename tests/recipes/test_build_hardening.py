@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import threading
 import time
 from pathlib import Path
@@ -131,6 +132,10 @@ def test_gate_verdicts_are_reused_only_for_the_same_outputs(cfg: Config, built: 
 
 def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) -> None:
     from crosslane import buildreport
+
+    # invoke build wrote it (README: every build writes the arch's report), with the canary's build in it
+    written = json.loads((built.parent.parent / "reports" / f"report-{ARCH.value}.json").read_text())
+    assert [c["component"] for c in written["components"]] == ["canary"]
 
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     facts = buildreport.component_facts(ctx, ARCH, "canary", [])
