@@ -86,6 +86,32 @@ def test_a_failed_runtime_skips_its_images_and_a_failed_link_is_a_row(setting: l
         ("executorch-rvv", "FAIL", "does not link")]
 
 
+def test_an_exempt_case_is_a_skip_row_with_its_reason(cfg: Config, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    root = toolroot.ToolRoot(ToolRootSpec("t", "forky", "http://x", (), ("amd64",)), tmp_path / "root", "k")
+    setting = lane.Setting(ctx, cfg.baremetal["rv32-elf"], root, "root", tmp_path / "build" / "rv32-elf")
+
+    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
+        return s.row(build, Check.BUILD, Verdict.PASS, "built"), s.folder
+
+    def image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
+              program: executorch.Program) -> tuple[Row | None, Path | None]:
+        return None, s.folder / "x.elf"
+
+    def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str) -> Row:
+        assert not (build.name == "rvv" and case.startswith("mv2"))  # exempt: never run
+        reason = "trap: illegal instruction (mcause 2)" if profile == "novector" and build.name == "rvv" else "ok"
+        return s.row(build, Check.SMOKE, Verdict.PASS, reason, subject=case, profile=profile)
+
+    stand_in(monkeypatch, setting, runtime, image, run)
+    rows = lane.run_target(ctx, "rv32-elf", ["add", "mv2"])
+    skipped = [r for r in rows if r.verdict is Verdict.SKIP]
+    assert [(r.component, r.subject) for r in skipped] == [("executorch-rvv", "mv2-portable")]
+    assert skipped[0].reason.startswith("exempt: does not finish within 300 s")
+
+
 def stand_in(monkeypatch: pytest.MonkeyPatch, setting: lane.Setting, runtime: object, image: object,
              run: object) -> None:
     """The lane with its tool root, source copy, exports and op list stood in (each costs minutes or the network)."""

@@ -101,6 +101,10 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
         if runtime_row.verdict is Verdict.FAIL:
             continue
         for program in programs:
+            if program.case.model in build.exempt:
+                rows.append(setting.row(build, Check.SMOKE, Verdict.SKIP, f"exempt: {build.exempt[program.case.model]}",
+                                        subject=program.case.name))
+                continue
             image_row, elf = build_image(setting, build, source, runtime, program)
             if image_row is not None:
                 rows.append(image_row)

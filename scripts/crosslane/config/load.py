@@ -135,7 +135,13 @@ def _baremetal(name: str, table: Table, toolroots: Mapping[str, ToolRootSpec]) -
                 if wanted not in {p.name for p in profiles}:
                     Table({}, table.file, f"{build.path}.{key}").fail(
                         index, f"unknown profile '{wanted}' (known: {', '.join(p.name for p in profiles)})")
-        builds.append(BareMetalBuild(build_name, march, runs_on, traps))
+        exempt_table = build.table("exempt")
+        exempt = {model: exempt_table.string(model) for model in list(exempt_table.keys())}
+        for model, reason in exempt.items():
+            if not reason.strip():
+                exempt_table.fail(model, "an exemption states why the case cannot run here, measured")
+        exempt_table.finish()
+        builds.append(BareMetalBuild(build_name, march, runs_on, traps, MappingProxyType(exempt)))
         build.finish()
     if not builds:
         table.fail("builds", "no build; add one, e.g. scalar = { march = \"rv64imafdc\", profiles = [...] }")

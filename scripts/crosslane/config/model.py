@@ -51,6 +51,8 @@ class BareMetalBuild:
     # Profiles this build must fail on with an illegal-instruction trap (V code on a CPU without V): proof, on
     # every run, that such a failure is named at once and never waits for the watchdog.
     traps: tuple[str, ...] = ()
+    # model -> why its case does not run on this build (true today; a deletion candidate): a SKIP row each.
+    exempt: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
