@@ -212,3 +212,13 @@ def test_a_project_name_stands_for_its_variants_on_each_arch(cfg: Config) -> Non
         "canary", "executorch-xnnpack"]
     with pytest.raises(UsageError, match="unknown component 'executorh'"):
         plan.components_for(ctx.config, Arch.RISCV64, ["executorh"])
+
+
+def test_staging_also_names_the_host_venvs_an_offline_build_needs(cfg: Config) -> None:
+    """`invoke sources` makes the pinned host venvs too: CROSSLANE_OFFLINE=1 then needs no PyPI (measured: a fresh
+    machine's offline build stopped at ExecuTorch's codegen venv)."""
+    ctx = Context(cfg, Runner(Log(io.StringIO()), dry_run=True))
+    rows = pipeline.stage_hostenvs(ctx, Arch.RISCV64, [])
+    assert {r.subject for r in rows} == {"hostenv:executorch", "hostenv:executorch-aot", "model:smollm2"}
+    assert all(r.verdict is Verdict.SKIP and r.check is Check.SOURCE for r in rows)
+    assert pipeline.stage_hostenvs(ctx, Arch.RISCV64, ["canary"]) == []

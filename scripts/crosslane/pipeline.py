@@ -53,7 +53,8 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     writes one (README: the build report)."""
     job = plan.for_build(ctx.config, arch, names)
     rows = build(ctx, job, arch, force=force)
-    if not ctx.runner.dry_run:
+    # A build that preflight stopped wrote nothing, and leaves nothing (not even a report) behind.
+    if not ctx.runner.dry_run and any(r.check is Check.BUILD for r in rows):
         written = buildreport.write(ctx, arch, dict(job.builds), rows)
         ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
     return rows
@@ -236,4 +237,32 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS
         rows.append(Row(owner, arch.value, Check.SOURCE, verdict,
                         f"{size / 1e6:.1f} MB; {fetched.served_by}", subject=cache_name.partition('+')[2] or 'main'))
+    return rows + stage_hostenvs(ctx, arch, names)
+
+
+def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
+    """The pinned host venvs the job's builds and smokes use (CMake's codegen, the exporters, the model
+    converter), made now so that `CROSSLANE_OFFLINE=1` builds and smokes need no network after `invoke sources`."""
+    from crosslane.models import hostenv
+    from crosslane.smokes import executorch
+
+    config = ctx.config
+    wanted: dict[tuple[str, ...], str] = {}
+    for name in plan.components_for(config, arch, names):
+        component = config.components[name]
+        for env in component.hostenvs:
+            wanted.setdefault(config.hostenvs[env], f"hostenv:{env}")
+        if component.smoke and component.smoke.kind == "executorch" and executorch.HOSTENV in config.hostenvs:
+            wanted.setdefault(config.hostenvs[executorch.HOSTENV], f"hostenv:{executorch.HOSTENV}")
+        if component.smoke and component.smoke.model:
+            wanted.setdefault(config.models[component.smoke.model].requirements, f"model:{component.smoke.model}")
+    rows = []
+    for requirements, label in wanted.items():
+        if ctx.runner.dry_run:
+            rows.append(Row("host", arch.value, Check.SOURCE, Verdict.SKIP, f"dry run: {len(requirements)} pins",
+                            subject=label))
+            continue
+        python = hostenv.python_for(ctx.runner, requirements)
+        rows.append(Row("host", arch.value, Check.SOURCE, Verdict.PASS,
+                        f"{len(requirements)} pinned requirements at {python.parent.parent}", subject=label))
     return rows
