@@ -57,6 +57,8 @@ def test_the_repository_declares_both_targets_on_the_forky_tool_root(cfg: Config
     pytest.param(('source = "et"', 'source = "nope"'), r"baremetal\.rv32-elf\.source: 'nope' is not a component",
                  id="source"),
     pytest.param(('cases = "m"', 'cases = "n"'), r"unknown case matrix 'n'", id="cases"),
+    pytest.param(('profiles = ["novector"] }', 'profiles = ["novector"], exempt = { mv3 = "x" } }'),
+                 r"builds\.scalar\.exempt\.mv3: 'mv3' is no model of \[cases\.m\]", id="exempt-model"),
     pytest.param(('packages = ["gcc-riscv64-unknown-elf"]', 'packages = ["--upload-pack=x"]'),
                  r"toolroots\.tools\.packages\[0\]: '--upload-pack=x' is not a Debian package name", id="package"),
     pytest.param(('packages = ["gcc-riscv64-unknown-elf"]', 'mirror = "-x"'), r"toolroots\.tools\.mirror: '-x' is "

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from crosslane.baremetal import lane
+from crosslane.baremetal import run as bm_run
 from crosslane.config import BareMetalBuild, Config, ToolRootSpec
 from crosslane.context import Context
 from crosslane.host import toolroot
@@ -50,11 +51,15 @@ def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Set
               program: executorch.Program) -> tuple[Row | None, Path | None]:
         return None, s.folder / build.name / "images" / program.case.name / "executorch_runner"
 
-    def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str) -> Row:
+    def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str, *,
+            expect_trap: bool = False) -> Row:
         ran.append((build.name, case, profile))
-        if build.name == "rvv" and profile == "novector":
-            return s.row(build, Check.SMOKE, Verdict.FAIL, "trap: illegal instruction (mcause 2) at pc 0x80000000",
-                         subject=case, profile=profile)
+        assert expect_trap == (build.name == "rvv" and profile == "novector")  # only the V build's trap profiles
+        if expect_trap:
+            trapped = bm_run.Run("CROSSLANE-TRAP mcause=2 mepc=0x80000000 mtval=0x0\n", 130, 0.1)
+            row = s.row(build, Check.SMOKE, Verdict.FAIL, "trap: illegal instruction (mcause 2) at pc 0x80000000",
+                        subject=case, profile=profile)
+            return lane.expected_trap(row, trapped)
         return s.row(build, Check.SMOKE, Verdict.PASS, "Test_result: PASS", subject=case, profile=profile)
 
     stand_in(monkeypatch, setting, runtime, image, run)
@@ -100,10 +105,10 @@ def test_an_exempt_case_is_a_skip_row_with_its_reason(cfg: Config, tmp_path: Pat
               program: executorch.Program) -> tuple[Row | None, Path | None]:
         return None, s.folder / "x.elf"
 
-    def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str) -> Row:
+    def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str, *,
+            expect_trap: bool = False) -> Row:
         assert not (build.name == "rvv" and case.startswith("mv2"))  # exempt: never run
-        reason = "trap: illegal instruction (mcause 2)" if profile == "novector" and build.name == "rvv" else "ok"
-        return s.row(build, Check.SMOKE, Verdict.PASS, reason, subject=case, profile=profile)
+        return s.row(build, Check.SMOKE, Verdict.PASS, "ok", subject=case, profile=profile)
 
     stand_in(monkeypatch, setting, runtime, image, run)
     rows = lane.run_target(ctx, "rv32-elf", ["add", "mv2"])

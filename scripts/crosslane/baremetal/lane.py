@@ -113,16 +113,14 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
             for profile_name in build.profiles:
                 rows.append(run_image(setting, build, profile_name, elf, program.case.name))
             for profile_name in build.traps:
-                rows.append(expect_trap(run_image(setting, build, profile_name, elf, program.case.name)))
+                rows.append(run_image(setting, build, profile_name, elf, program.case.name, expect_trap=True))
     return rows
 
 
-ILLEGAL = "trap: illegal instruction (mcause 2)"
-
-
-def expect_trap(row: Row) -> Row:
-    """A V build on a CPU without V must end in a named illegal-instruction trap: PASS on exactly that."""
-    if row.reason.startswith(ILLEGAL):
+def expected_trap(row: Row, run: bm_run.Run) -> Row:
+    """A V build on a CPU without V must end in a named illegal-instruction trap: PASS on exactly that (read from
+    the trap reporter's line, not from the row's text)."""
+    if bm_run.trap_cause(run) == bm_run.ILLEGAL_INSTRUCTION:
         return dataclasses.replace(row, verdict=Verdict.PASS, reason=f"expected {row.reason}")
     return dataclasses.replace(row, verdict=Verdict.FAIL, reason=f"expected an illegal-instruction trap (V code on "
                                f"a CPU without V), got: {row.reason}")
@@ -209,7 +207,8 @@ def build_runtime(setting: Setting, build: BareMetalBuild, source: Path, ops: Se
     inputs = {"source": (source.parent / ".crosslane-source").read_text(), "toolroot": setting.root.key,
               "toolchain": toolchain_text, "configure": configure, "cmake": ctx.config.tools.cmake}
     key = stamps.key(inputs)
-    if stamps.is_current(folder, key, outputs=build_dir / "lib"):
+    # The whole build tree is the output: the libraries lie across it, and a deleted one must rebuild.
+    if stamps.is_current(folder, key, outputs=build_dir):
         return setting.row(build, Check.BUILD, Verdict.PASS, "up to date (skipped)"), build_dir
     stamps.clear(folder)
     atomic.write_text(toolchain_file, toolchain_text)
@@ -222,8 +221,7 @@ def build_runtime(setting: Setting, build: BareMetalBuild, source: Path, ops: Se
             ctx.log.info(exc.detail)
         return setting.row(build, Check.BUILD, Verdict.FAIL, "ExecuTorch build failed; see the output tail above"), \
             build_dir
-    (build_dir / "lib").mkdir(exist_ok=True)  # the stamp's output marker: libraries live across the tree
-    stamps.write(folder, key, inputs, outputs=build_dir / "lib",
+    stamps.write(folder, key, inputs, outputs=build_dir,
                  facts={"seconds": round(time.monotonic() - started, 1)})
     return setting.row(build, Check.BUILD, Verdict.PASS, f"built ({len(ops)} operators: {', '.join(ops)})"), build_dir
 
@@ -246,7 +244,8 @@ def build_image(setting: Setting, build: BareMetalBuild, source: Path, runtime: 
     return None, folder / "executorch_runner"
 
 
-def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: Path, case: str) -> Row:
+def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: Path, case: str, *,
+              expect_trap: bool = False) -> Row:
     """One image on one profile under qemu-system in the tool root, bounded by the watchdog."""
     target = setting.target
     profile = target.profile(profile_name)
@@ -261,5 +260,8 @@ def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: P
     outcome = bm_run.Run(result.output, None if result.timed_out else result.returncode, seconds,
                          hang_pc=watchdog.pc, hung=watchdog.fired)
     verdict, reason = bm_run.verdict(outcome, elf, SENTINEL, timeout=target.timeout)
-    setting.ctx.log.info(f"    {case}@{profile_name} ({build.name}): {verdict.value} [{seconds:.1f}s]")
-    return setting.row(build, Check.SMOKE, verdict, f"{reason} [{seconds:.1f}s]", subject=case, profile=profile_name)
+    row = setting.row(build, Check.SMOKE, verdict, f"{reason} [{seconds:.1f}s]", subject=case, profile=profile_name)
+    if expect_trap:
+        row = expected_trap(row, outcome)
+    setting.ctx.log.info(f"    {case}@{profile_name} ({build.name}): {row.verdict.value} [{seconds:.1f}s]")
+    return row

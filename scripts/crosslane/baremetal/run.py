@@ -27,6 +27,7 @@ MCAUSES = {0: "instruction address misaligned", 1: "instruction access fault", 2
            9: "environment call from S-mode", 11: "environment call from M-mode", 12: "instruction page fault",
            13: "load page fault", 15: "store/AMO page fault"}
 TRAP_EXIT_BASE = 128
+ILLEGAL_INSTRUCTION = 2
 # qemu virt's RAM: components/baremetal/CMakeLists.txt lays the image out for exactly this (code and the program
 # in the first 32 MiB, data and arenas in the next 208 MiB, the DTB in the top 2 MiB).
 MEMORY = "256M"
@@ -123,6 +124,12 @@ def symbolize(elf: Path, pc: int) -> str:
 def describe_pc(elf: Path, pc: int) -> str:
     where = symbolize(elf, pc)
     return f"pc {pc:#x} ({where})" if where else f"pc {pc:#x}"
+
+
+def trap_cause(run: Run) -> int | None:
+    """The mcause the trap reporter printed, None when the program did not trap."""
+    trap = TRAP_RE.search(run.output)
+    return int(trap.group(1)) if trap else None
 
 
 def verdict(run: Run, elf: Path, sentinel: str, *, timeout: float) -> tuple[Verdict, str]:

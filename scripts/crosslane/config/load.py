@@ -364,6 +364,13 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
             where.fail("source", f"'{target.source}' is not a component with a pinned git source")
         if target.cases not in matrices:
             where.fail("cases", f"unknown case matrix '{target.cases}' (known: {', '.join(matrices) or 'none'})")
+        case_models = matrices[target.cases].models
+        for build in target.builds:
+            for model in build.exempt:
+                if model not in case_models:
+                    Table({}, file, f"baremetal.{name}.builds.{build.name}.exempt").fail(
+                        model, f"'{model}' is no model of [cases.{target.cases}] (known: {', '.join(case_models)}); "
+                               "delete the exemption")
     lanes = _lanes(top.table("lanes"), components)
     parity = top.table("parity")
     exemptions_table = parity.table("exemptions")
