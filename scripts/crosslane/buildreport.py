@@ -18,10 +18,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crosslane import __version__, atomic, report, stamps
+from crosslane import __version__, atomic, bounded, report, stamps
 from crosslane.archs import Arch
 from crosslane.config import GitSource
 from crosslane.context import Context
+from crosslane.errors import UsageError
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.report import Check, Row
 
@@ -170,6 +171,33 @@ def write(ctx: Context, arch: Arch, names: Mapping[Arch, Sequence[str]], rows: S
     return path
 
 
+def _is_text_object(value: object, keys: Sequence[str]) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(k), str) for k in keys)
+
+
+def check_shape(data: object, path: Path) -> None:
+    """Refuse (UsageError, naming the part) a report whose parts the readers would trip over: a report crosslane
+    wrote always passes; one that crossed a job or was edited may not."""
+    def wrong(what: str) -> UsageError:
+        return UsageError(f"{path}: {what} is not shaped as schema {SCHEMA} has it", fix=report.REPORT_FIX)
+
+    if not isinstance(data, dict):
+        raise wrong("the report (a JSON object)")
+    components, sysroots, claims = data.get("components") or [], data.get("sysroots") or {}, data.get("asserted") or []
+    if not isinstance(components, list) or not all(
+            _is_text_object(c, ("component", "arch")) and isinstance(c.get("patches") or [], list)
+            and all(_is_text_object(p, ("patch", "state", "sha256")) for p in c.get("patches") or [])
+            and isinstance(c.get("ccache") or {}, dict) for c in components):
+        raise wrong("'components'")
+    if not isinstance(sysroots, dict) or not all(
+            not v or (isinstance(v, dict) and isinstance(v.get("versions") or {}, dict)) for v in sysroots.values()):
+        raise wrong("'sysroots'")
+    if not isinstance(claims, list) or not all(_is_text_object(c, ("what", "reason")) for c in claims):
+        raise wrong("'asserted'")
+    if not isinstance(data.get("rows") or [], list):
+        raise wrong("'rows'")
+
+
 def merge_facts(folder: Path) -> dict[str, object]:
     """The components and sysroots of every report-<arch>.json under *folder* (CI's downloaded artifacts)."""
     components: list[object] = []
@@ -177,12 +205,9 @@ def merge_facts(folder: Path) -> dict[str, object]:
     asserted_claims: list[object] = []
     generated = ""
     for path in sorted(folder.rglob("report-*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict):
-            continue
+        data = bounded.read_json(path, error=UsageError, fix=report.REPORT_FIX)
+        check_shape(data, path)
+        assert isinstance(data, dict)  # for mypy: check_shape refused anything else
         components += [c for c in data.get("components") or [] if c not in components]
         sysroots.update({k: v for k, v in (data.get("sysroots") or {}).items() if v})
         asserted_claims += [c for c in data.get("asserted") or [] if c not in asserted_claims]

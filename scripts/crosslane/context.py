@@ -28,8 +28,9 @@ class Context:
     runner: Runner
     # Local checkouts given on the command line (--source NAME=PATH), by component.
     sources: Mapping[str, Path] = field(default_factory=dict)
-    # Prebuilt wheels given on the command line (--wheel), by component: the smoke tests these.
-    wheels: Mapping[str, Path] = field(default_factory=dict)
+    # Prebuilt wheels given on the command line (--wheel), by component: the smoke tests these (one per arch when
+    # several: smokes/site.given_wheel picks).
+    wheels: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
     # Which [cases.*] models a smoke runs: () the matrix's default, ("all",) every case, else these models.
     cases: tuple[str, ...] = ()
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
@@ -45,6 +46,10 @@ class Context:
 
     def component_dir(self, arch: Arch, component: str) -> Path:
         return self.build_root / arch.value / component
+
+    def build_lock(self, arch: Arch) -> Path:
+        """The lock file of an arch's build tree (locks.hold): builds, packs and unpacks of it take turns."""
+        return self.build_root / arch.value / ".lock"
 
     def compiler(self, component: str, arch: Arch) -> toolchains.Compiler:
         chain = self.config.toolchain_for(component, arch)

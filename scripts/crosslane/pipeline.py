@@ -70,7 +70,7 @@ def build(ctx: Context, job: RunPlan, arch: Arch, *, force: bool = False) -> lis
         return rows
     if ctx.runner.dry_run:  # a dry run writes nothing, a lock file included
         return _build_in_order(ctx, job, arch, probes, force=force)
-    with locks.hold(ctx.build_root / arch.value / ".lock", f"the {arch} build tree", ctx.log):
+    with locks.hold(ctx.build_lock(arch), f"the {arch} build tree", ctx.log):
         return _build_in_order(ctx, job, arch, probes, force=force)
 
 

@@ -9,6 +9,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from crosslane import bounded
+from crosslane.errors import UsageError
+
 
 class Check(enum.StrEnum):
     """What kind of check a row reports: floors count SMOKE rows, parity compares PARITY rows, a failed BUILD is
@@ -32,6 +35,7 @@ class Check(enum.StrEnum):
 
 # Checks whose label names the subject after the check ("gate:elf-arch"); the others show the subject alone.
 PREFIXED = frozenset({Check.SOURCE, Check.GATE, Check.PREFLIGHT, Check.PROVENANCE})
+REPORT_FIX = "pass a report crosslane wrote (--json FILE, build/reports/report-<arch>.json), unedited"
 
 
 class Verdict(enum.StrEnum):
@@ -128,28 +132,32 @@ def write_json(rows: Iterable[Row], path: Path) -> None:
     path.write_text(to_json(rows) + "\n")
 
 
-def read_json(path: Path) -> list[Row]:
-    """A --json report; ValueError names the file and the entry that is not a row."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a readable JSON report ({exc})") from None
+def rows_from(data: object, where: object) -> list[Row]:
+    """The rows of a parsed --json report; ValueError names *where* and the entry that is not a row."""
     if not isinstance(data, list):
-        raise ValueError(f"{path}: a report is a JSON list of rows")
+        raise ValueError(f"{where}: a report is a JSON list of rows")
     try:
         return [Row.from_dict(entry, index) for index, entry in enumerate(data)]
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def read_json(path: Path) -> list[Row]:
+    """A --json report (UsageError: unreadable, not a regular file, too large, not JSON; ValueError: not rows)."""
+    return rows_from(bounded.read_json(path, error=UsageError, fix=REPORT_FIX), path)
 
 
 def merge(folder: Path) -> tuple[list[Row], list[Path]]:
-    """Every row of every report under *folder* (files that are not reports are skipped), duplicates once."""
+    """Every row of every report under *folder*, duplicates once. JSON files that are not reports are skipped
+    (downloaded artifacts hold other JSON too); one that cannot be read at all (a FIFO, a device, a file too
+    large to be a report) is an error, never a hang."""
     rows: list[Row] = []
     used: list[Path] = []
     for path in sorted(folder.rglob("*.json")):
+        data = bounded.read_bytes(path, limit=bounded.JSON_LIMIT, error=UsageError, fix=REPORT_FIX)
         try:
-            found = read_json(path)
-        except ValueError:
+            found = rows_from(bounded.parse_json(data, str(path), error=UsageError, fix=REPORT_FIX), path)
+        except (UsageError, ValueError):
             continue
         used.append(path)
         rows += [r for r in found if r not in rows]

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from crosslane import bounded
 from crosslane.errors import UsageError
-from crosslane.report import Row
+from crosslane.report import REPORT_FIX, Row
 
 # What identifies a component's build inputs in a report (the stamp's inputs) and the figures worth comparing.
 PINS = ("source", "fetchcontent", "patches", "compiler", "cmake", "ninja", "sysroot", "wheel", "cmake_args")
@@ -20,13 +21,10 @@ TIMING_FLOOR = 5.0
 
 
 def load(path: Path) -> dict[str, Any]:
+    from crosslane import buildreport
     from crosslane.buildreport import SCHEMA
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable report ({exc})", fix="pass a report JSON from build/reports/") \
-            from None
+    data = bounded.read_json(path, error=UsageError, fix=REPORT_FIX)
     if isinstance(data, list):
         raise UsageError(f"{path}: a --json row list, not a build report",
                          fix="pass build/reports/report-<arch>.json or what invoke report wrote")
@@ -34,15 +32,7 @@ def load(path: Path) -> dict[str, Any]:
         found = data.get("schema") if isinstance(data, dict) else None
         raise UsageError(f"{path}: report schema {found}, this crosslane reads schema {SCHEMA}",
                          fix="compare reports written by the same crosslane schema")
-    sysroots = data.get("sysroots") or {}
-    shapes = {"sysroots": isinstance(sysroots, dict) and all(
-                  isinstance(v, dict) and isinstance(v.get("versions") or {}, dict) for v in sysroots.values() if v),
-              "components": isinstance(data.get("components") or [], list),
-              "rows": isinstance(data.get("rows") or [], list)}
-    for key, fits in shapes.items():
-        if not fits:
-            raise UsageError(f"{path}: '{key}' is not shaped as schema {SCHEMA} has it",
-                             fix="pass a report crosslane wrote, unedited")
+    buildreport.check_shape(data, path)
     _rows(data, path)
     return data
 

@@ -29,6 +29,8 @@ from plumbum.commands.processes import CommandNotFound
 from crosslane.errors import MissingPrerequisite, StepFailed
 from crosslane.log import INTERESTING_ENV, Log
 
+LONGEST_TIMEOUT = 7 * 86400.0
+
 TAIL_LINES = 40
 
 
@@ -123,7 +125,8 @@ class Runner:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
 
-        timer = threading.Timer(timeout, kill) if timeout else None
+        # threading.Timer's thread dies of OverflowError past ~1e9 s, and the command would then run unbounded.
+        timer = threading.Timer(min(timeout, LONGEST_TIMEOUT), kill) if timeout else None
         if timer:
             timer.start()
         try:

@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from crosslane import atomic
+from crosslane import atomic, bounded
 from crosslane.errors import ConfigError
 
 STAMP = ".crosslane-stamp.json"
@@ -46,15 +46,16 @@ def tree_digest(root: Path, ignore: tuple[str, ...] = (".git",)) -> str:
 
 
 def read(folder: Path) -> dict[str, object] | None:
+    """The stamp's fields; None when there is none or it is not one (a FIFO, a huge or malformed file: stale)."""
     try:
-        data: dict[str, object] = json.loads((folder / STAMP).read_text())
-    except (OSError, ValueError):
+        data = bounded.read_json(folder / STAMP, error=ConfigError, fix="")
+    except ConfigError:
         return None
-    return data
+    return data if isinstance(data, dict) else None
 
 
 def outputs_listing(root: Path) -> dict[str, list[int | str]]:
-    """What a step installed: every path under *root* with its size (files) or target (links)."""
+    """What a step installed: every path under *root* with its size and times (files) or target (links)."""
     listing: dict[str, list[int | str]] = {}
 
     # os.scandir, not pathlib: a no-op build lists every install folder, thousands of headers included.
@@ -67,7 +68,10 @@ def outputs_listing(root: Path) -> dict[str, list[int | str]]:
                 elif entry.is_dir():
                     walk(entry.path, rel + "/")
                 else:
-                    listing[rel] = [entry.stat(follow_symlinks=False).st_size]
+                    # The change time too: a file rewritten to the same size (a tampered binary) or with its
+                    # modification time set back is a changed output; ctime cannot be set from user space.
+                    found = entry.stat(follow_symlinks=False)
+                    listing[rel] = [found.st_size, found.st_mtime_ns, found.st_ctime_ns]
 
     if root.is_dir():  # a missing folder lists as empty, as os.walk would have it
         walk(str(root), "")

@@ -84,7 +84,7 @@ def test_unpack_refuses_what_is_not_a_pack(cfg: Config, tmp_path: Path, monkeypa
         info = tarfile.TarInfo("crosslane-pack/../../escape")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    with pytest.raises(ConfigError, match=r"contains '\.\.'"):
+    with pytest.raises(ConfigError, match="not a crosslane pack"):
         artifacts.unpack(ctx, hostile)
     plain = tmp_path / "plain.tar.gz"
     with tarfile.open(plain, "w:gz") as tar:

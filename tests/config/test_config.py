@@ -192,7 +192,8 @@ def test_provided_recipe_goes_with_sysroot_package_sources(tmp_path: Path) -> No
       'smoke = { kind = "canari" }'), "components.canary.smoke.kind: unknown smoke kind 'canari'; did you mean "
                                        "'canary'?"),
     (('source = { kind = "tree", path = "src" }', 'source = { kind = "tree", path = "src" }\n'
-      'smoke = { kind = "canary", timeout = 0 }'), "components.canary.smoke.timeout: 0 is not a positive number"),
+      'smoke = { kind = "canary", timeout = 0 }'),
+     "components.canary.smoke.timeout: 0 is not a number of seconds above 0"),
     (('vlen=128"', 'vlen=abc"'), "arches.riscv64.profiles.rvv128: vlen=abc in 'rv64,v=true,vlen=abc' is not a "
                                  "power of two >= 64"),
     (('vlen=128"', 'vlen=96"'), "is not a power of two >= 64"),

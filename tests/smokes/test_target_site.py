@@ -111,7 +111,7 @@ def test_unpack_refuses_a_member_whose_digest_differs_from_its_record(tmp_path: 
 
 def test_given_maps_a_wheel_to_its_component(cfg: Config, tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path, "onnxruntime_genai-0.18.0-cp313-cp313-manylinux_2_28_aarch64.whl", GENAI_METADATA, {})
-    assert actions.wheels(cfg, [str(wheel)]) == {"onnxruntime-genai": wheel}
+    assert actions.wheels(cfg, [str(wheel)]) == {"onnxruntime-genai": (wheel,)}
     stray = make_wheel(tmp_path, "requests-2.0-py3-none-any.whl", "Name: requests\n", {})
     with pytest.raises(UsageError, match="no component"):
         actions.wheels(cfg, [str(stray)])

@@ -42,9 +42,10 @@ def patch(ctx: Context, name: str, arch: Arch, source_dir: str, *, check: bool) 
     return worktree.patch_series(ctx, component, arch, tree, check=check)
 
 
-def wheels(config: Config, values: Sequence[str]) -> dict[str, Path]:
-    """--wheel values → the component each is a build of (by distribution name)."""
-    found = {}
+def wheels(config: Config, values: Sequence[str]) -> dict[str, tuple[Path, ...]]:
+    """--wheel values → the component each is a build of (by distribution name). Several wheels of one component
+    are told apart by their platform tags (site.given_wheel): one per arch."""
+    found: dict[str, tuple[Path, ...]] = {}
     for value in values:
         wheel = Path(value).expanduser().resolve()
         if not wheel.is_file():
@@ -53,5 +54,11 @@ def wheels(config: Config, values: Sequence[str]) -> dict[str, Path]:
         if component is None:
             raise UsageError(f"--wheel {value}: distribution {site.wheel_identity(wheel)[0]} is no component of "
                              f"versions.toml (known: {', '.join(config.components)})")
-        found[component] = wheel
+        found[component] = (*found.get(component, ()), wheel)
+    for component, given in found.items():
+        if len(given) > 1:
+            arches = [site.wheel_arch(w) for w in given]
+            if None in arches or len(set(arches)) != len(arches):
+                raise UsageError(f"--wheel: {len(given)} wheels of {component} need one platform each "
+                                 f"({', '.join(w.name for w in given)})", fix="pass one wheel per arch")
     return found

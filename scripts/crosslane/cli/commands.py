@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import assert_never
 
+from crosslane import atomic, report
 from crosslane import config as config_mod
-from crosslane import report
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.context import Context
 from crosslane.errors import CrosslaneError, MissingPrerequisite, StepFailed, UsageError, VerdictFailed
@@ -53,7 +53,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     log = Log(verbose=debug)
     try:
         cfg = config_mod.load(Path(config_path) if config_path else None)
-        given: dict[str, Path] = {}
+        given: dict[str, tuple[Path, ...]] = {}
         if wheels:
             from crosslane.cli import actions  # the wheel reader's imports only for a command that names wheels
 
@@ -86,9 +86,14 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         return 130
     failures = report.failed(rows)
     if failures:
-        if any(failure_kind(r) is StepFailed for r in failures):
+        kinds = {failure_kind(r) for r in failures}
+        if StepFailed in kinds:
             log.error(StepFailed(f"{len(failures)} of {len(rows)} checks failed, a build among them").one_line())
             return StepFailed.exit_code
+        if MissingPrerequisite in kinds:
+            log.error(MissingPrerequisite(f"{len(failures)} of {len(rows)} checks failed, a missing prerequisite "
+                                          "among them", fix="see the fix in its row above").one_line())
+            return MissingPrerequisite.exit_code
         log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())
         return VerdictFailed.exit_code
     return 0
@@ -102,13 +107,17 @@ def append_step_summary(text: str) -> None:
             handle.write(text)
 
 
-def failure_kind(row: report.Row) -> type[StepFailed | VerdictFailed]:
-    """A build that failed is an external command that failed (exit 5); every other failure is a verdict (1)."""
+def failure_kind(row: report.Row) -> type[StepFailed | MissingPrerequisite | VerdictFailed]:
+    """A build that failed is an external command that failed (exit 5); a failed preflight, setup or sysroot
+    row is a missing prerequisite (3: the machine lacks something, with its fix); every other failure is a
+    verdict (1)."""
     match row.check:
         case Check.BUILD:
             return StepFailed
-        case (Check.SETUP | Check.SYSROOT | Check.SOURCE | Check.PATCH | Check.ARTIFACT | Check.GATE | Check.INSTALL
-              | Check.SMOKE | Check.PROVENANCE | Check.PARITY | Check.PREFLIGHT | Check.POLICY | Check.FLOOR):
+        case Check.SETUP | Check.SYSROOT | Check.PREFLIGHT:
+            return MissingPrerequisite
+        case (Check.SOURCE | Check.PATCH | Check.ARTIFACT | Check.GATE | Check.INSTALL | Check.SMOKE
+              | Check.PROVENANCE | Check.PARITY | Check.POLICY | Check.FLOOR):
             return VerdictFailed
         case _:
             assert_never(row.check)
@@ -138,6 +147,9 @@ def merge_reports(folder: Path | None, output: Path | None, *, debug: bool = Fal
                              fix="invoke report --input downloaded --output build/reports/report")
         if not folder.is_dir():
             raise UsageError(f"{folder}: no such folder", fix="pass the folder the job reports were downloaded to")
+        if not output.name or output.name in (".", "..") or output.is_dir():
+            raise UsageError(f"--output {output}: a path prefix names files (PREFIX.json, PREFIX.md), not a folder",
+                             fix="e.g. --output build/reports/report")
         from crosslane import buildreport
 
         rows, used = report.merge(folder)
@@ -146,9 +158,9 @@ def merge_reports(folder: Path | None, output: Path | None, *, debug: bool = Fal
         facts = buildreport.merge_facts(folder)
         data = {**facts, "rows": json.loads(report.to_json(rows)), "jobs": len(used)}
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.with_suffix(".json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        output.with_suffix(".md").write_text(f"{len(used)} job reports, {len(rows)} rows.\n\n" +
-                                             buildreport.markdown(data), encoding="utf-8")
+        atomic.write_text(output.with_suffix(".json"), json.dumps(data, indent=1, sort_keys=True) + "\n")
+        atomic.write_text(output.with_suffix(".md"), f"{len(used)} job reports, {len(rows)} rows.\n\n" +
+                          buildreport.markdown(data))
         ctx.log.info(f"    {len(used)} reports → {output.with_suffix('.json')}, {output.with_suffix('.md')}")
         return rows
 

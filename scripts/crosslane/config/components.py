@@ -9,16 +9,22 @@ from types import MappingProxyType
 
 from crosslane.archs import Arch
 from crosslane.config.fields import (
+    DEBIAN_VERSION_RE,
+    GIT_REF_RE,
+    MAX_TIMEOUT,
     NAME_RE,
     OPTION_VALUES,
     PINNED_KINDS,
     SOURCE_KINDS,
     arch_list,
+    package_name,
     path_name,
     per_arch_strings,
     read_arch,
+    relative_paths,
     repo_path,
     sha256,
+    url,
 )
 from crosslane.config.model import (
     ArchiveSource,
@@ -68,20 +74,26 @@ def _source(table: Table, root: Path) -> SourceSpec:
                     entry.fail("commit", f"'{sub_commit}' is not a full 40-hex commit")
                 substitutes.append((sub_path, sub_commit, entry.string("reason", required=True)))
                 entry.finish()
-            spec = GitSource(url=table.string("url", required=True), tag=table.optional_string("tag"), commit=commit,
+            tag = table.optional_string("tag")
+            if tag is not None and (not GIT_REF_RE.fullmatch(tag) or ".." in tag or tag.endswith((".lock", "/"))):
+                table.fail("tag", f"'{tag}' is not a git tag name")
+            spec = GitSource(url=url(table, "url"), tag=tag, commit=commit,
                              absent_ok=table.strings("absent_ok"), submodules=submodules,
                              substitutes=tuple(substitutes))
         case "archive":
-            url = table.string("url", required=True)
             if not table.has("sha256"):
-                table.fail(None, f"archive '{url}' has no sha256; add sha256 = \"…\" (no checksum, no fetch)")
-            spec = ArchiveSource(url=url, sha256=sha256(table, "sha256"))
+                table.fail(None, f"archive '{table.data.get('url')}' has no sha256; add sha256 = \"…\" (no checksum, "
+                                 "no fetch)")
+            spec = ArchiveSource(url=url(table, "url"), sha256=sha256(table, "sha256"))
         case "sysroot-package":
-            spec = SysrootPackage(package=table.string("package", required=True))
+            spec = SysrootPackage(package=package_name(table, "package"))
         case _:
-            spec = DebianSource(package=table.string("package", required=True),
-                                version=table.string("version", required=True),
-                                mirror=table.optional_string("mirror"), suite=table.optional_string("suite"))
+            version = table.string("version", required=True)
+            if not DEBIAN_VERSION_RE.fullmatch(version):
+                table.fail("version", f"'{version}' is not a Debian version")
+            spec = DebianSource(package=package_name(table, "package"), version=version,
+                                mirror=url(table, "mirror") if table.has("mirror") else None,
+                                suite=table.optional_string("suite"))
     table.finish()
     return spec
 
@@ -153,8 +165,8 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         if kind not in registries.smokes:
             smoke_table.fail("kind", registries.smokes.unknown(kind))
         timeout = smoke_table.number("timeout", 120.0)
-        if timeout <= 0:
-            smoke_table.fail("timeout", f"{timeout:g} is not a positive number of seconds")
+        if not 0 < timeout <= MAX_TIMEOUT:
+            smoke_table.fail("timeout", f"{timeout:g} is not a number of seconds above 0 and at most {MAX_TIMEOUT}")
         smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"),
                           cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"))
         smoke_table.finish()
@@ -193,7 +205,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         source_of=source_of,
         writable_source=table.boolean("writable_source", False),
         source_dirname=_dirname(table),
-        collect=table.strings("collect"),
+        collect=relative_paths(table, "collect"),
         hostenvs=table.strings("hostenvs"),
     )
     table.finish()

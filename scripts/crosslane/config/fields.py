@@ -4,9 +4,10 @@ names (load.py and components.py use them; each failure is a one-line ConfigErro
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
+from urllib.parse import urlsplit
 
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config.reader import Table
@@ -26,6 +27,8 @@ def path_name(table: Table, key: str | None, name: str, what: str) -> None:
     if not PATH_NAME_RE.fullmatch(name) or ".." in name:
         table.fail(key, f"{what} name {name!r} must be 1–64 letters, digits, '.', '_', '+' or '-', starting with a "
                         "letter or digit (it becomes a folder name)")
+# A timeout in versions.toml: a day at most (threading.Timer dies on 1e300 and the run would have none).
+MAX_TIMEOUT = 86400
 # The values a per-component feature option (components.<name>.options, registry.OPTIONS) may take.
 OPTION_VALUES = ("auto", "on", "off")
 
@@ -43,9 +46,10 @@ def arch_list(table: Table, key: str) -> tuple[Arch, ...]:
     return tuple(read_arch(sub, index, value) for index, value in enumerate(values))
 
 
-def per_arch_strings(table: Table, key: str) -> Mapping[Arch, tuple[str, ...]]:
+def per_arch_strings(table: Table, key: str,
+                     read: Callable[[Table, str], tuple[str, ...]] = Table.strings) -> Mapping[Arch, tuple[str, ...]]:
     sub = table.table(key)
-    result = {read_arch(sub, name, name): sub.strings(name) for name in list(sub.keys())}
+    result = {read_arch(sub, name, name): read(sub, name) for name in list(sub.keys())}
     sub.finish()
     return MappingProxyType(result)
 
@@ -66,3 +70,52 @@ def sha256(table: Table, key: str) -> str:
     if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
         table.fail(key, f"'{value}' is not a sha256 (64 lowercase hex digits)")
     return value
+
+
+# Values that become arguments of git, apt or pip are checked for what they are, so none can be read as an option
+# ("--upload-pack=…", "-o=…"): the runner passes argv lists, which stops the shell, not the program's own parser.
+DEBIAN_ARCH_RE = re.compile(r"[a-z0-9]+")
+PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?")
+DEBIAN_VERSION_RE = re.compile(r"(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*")
+GIT_REF_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,199}")
+URL_SCHEMES = ("https", "http", "git", "ssh", "file")
+
+
+def url(table: Table, key: str) -> str:
+    value = table.string(key, required=True)
+    try:
+        parts = urlsplit(value)
+        ok = (parts.scheme in URL_SCHEMES and (bool(parts.hostname) or parts.scheme == "file")
+              and not any(c.isspace() or ord(c) < 32 for c in value))
+    except ValueError:
+        ok = False
+    if not ok:
+        table.fail(key, f"'{value}' is not a URL ({', '.join(URL_SCHEMES)}:// with a host)")
+    return value
+
+
+def package_names(table: Table, key: str) -> tuple[str, ...]:
+    values = table.strings(key)
+    for index, name in enumerate(values):
+        if not PACKAGE_RE.fullmatch(name):
+            Table({}, table.file, table.where(key)).fail(index, f"'{name}' is not a Debian package name (name or "
+                                                                "name:arch)")
+    return values
+
+
+def package_name(table: Table, key: str) -> str:
+    value = table.string(key, required=True)
+    if not PACKAGE_RE.fullmatch(value):
+        table.fail(key, f"'{value}' is not a Debian package name")
+    return value
+
+
+def relative_paths(table: Table, key: str) -> tuple[str, ...]:
+    """Paths inside a tree of the build (not the repository's: it need not exist yet)."""
+    values = table.strings(key)
+    for index, value in enumerate(values):
+        pure = PurePosixPath(value)
+        if not value.strip() or value.startswith("-") or pure.is_absolute() or ".." in pure.parts \
+                or pure == PurePosixPath("."):
+            Table({}, table.file, table.where(key)).fail(index, f"'{value}' is not a relative path inside the tree")
+    return values

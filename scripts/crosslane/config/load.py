@@ -8,15 +8,20 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
+from crosslane import bounded
 from crosslane.archs import Arch
 from crosslane.config import cases, shorthand, tomlcompat  # submodules: no cycle through the package
 from crosslane.config.components import read_component
 from crosslane.config.fields import (
+    DEBIAN_ARCH_RE,
+    MAX_TIMEOUT,
     TOOLCHAIN_FAMILIES,
+    package_names,
     path_name,
     per_arch_strings,
     read_arch,
     sha256,
+    url,
 )
 from crosslane.config.model import (
     ArchConfig,
@@ -69,8 +74,6 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
     return result
 
 
-DEBIAN_ARCH_RE = re.compile(r"[a-z0-9]+")
-PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?")
 
 
 def _toolroot(name: str, table: Table, sysroot: SysrootSpec) -> ToolRootSpec:
@@ -80,11 +83,7 @@ def _toolroot(name: str, table: Table, sysroot: SysrootSpec) -> ToolRootSpec:
     for index, arch in enumerate(architectures):
         if not DEBIAN_ARCH_RE.fullmatch(arch):
             Table({}, table.file, f"{table.path}.architectures").fail(index, f"'{arch}' is not a Debian architecture")
-    packages = table.strings("packages")
-    for index, package in enumerate(packages):
-        if not PACKAGE_RE.fullmatch(package):
-            Table({}, table.file, f"{table.path}.packages").fail(
-                index, f"'{package}' is not a Debian package name (name or name:arch)")
+    packages = package_names(table, "packages")
     spec = ToolRootSpec(name=name, suite=table.string("suite", sysroot.suite),
                         mirror=table.string("mirror", sysroot.mirror), packages=packages,
                         architectures=architectures)
@@ -113,8 +112,8 @@ def _baremetal(name: str, table: Table, toolroots: Mapping[str, ToolRootSpec]) -
     if abi not in BAREMETAL_ABIS[xlen]:
         table.fail("abi", f"'{abi}' is not an rv{xlen} ABI ({', '.join(BAREMETAL_ABIS[xlen])})")
     timeout = table.number("timeout", 120.0)
-    if not 1 <= timeout <= 86400:
-        table.fail("timeout", f"{timeout:g} is not a number of seconds between 1 and 86400")
+    if not 1 <= timeout <= MAX_TIMEOUT:
+        table.fail("timeout", f"{timeout:g} is not a number of seconds between 1 and {MAX_TIMEOUT}")
     profiles_table = table.table("profiles", required=True)
     profiles = tuple(Profile(key, profiles_table.string(key)) for key in list(profiles_table.keys()))
     for profile in profiles:
@@ -307,15 +306,15 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     tools = Tools(cmake=_tool_version(tools_table, "cmake"), ninja=_tool_version(tools_table, "ninja"))
     tools_table.finish()
     host = top.table("host")
-    host_packages = host.strings("packages")
+    host_packages = package_names(host, "packages")
     host.finish()
     sys_table = top.table("sysroot", required=True)
     sysroot = SysrootSpec(
         suite=sys_table.string("suite", "trixie"),
-        mirror=sys_table.string("mirror", "http://deb.debian.org/debian"),
+        mirror=url(sys_table, "mirror") if sys_table.has("mirror") else "http://deb.debian.org/debian",
         keyring=sys_table.string("keyring", "/usr/share/keyrings/debian-archive-keyring.gpg"),
-        packages=sys_table.strings("packages"),
-        arch_packages=per_arch_strings(sys_table, "arch_packages"),
+        packages=package_names(sys_table, "packages"),
+        arch_packages=per_arch_strings(sys_table, "arch_packages", package_names),
     )
     sys_table.finish()
     toolchains = MappingProxyType({name: _toolchain(name, t) for name, t in top.table("toolchains").subtables()})
@@ -397,16 +396,8 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
 
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:
     path = path or find_config()
-    try:
-        if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
-            raise ConfigError(f"{path}: not a regular file", fix="pass the path of a versions.toml with --config")
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror}); run from the repository root or pass --config") \
-            from exc
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 1024} KiB; is this versions.toml?")
+    data = bounded.read_bytes(path, limit=MAX_CONFIG_BYTES, error=ConfigError,
+                              fix="run from the repository root or pass the path of a versions.toml with --config")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -120,7 +120,8 @@ def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:
                f"{', '.join(sorted(ours))}: same bytes as the chain's ORT")
 
 
-def check_loaded(loaded: str, sysroot: Path, ort_install: Path, arch: Arch, subject: str = COMPONENT) -> Row:
+def check_loaded(loaded: str, sysroot: Path, ort_install: Path, arch: Arch, subject: str = COMPONENT,
+                 what: str = "the chain's") -> Row:
     """The ONNX Runtime library the target process really mapped (payload: /proc/self/maps) has the bytes of
     the chain's library of the same name. qemu-user shows guest paths; they are looked up in the sysroot."""
     if not loaded:
@@ -134,8 +135,8 @@ def check_loaded(loaded: str, sysroot: Path, ort_install: Path, arch: Arch, subj
     same = [p for p in chain.get(found.name, []) if stamps.file_sha256(p) == stamps.file_sha256(found)]
     if not same:
         return row(subject, arch, "ort-loaded", Verdict.FAIL,
-                   f"{loaded}: not the chain's {found.name} (no same-named file with these bytes in {ort_install})")
-    return row(subject, arch, "ort-loaded", Verdict.PASS, f"{loaded}: the chain's {found.name} (same bytes)")
+                   f"{loaded}: not {what} {found.name} (no same-named file with these bytes in {ort_install})")
+    return row(subject, arch, "ort-loaded", Verdict.PASS, f"{loaded}: {what} {found.name} (same bytes)")
 
 
 def check(build: Path, chain_root: Path, ort_install: Path, arch: Arch, shipped: Path | None = None) -> list[Row]:

@@ -73,7 +73,7 @@ def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: 
     runner.log.step(f"host venv {venv.name}: {len(requirements)} pinned requirements (once; cached)")
     runner.run([sys.executable, "-m", "venv", venv])
     runner.run([python_of(venv), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-                "--progress-bar", "off", *requirements], timeout=INSTALL_TIMEOUT, on_line=_PipProgress(runner))
+                "--progress-bar", "off", "--", *requirements], timeout=INSTALL_TIMEOUT, on_line=_PipProgress(runner))
     atomic.write_text(venv / READY, json.dumps({"key": key, "requirements": list(requirements)}, indent=1))
     return python_of(venv)
 

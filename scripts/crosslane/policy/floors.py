@@ -14,13 +14,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import bounded
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.errors import ConfigError
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Verdict, rows_from
 
 # What a component's smoke reported: its runs, and the claims about what they loaded.
 SMOKE_CHECKS = frozenset({Check.SMOKE, Check.PROVENANCE})
 RUNS_TO_RAISE = 2
+OBSERVATION_LIMIT = 1 << 20
 
 
 def passed_counts(rows: Iterable[Row]) -> dict[Arch, int]:
@@ -38,16 +40,14 @@ def passed_counts(rows: Iterable[Row]) -> dict[Arch, int]:
 def load_report(path: Path) -> list[Row]:
     """The JSON a command writes with --json (a list of Row dicts), or `invoke report`'s merged report (an
     object whose "rows" is that list)."""
+    fix = "pass the file --json wrote"
+    data = bounded.read_json(path, error=ConfigError, fix=fix)
+    if isinstance(data, dict):
+        data = data.get("rows")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            data = data["rows"]
-        return [Row.from_dict(d, index) for index, d in enumerate(data)]
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the report ({exc.strerror or exc}); pass the file --json wrote") \
-            from exc
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: not a crosslane --json report ({exc}); pass the file --json wrote") from exc
+        return rows_from(data, path)
+    except ValueError as exc:
+        raise ConfigError(f"not a crosslane --json report: {exc}", fix=fix) from None
 
 
 def check(floors: Mapping[Arch, int], rows: Iterable[Row]) -> list[Row]:
@@ -84,12 +84,15 @@ def observations(folder: Path) -> list[Observation]:
     """Recorded runs, oldest first; unreadable files are refused, not skipped."""
     found = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        fix = "delete it or re-record"
+        data = bounded.read_json(path, error=ConfigError, fix=fix, limit=OBSERVATION_LIMIT)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise TypeError("not a JSON object")
             counts = {Arch(k): int(v) for k, v in data["counts"].items()}
             found.append(Observation(float(data["recorded"]), counts))
-        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"{path}: not a floors observation ({exc}); delete it or re-record") from exc
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"{path}: not a floors observation ({type(exc).__name__}: {exc})", fix=fix) from None
     return sorted(found, key=lambda o: o.recorded)
 
 

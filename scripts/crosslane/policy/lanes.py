@@ -26,11 +26,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from crosslane import stamps
+from crosslane import bounded, stamps
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
-from crosslane.errors import UsageError
+from crosslane.errors import ConfigError, UsageError
 from crosslane.report import Check, Row, Verdict
 
 ENV_PREFIX = "CROSSLANE_LANE_"
@@ -103,9 +103,9 @@ def read_marker(install: Path) -> dict[str, str] | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        return {"error": f"{path} is unreadable ({exc})"}
+        data = bounded.read_json(path, error=ConfigError, fix="", limit=1 << 16)
+    except ConfigError as exc:
+        return {"error": f"{path} is unreadable ({exc.message})"}
     if not isinstance(data, dict) or not isinstance(data.get("setting"), str):
         return {"error": f"{path} is not a lane marker (no \"setting\")"}
     return {str(k): str(v) for k, v in data.items()}

@@ -93,8 +93,11 @@ def program_for(arch: Arch, prepared: Prepared, generation: dict[str, str]) -> p
     return payload.Payload.builtin("genai_payload", "GENAI", env=env, pythonpath=(prepared.site,))
 
 
-def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payload.Attempt]) -> list[Row]:
-    """Which ONNX Runtime the first passing run really mapped, checked against the chain's bytes."""
+def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payload.Attempt],
+               given_site: Path | None = None) -> list[Row]:
+    """Which ONNX Runtime the first passing run really mapped: for the lane's build, the chain's bytes; for a
+    wheel given with --wheel (not the chain's build), the ORT its own requirements resolved to, a wheel unpacked
+    into its site or the sysroot's distribution package."""
     passed = [a for a in attempts if a.outcome.verdict is Verdict.PASS]
     if not passed:
         return []
@@ -103,8 +106,14 @@ def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payl
         loaded = str(json.loads(detail[detail.index("{"):]).get("ort_library", ""))
     except ValueError:
         loaded = ""
+    sysroot = ctx.sysroot(arch).path
+    if given_site is not None:
+        tried = [provenance.check_loaded(loaded, sysroot, root, arch, component, what="its requirements' ORT")
+                 for root in (given_site, sysroot / "usr/lib")]
+        chosen = next((r for r in tried if r.verdict is Verdict.PASS), tried[0])
+        return [dataclasses.replace(chosen, check=Check.PROVENANCE)]
     chain = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[component].depends]
-    rows = [provenance.check_loaded(loaded, ctx.sysroot(arch).path, root, arch, component) for root in chain]
+    rows = [provenance.check_loaded(loaded, sysroot, root, arch, component) for root in chain]
     return [dataclasses.replace(r, check=Check.PROVENANCE) for r in rows]
 
 
@@ -113,19 +122,29 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     control's (the lane's amd64 wheel under qemu-x86_64), exactly."""
     spec = ctx.config.components[component].smoke
     base = spec.timeout if spec else DEFAULT_TIMEOUT
-    mine = install_site(ctx, arch, component, ctx.wheels.get(component) or lane_wheel(ctx, arch, component))
+    given = ctx.wheels.get(component, ())
+    wheel = site.given_wheel(given, arch) if given else lane_wheel(ctx, arch, component)
+    mine = install_site(ctx, arch, component, wheel)
     rows = [mine.row]
     if mine.site is None:
         return rows
     generation = generation_env(ctx, spec.model if spec else None)
     attempts = payload.run_profiles(ctx, arch, profiles, program_for(arch, mine, generation), base_timeout=base)
     rows += [payload.row(component, a, "genai") for a in attempts]
-    rows += loaded_ort(ctx, arch, component, attempts)
+    rows += loaded_ort(ctx, arch, component, attempts, mine.site if given else None)
     if arch is CONTROL_ARCH or "GENAI_MODEL_DIR" not in generation:
         return rows
     control_cfg = ctx.config.arches[CONTROL_ARCH]
     control_profile = control_cfg.profile(control_cfg.default_profile)
-    theirs = install_site(ctx, CONTROL_ARCH, component, lane_wheel(ctx, CONTROL_ARCH, component))
+    # A given wheel is compared with a given amd64 wheel of the same component; the lane's control is another
+    # build (another version, other flags) and says nothing about it.
+    control_wheel = (site.given_wheel(given, CONTROL_ARCH) if len(given) > 1 else None) if given else \
+        lane_wheel(ctx, CONTROL_ARCH, component)
+    if given and control_wheel is None:
+        return rows + [Row(component, arch.value, Check.PARITY, Verdict.SKIP,
+                           f"a given wheel is compared only with a given {CONTROL_ARCH} wheel: pass --wheel "
+                           f"<{component} {CONTROL_ARCH} wheel> too", profile=a.profile.name) for a in attempts]
+    theirs = install_site(ctx, CONTROL_ARCH, component, control_wheel)
     if theirs.site is None:
         return rows + [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
                            f"no {CONTROL_ARCH} control to compare with: {theirs.row.reason}", profile=a.profile.name)

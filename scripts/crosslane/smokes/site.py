@@ -19,6 +19,7 @@ import shutil
 import sys
 import zipfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +87,21 @@ def wheel_identity(wheel: Path) -> tuple[str, str, set[str]]:
     except InvalidWheelFilename as exc:
         raise UsageError(f"--wheel {wheel}: not a wheel file name ({exc})") from None
     return str(name), str(version), {tag.platform for tag in tags}
+
+
+def wheel_arch(wheel: Path) -> Arch | None:
+    """The arch a wheel's platform tags name (…_x86_64, …_aarch64, …_riscv64), None for none or several."""
+    _, _, platforms = wheel_identity(wheel)
+    found = {a for a in Arch for tag in platforms if tag.endswith("_" + info(a).wheel_platform.removeprefix("linux_"))}
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def given_wheel(given: Sequence[Path], arch: Arch) -> Path | None:
+    """Of the --wheel files of one component, the one smoked on *arch*: the only one (whatever its platform: the
+    smoke then shows whether it loads), else the one built for *arch*."""
+    if len(given) == 1:
+        return given[0]
+    return next((w for w in given if wheel_arch(w) is arch), None)
 
 
 def marker_environment(arch: Arch, python_version: str) -> dict[str, str]:
@@ -156,7 +172,7 @@ def pip_download(ctx: Context, wanted: list[str], tags: list[str], python_versio
             "--abi", f"cp{nodot}", "--abi", "abi3", "--abi", "none", "--dest", str(dest)]
     for tag in tags:
         argv += ["--platform", tag]
-    result = ctx.runner.run([*argv, *wanted], timeout=PIP_TIMEOUT, check=False)
+    result = ctx.runner.run([*argv, "--", *wanted], timeout=PIP_TIMEOUT, check=False)
     return result.ok
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import treecheck
 from crosslane.errors import IntegrityError, MissingPrerequisite
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
@@ -61,7 +62,10 @@ def resolve(folder: Path, commit: str, tag: str | None, url: str) -> None:
     if tag:
         named = _git(folder, "rev-parse", "--verify", "-q", f"refs/tags/{tag}^{{commit}}")
         got = named.stdout.decode().strip()
-        if named.returncode == 0 and got != commit:
+        if named.returncode != 0:
+            raise IntegrityError(f"{folder}: git mirror of {url} has commit {commit} but no tag {tag}; a pinned tag "
+                                 "must name the pinned commit", fix="fetch the mirror with its tags (git fetch --tags)")
+        if got != commit:
             raise IntegrityError(f"{folder}: tag {tag} is commit {got}, versions.toml pins {commit} (a moved tag)",
                                  fix="check upstream; update commit only if the move is legitimate")
 
@@ -102,17 +106,20 @@ def read_blobs(folder: Path, oids: Sequence[str]) -> dict[str, bytes | None]:
 
 def export(folder: Path, commit: str, tag: str | None, url: str, dest: Path,
            absent_ok: Sequence[str] = ()) -> Exported:
+    """Write the commit's tree into *dest* (an empty folder of the caller's). Every path is checked before one is
+    written (a crafted tree object can hold `..`, a path twice, or a link `a` beside a folder `a/`, which git
+    never writes); files are created without following links; links are made last and stay inside the tree."""
     folder = git_dir(folder)
     resolve(folder, commit, tag, url)
     listed = entries(folder, commit)
     blobs = read_blobs(folder, [e.oid for e in listed if e.kind == "blob"])
     absent: list[str] = []
-    links: list[tuple[str, str]] = []
-    files = 0
+    gitlinks: list[tuple[str, str]] = []
+    wanted: list[treecheck.Entry] = []
     for entry in listed:
-        target = dest / entry.path
         if entry.kind == "commit":  # a submodule: its own pinned source, not part of this tree
-            links.append((entry.path, entry.oid))
+            gitlinks.append((entry.path, entry.oid))
+            wanted.append(treecheck.Entry(entry.path, "dir"))
             continue
         data = blobs.get(entry.oid)
         if data is None:
@@ -122,12 +129,22 @@ def export(folder: Path, commit: str, tag: str | None, url: str, dest: Path,
             raise MissingPrerequisite(f"{folder}: the mirror lacks {entry.path} (blob {entry.oid}) of {commit}",
                                       fix="use a complete mirror, or add the path to the source's absent_ok if "
                                           "the build never reads it")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if entry.mode == "120000":
-            target.symlink_to(os.fsdecode(data))
-        else:
-            target.write_bytes(data)
-            if entry.mode == "100755":
-                target.chmod(0o755)
+        link = entry.mode == "120000"
+        wanted.append(treecheck.Entry(entry.path, "link" if link else "file", os.fsdecode(data) if link else ""))
+    try:
+        tree = treecheck.check(wanted)
+    except treecheck.Refused as exc:
+        raise treecheck.refuse(IntegrityError, f"{folder}: the tree of {commit}",
+                               "the mirror is damaged or hostile: fetch it again from upstream", exc) from None
+    files = 0
+    for entry in listed:
+        data = blobs.get(entry.oid)
+        if entry.kind == "commit" or data is None or entry.mode == "120000":
+            continue
+        mode = 0o755 if entry.mode == "100755" else 0o644
+        with os.fdopen(treecheck.create_file(dest, treecheck.parts_of(entry.path), mode), "wb") as out:
+            out.write(data)
         files += 1
-    return Exported(files, tuple(absent), tuple(links))
+    links = {parts: e for parts, e in tree.items() if e.kind == "link"}
+    treecheck.make_links(dest, links)
+    return Exported(files + len(links), tuple(absent), tuple(gitlinks))

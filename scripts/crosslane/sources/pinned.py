@@ -18,7 +18,8 @@ import json
 import os
 import posixpath
 import shutil
-from collections.abc import Sequence
+import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -198,12 +199,29 @@ def git_mirror(spec: SourceSpec) -> Path | None:
     parts = urlsplit(spec.url)
     path = parts.path.strip("/").removesuffix(".git")
     owner, _, name = path.rpartition("/")
-    try:
-        folder = Path(template.format(host=parts.hostname or "", owner=owner, name=name, path=path))
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ConfigError(f"{MIRROR_ENV}={template!r}: unknown placeholder {exc}",
-                          fix="use {host}, {owner}, {name} or {path}") from None
+    values = {"host": parts.hostname or "", "owner": owner, "name": name, "path": path}
+    folder = Path(fill_template(template, values, MIRROR_ENV))
     return folder if folder.is_dir() else None
+
+
+def fill_template(template: str, values: Mapping[str, str], where: str) -> str:
+    """*template* with its {name} placeholders filled from *values*; nothing else (str.format would walk
+    `{owner.x}` and `{owner[0]}` and pad `{name:>999999999}`)."""
+    fix = f"use only {', '.join('{' + k + '}' for k in values)}, with nothing after the name"
+    out = []
+    try:
+        pieces = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ConfigError(f"{where}={template!r}: {exc}", fix=fix) from None
+    for literal, field, spec, conversion in pieces:
+        out.append(literal)
+        if field is None:
+            continue
+        if field not in values or spec or conversion:
+            shown = "{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise ConfigError(f"{where}={template!r}: placeholder {shown} is not one of {', '.join(values)}", fix=fix)
+        out.append(values[field])
+    return "".join(out)
 
 
 def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootSpec) -> Path:
@@ -243,7 +261,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> Path:
     git = ["git", *GIT_CONFIG, "-C", str(tree)]
     runner.run([*git, "init", "-q"], env=GIT_ENV, timeout=60, quiet=True)
     wanted = f"refs/tags/{spec.tag}:refs/tags/{spec.tag}" if spec.tag else spec.commit
-    fetched = runner.run([*git, "fetch", "-q", "--depth", "1", "--no-tags", origin, wanted], env=GIT_ENV,
+    fetched = runner.run([*git, "fetch", "-q", "--depth", "1", "--no-tags", "--", origin, wanted], env=GIT_ENV,
                          timeout=FETCH_TIMEOUT, check=False)
     if not fetched.ok:
         what = f"tag {spec.tag}" if spec.tag else f"commit {spec.commit}"

@@ -13,7 +13,7 @@ import os
 import tarfile
 from pathlib import Path, PurePosixPath
 
-from crosslane import atomic
+from crosslane import atomic, treecheck
 from crosslane.errors import ConfigError
 
 
@@ -58,6 +58,34 @@ def _check_member(archive: Path, member: tarfile.TarInfo) -> None:
                           fix="the archive is hostile or broken; check its pin and origin")
 
 
+def _check_whole(archive: Path, members: list[tarfile.TarInfo]) -> None:
+    """The tree as the kernel will see it once written: no member below a link, no link chain that leaves it
+    (treecheck), and a hard link only to a regular file of the archive reached through no link. A folder may
+    be listed twice (tar --append does it); anything else twice is refused."""
+    entries: dict[str, treecheck.Entry] = {}
+    for m in members:
+        entry = treecheck.Entry(m.name, "dir" if m.isdir() else "link" if m.issym() else "file",
+                                m.linkname if m.issym() else "")
+        if m.isdir() and entries.get(m.name) == entry:
+            continue
+        entries[m.name] = entry if m.name not in entries else treecheck.Entry(m.name, "file", "twice")
+    try:
+        doubled = [e.path for e in entries.values() if e.target == "twice" and e.kind == "file"]
+        if doubled:
+            raise treecheck.Refused(f"'{doubled[0]}' appears twice")
+        tree = treecheck.check(entries.values())
+        for member in members:
+            if member.islnk():
+                target = treecheck.parts_of(member.linkname)
+                through = [tree[target[:cut]] for cut in range(1, len(target)) if target[:cut] in tree]
+                if any(e.kind != "dir" for e in through) or target not in tree or tree[target].kind != "file":
+                    raise treecheck.Refused(f"hard link '{member.name}' -> '{member.linkname}' is not to a file of "
+                                            "the archive")
+    except treecheck.Refused as exc:
+        raise treecheck.refuse(ConfigError, archive.name, "the archive is hostile or broken; check its pin and origin",
+                               exc) from None
+
+
 def _strip_prefix(members: list[tarfile.TarInfo]) -> str | None:
     tops = {_parts(m.name)[0] for m in members if _parts(m.name)}
     if len(tops) != 1:
@@ -96,6 +124,7 @@ def extract(archive: Path, dest: Path) -> Path:
             rebased = [m for m in (_rebase(m, top) for m in members) if m is not None]
             for member in rebased:
                 _check_member(archive, member)
+            _check_whole(archive, rebased)
             with atomic.publish_dir(dest, lambda _: False) as staging:
                 if hasattr(tarfile, "data_filter"):
                     tar.extractall(staging, members=rebased, filter="data")
