@@ -198,11 +198,13 @@ def _entries(archive: Path, found: Manifest, members: list[tarfile.TarInfo]) -> 
         if kind is None:
             raise _refuse(archive, f"member '{member.name}' is a hard link, device or FIFO; a pack holds files, "
                                    "folders and links")
+        if rel in by_path:
+            raise _refuse(archive, f"member '{rel}' appears twice")
+        if rel == stamps.STAMP and kind != "file":
+            raise _refuse(archive, f"its {stamps.STAMP} is a {kind}, not a file")
         if listed is None or listed.kind != kind or (kind == "file" and listed.size != member.size) or (
                 kind == "link" and listed.target != member.linkname):
             raise _refuse(archive, f"member '{rel}' ({kind}) disagrees with the manifest")
-        if rel in by_path:
-            raise _refuse(archive, f"member '{rel}' appears twice")
         by_path[rel] = member
     missing = sorted(set(found.members) - set(by_path))
     if missing:
@@ -317,12 +319,11 @@ def unpack(ctx: Context, archive: Path) -> list[Row]:
 
 def _install(ctx: Context, archive: Path, tar: tarfile.TarFile, found: Manifest, entries: dict[str, tarfile.TarInfo],
              tree: dict[tuple[str, ...], treecheck.Entry], final: Path) -> None:
-    """Stage, verify, then swap: the old stamp and install go only once the new tree is whole and checked."""
-    if final.is_symlink() or (final.exists() and not final.is_dir()):
-        final.unlink()
-    final.mkdir(parents=True, exist_ok=True)
-    atomic.sweep_stale(final / "unpack")
-    staging = final / f".unpack.{os.getpid()}.partial"
+    """Stage beside the component's folder, verify, then swap: the old stamp and install go only once the new tree
+    is whole and checked. A killed unpack's staging folder is swept by the next one (atomic.sweep_stale)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    atomic.sweep_stale(final)
+    staging = final.with_name(f".{final.name}.{os.getpid()}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
@@ -331,6 +332,9 @@ def _install(ctx: Context, archive: Path, tar: tarfile.TarFile, found: Manifest,
         listing = stamps.outputs_listing(staging / "install")
         if "outputs" in stamp and not _matches(stamp["outputs"], listing):
             raise _refuse(archive, f"its stamp's outputs disagree with its install folder ({len(listing)} entries)")
+        if final.is_symlink() or (final.exists() and not final.is_dir()):
+            final.unlink()  # replaced, never written through
+        final.mkdir(exist_ok=True)
         stamps.clear(final)
         stamps.remove(final / "install")
         (staging / "install").rename(final / "install")

@@ -60,3 +60,10 @@ class IntegrityError(CrosslaneError):
     """What was served differs from the pin: not the user's input, so not exit 2."""
 
     exit_code = 6
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (CI cancelled the job, a user's kill): raised so every `finally` removes its partial work
+    (a staging folder, a half-written pack) before the process ends with 143."""
+
+    exit_code = 143

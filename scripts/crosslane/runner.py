@@ -136,6 +136,9 @@ class Runner:
                 if on_line:
                     on_line(line.rstrip("\n"))
             returncode = process.wait()
+        except BaseException:
+            kill()  # interrupted (SIGTERM, Ctrl-C): the child's group goes too, not on in the background
+            raise
         finally:
             if timer:
                 timer.cancel()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -14,7 +15,14 @@ from crosslane import atomic, report
 from crosslane import config as config_mod
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.context import Context
-from crosslane.errors import CrosslaneError, MissingPrerequisite, StepFailed, UsageError, VerdictFailed
+from crosslane.errors import (
+    CrosslaneError,
+    MissingPrerequisite,
+    StepFailed,
+    Terminated,
+    UsageError,
+    VerdictFailed,
+)
 from crosslane.log import Log
 from crosslane.registry import suggestion
 from crosslane.report import Check
@@ -51,6 +59,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     outcome to the exit code (errors caught once, one line each; a traceback only with --debug)."""
     debug = debug or os.environ.get("CROSSLANE_DEBUG") == "1"
     log = Log(verbose=debug)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         cfg = config_mod.load(Path(config_path) if config_path else None)
         given: dict[str, tuple[Path, ...]] = {}
@@ -84,6 +93,9 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
+    except Terminated:
+        log.error("terminated (SIGTERM); partial work removed")
+        return Terminated.exit_code
     failures = report.failed(rows)
     if failures:
         kinds = {failure_kind(r) for r in failures}
@@ -97,6 +109,10 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())
         return VerdictFailed.exit_code
     return 0
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 def append_step_summary(text: str) -> None:
