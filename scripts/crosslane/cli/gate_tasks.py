@@ -6,7 +6,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from crosslane import bounded
 from crosslane import config as config_mod
+from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.archs import Arch
 from crosslane.cli.commands import Action, parse_arch
 from crosslane.context import Context
@@ -54,10 +56,12 @@ def floors(check: str, record: bool, previous: str) -> Action:
 
 def previous_floors(path: Path, root: Path) -> Mapping[Arch, int]:
     """[floors] of an older versions.toml (e.g. `git show HEAD~:versions.toml`), its paths read against *root*."""
+    fix = "pass an older versions.toml, e.g. git show HEAD~:versions.toml > old.toml"
+    data = bounded.read_bytes(path, limit=MAX_CONFIG_BYTES, error=UsageError, fix=fix)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--previous {path}: cannot read ({exc.strerror})") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"--previous {path}: not UTF-8", fix=fix) from None
     return config_mod.parse(text, path, root).floors
 
 
