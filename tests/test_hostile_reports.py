@@ -51,7 +51,9 @@ def sparse(size: int) -> Callable[[Path], None]:
 
 
 def text(data: bytes) -> Callable[[Path], None]:
-    return lambda path: path.write_bytes(data)
+    def make(path: Path) -> None:
+        path.write_bytes(data)
+    return make
 
 
 # What a reader is given: made at a path, then the words its one error line must hold.

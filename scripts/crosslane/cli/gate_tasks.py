@@ -8,9 +8,9 @@ from pathlib import Path
 
 from crosslane import bounded
 from crosslane import config as config_mod
-from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.archs import Arch
 from crosslane.cli.commands import Action, parse_arch
+from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import verify as verify_mod
