@@ -25,8 +25,8 @@ def git_component(url: str = "https://example.invalid/x.git", extra: str = "", m
 
 
 def fetchcontent(url: str) -> str:
-    return git_component() + f'\n[components.hostile.fetchcontent.dep]\nsource = {{ kind = "git", url = "{url}", ' \
-        f'commit = "{"b" * 40}" }}\n'
+    table = f'[components.hostile.fetchcontent.dep]\nsource = {{ kind = "git", url = "{url}", commit = "{"b" * 40}" }}'
+    return git_component() + "\n" + table + "\n"
 
 
 def replaced(old: str, new: str) -> tuple[str, str]:
