@@ -5,9 +5,12 @@ cache, and the old install and its stamp as they were."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
 import os
+import random
 import signal
 import subprocess
 import tarfile
@@ -17,7 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import stamps
+from crosslane import artifacts, stamps
+from crosslane.config import Config
+from crosslane.context import Context
+from crosslane.errors import CrosslaneError
+from crosslane.log import Log
+from crosslane.report import Verdict
+from crosslane.runner import Runner
 from hostilekit import (
     BIN,
     REPO,
@@ -36,6 +45,8 @@ pytestmark = [pytest.mark.cross, pytest.mark.spawns]
 
 BASE = "crosslane-pack/riscv64/canary/"
 CLI = BASE + "install/bin/canary-cli"
+# The fuzz budget: a fixed one in the default tier; `nox -s reliability` multiplies it.
+ROUNDS = int(os.environ.get("CROSSLANE_FUZZ_FACTOR", "1"))
 
 
 @pytest.fixture(scope="module")
@@ -395,3 +406,48 @@ def test_a_round_trip_keeps_every_byte(box: Sandbox, real_pack: Path, installed:
     assert stamps.is_current(installed, stamp["key"], outputs=installed / "install")  # re-listed on this disk
     os.utime(installed / "install/bin/canary-cli")  # a touched output is a changed output
     assert not stamps.is_current(installed, stamp["key"], outputs=installed / "install")
+
+
+def mutated_tar(data: bytes, rng: random.Random) -> bytes:
+    """The pack's tar stream (not its gzip wrapper, whose CRC would catch a flip) with bytes flipped, cut or copied."""
+    raw = bytearray(gzip.decompress(data))
+    for _ in range(rng.randint(1, 8)):
+        match rng.randrange(4):
+            case 0:
+                raw[rng.randrange(len(raw))] = rng.randrange(256)
+            case 1:
+                start = rng.randrange(len(raw))
+                del raw[start:start + rng.randint(1, 600)]
+            case 2:
+                start = rng.randrange(len(raw))
+                raw[start:start] = raw[rng.randrange(len(raw)):][:rng.randint(1, 600)]
+            case _:
+                header = rng.randrange(max(1, len(raw) // 512)) * 512  # a header field: names, sizes, types
+                raw[header + rng.randrange(512)] = rng.choice(b"0123456789/.\x00 25L")
+    return gzip.compress(bytes(raw), compresslevel=1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fuzzed_packs_never_raise_anything_but_a_crosslane_error(tmp_path: Path, real_pack: Path, cfg: Config,
+                                                                 monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Mutation fuzzing of the pack reader (fixed seeds; `nox -s reliability` runs 20 times as many rounds)."""
+    rng = random.Random(seed)
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    data = real_pack.read_bytes()
+    outcomes: dict[str, int] = {}
+    for index in range(25 * ROUNDS):
+        hostile = tmp_path / f"fuzz-{index}.tar.gz"
+        hostile.write_bytes(mutated_tar(data, rng))
+        try:
+            rows = artifacts.unpack(ctx, hostile)
+            outcomes["unpacked"] = outcomes.get("unpacked", 0) + 1
+            assert rows and rows[0].verdict is Verdict.PASS
+        except CrosslaneError as exc:
+            outcomes[type(exc).__name__] = outcomes.get(type(exc).__name__, 0) + 1
+            assert "\n" not in exc.one_line()
+        hostile.unlink()
+    assert list(outside.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["build", "outside"]
+    assert sum(outcomes.values()) == 25 * ROUNDS and set(outcomes) - {"unpacked"}, outcomes
