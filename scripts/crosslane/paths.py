@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from crosslane.errors import MissingPrerequisite
+
 
 def cache_dir() -> Path:
     """CROSSLANE_CACHE, else $XDG_CACHE_HOME/crosslane, else ~/.cache/crosslane."""
@@ -19,3 +21,13 @@ def cache_dir() -> Path:
 def build_root(repo: Path) -> Path:
     override = os.environ.get("CROSSLANE_BUILD_DIR")
     return Path(override).resolve() if override else repo / "build"
+
+
+def check_places() -> None:
+    """CROSSLANE_CACHE and CROSSLANE_BUILD_DIR, when set, name folders (or nothing yet): a file there would
+    otherwise surface later as a missing sysroot or a failed mkdir deep inside a step."""
+    for variable in ("CROSSLANE_CACHE", "CROSSLANE_BUILD_DIR"):
+        value = os.environ.get(variable)
+        if value and Path(value).exists() and not Path(value).is_dir():
+            raise MissingPrerequisite(f"{variable}={value}: not a folder",
+                                      fix=f"point {variable} at a folder crosslane may write, or unset it")

@@ -44,7 +44,7 @@ def by_check(findings: list[dict[str, str]]) -> dict[str, dict[str, str]]:
 def test_fresh_machine_lists_every_missing_piece(bare_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = commands.run(lambda ctx: actions.preflight(ctx, Arch.RISCV64, ["canary"], as_json=True),
                         config_path=str(REPO / "versions.toml"), stream_summary=False)
-    assert code == 1
+    assert code == 3  # a failed preflight is a missing prerequisite
     findings = json.loads(capsys.readouterr().out)
     assert [f["check"] for f in findings] == ARCH_CHECKS + COMPONENT_CHECKS  # one record per check
     found = by_check(findings)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import assert_never
 
-from crosslane import atomic, report
+from crosslane import atomic, paths, report
 from crosslane import config as config_mod
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.context import Context
@@ -61,6 +61,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     log = Log(verbose=debug)
     signal.signal(signal.SIGTERM, _terminate)
     try:
+        paths.check_places()
         cfg = config_mod.load(Path(config_path) if config_path else None)
         given: dict[str, tuple[Path, ...]] = {}
         if wheels:

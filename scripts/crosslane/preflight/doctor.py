@@ -119,7 +119,8 @@ def gate(ctx: Context, arch: Arch, components: Sequence[str], probes: Probes,
                 + (f"; fix: {finding.fix}" if finding.fix else ""))
     bad = failed(findings)
     if bad:
-        ctx.log.error(f"preflight: {len(bad)} of {len(findings)} checks failed for {arch}; nothing was built "
+        # The command's one error line comes at its end, with the exit code; this says why nothing was built.
+        ctx.log.info(f"preflight: {len(bad)} of {len(findings)} checks failed for {arch}; nothing was built "
                       f"(invoke preflight --arch {arch} shows every check)")
         for finding in bad:
             ctx.log.info(f"    FAIL {finding.check} ({finding.component}): {finding.message}; fix: {finding.fix}")
