@@ -24,7 +24,7 @@ from crosslane.config import GitSource
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.guest import sysroot as sysroot_mod
-from crosslane.report import Check, Row
+from crosslane.report import Check, Row, Verdict
 
 SCHEMA = 2  # 2: rows carry check, subject, profile and control instead of a step string
 # Sysroot packages whose versions a reader of the report needs (prefix match on the package name).
@@ -54,6 +54,11 @@ def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) ->
     served = [r.reason for r in rows if r.component == name and r.arch == arch.value and r.check is Check.SOURCE]
     if served:
         facts["served"] = served
+    features = {r.subject.partition(":")[2]: r.verdict is Verdict.PASS for r in rows
+                if r.component == name and r.arch == arch.value and r.check is Check.GATE
+                and r.subject.startswith("compiled:")}
+    if features:
+        facts["compiled"] = features  # read from the built libraries (gates/compiled.py), not the configure flags
     stamp = stamps.read(ctx.component_dir(arch, name))
     if stamp is None:
         return facts

@@ -14,7 +14,7 @@ from crosslane.config import PinnedSource
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.features.probes import Probes
-from crosslane.gates import provenance, verify
+from crosslane.gates import compiled, provenance, verify
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools, hostsetup
 from crosslane.plan import RunPlan
@@ -131,15 +131,17 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> 
 def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: Sequence[Path]) -> list[Row]:
     found = verify.run(ctx, arch, list(paths), staging)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
+    features = compiled.rows(name, arch, ctx.component_dir(arch, name) / "install",
+                             ctx.config.components[name].compiled)
     if failed:
-        return [Row(name, arch.value, Check.GATE, r.verdict, f"{r.component}: {r.reason}",
-                    subject=r.subject) for r in failed]
+        return [*(Row(name, arch.value, Check.GATE, r.verdict, f"{r.component}: {r.reason}",
+                      subject=r.subject) for r in failed), *(r for r in features if r.verdict is Verdict.FAIL)]
     checked = {r.component for r in found if r.verdict is Verdict.PASS}
     floor = next((r.reason for r in found if r.subject == "glibc-floor"), "")
     summary = Row(name, arch.value, Check.GATE, Verdict.PASS,
                   f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor"
                   + (f" ({floor})" if floor else ""))
-    return [summary, *build_provenance(ctx, name, arch)]
+    return [summary, *features, *build_provenance(ctx, name, arch)]
 
 
 def build_provenance(ctx: Context, name: str, arch: Arch) -> list[Row]:

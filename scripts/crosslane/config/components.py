@@ -109,8 +109,27 @@ def _source_with_mirrors(table: Table, root: Path) -> tuple[SourceSpec, ...]:
     return tuple(sources)
 
 
-def _fetchcontent(table: Table, root: Path) -> Mapping[str, tuple[PinnedSource, ...]]:
-    deps = {}
+def _patches(table: Table, root: Path) -> tuple[PatchSpec, ...]:
+    """A `patches` list (a component's, or a FetchContent dependency's): files under patches/, pinned by sha256."""
+    patches = []
+    for patch_table in table.tables("patches"):
+        rel = patch_table.string("path", required=True)
+        path = repo_path(patch_table, "path", rel, root, inside="patches/")
+        when = patch_table.table("when")
+        arches = arch_list(when, "arch") if when.has("arch") else tuple(Arch)
+        when.finish()
+        strip = patch_table.integer("strip", 1)
+        if strip not in (0, 1):
+            patch_table.fail("strip", f"{strip}: crosslane applies patches with -p0 or -p1")
+        patches.append(PatchSpec(path=path, sha256=sha256(patch_table, "sha256"), arches=arches, strip=strip))
+        patch_table.finish()
+    return tuple(patches)
+
+
+def _fetchcontent(table: Table, root: Path) -> tuple[Mapping[str, tuple[PinnedSource, ...]],
+                                                     Mapping[str, tuple[PatchSpec, ...]]]:
+    """Each FetchContent dependency's pinned sources, and the patches applied to a per-arch copy of it."""
+    deps, patched = {}, {}
     for name, dep in table.table("fetchcontent").subtables():
         if not NAME_RE.fullmatch(name):
             table.fail(f"fetchcontent.{name}", "a FetchContent name is letters, digits and _ (as CMake declares it)")
@@ -121,9 +140,22 @@ def _fetchcontent(table: Table, root: Path) -> Mapping[str, tuple[PinnedSource, 
         if len(pinned) != len(sources):
             dep.fail("source", f"a FetchContent dependency must be pinned ({', '.join(PINNED_KINDS)}), not "
                      f"'{sources[0].kind}'")
+        specs = _patches(dep, root)
+        if specs:
+            patched[name] = specs
         dep.finish()
         deps[name] = pinned
-    return MappingProxyType(deps)
+    return MappingProxyType(deps), MappingProxyType(patched)
+
+
+def _compiled(table: Table) -> Mapping[str, str]:
+    sub = table.table("compiled")
+    found = {key: sub.string(key) for key in list(sub.keys())}
+    for key, symbol in found.items():
+        if not NAME_RE.fullmatch(key) or not NAME_RE.fullmatch(symbol):
+            sub.fail(key, f"'{key}' = '{symbol}': a feature name and the C symbol that proves it (letters, digits, _)")
+    sub.finish()
+    return MappingProxyType(found)
 
 
 def _links(table: Table) -> Mapping[str, str]:
@@ -170,18 +202,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"),
                           cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"))
         smoke_table.finish()
-    patches = []
-    for patch_table in table.tables("patches"):
-        rel = patch_table.string("path", required=True)
-        path = repo_path(patch_table, "path", rel, root, inside="patches/")
-        when = patch_table.table("when")
-        arches = arch_list(when, "arch") if when.has("arch") else tuple(Arch)
-        when.finish()
-        strip = patch_table.integer("strip", 1)
-        if strip not in (0, 1):
-            patch_table.fail("strip", f"{strip}: crosslane applies patches with -p0 or -p1")
-        patches.append(PatchSpec(path=path, sha256=sha256(patch_table, "sha256"), arches=arches, strip=strip))
-        patch_table.finish()
+    fetchcontent, fetchcontent_patches = _fetchcontent(table, root)
     component = Component(
         name=name,
         sources=tuple(sources),
@@ -193,13 +214,16 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         arch_cmake_args=per_arch_strings(table, "arch_cmake_args"),
         toolchain=MappingProxyType(toolchain),
         smoke=smoke,
-        patches=tuple(patches),
+        patches=_patches(table, root),
         options=_options(table),
         rust=table.boolean("rust", False),
         rust_options=table.strings("rust_options"),
         host_tools=table.strings("host_tools"),
         distribution=table.optional_string("distribution"),
-        fetchcontent=_fetchcontent(table, root),
+        fetchcontent=fetchcontent,
+        fetchcontent_patches=fetchcontent_patches,
+        toolroot=table.string("toolroot", ""),
+        compiled=_compiled(table),
         links=_links(table),
         provenance=_provenance(table),
         source_of=source_of,

@@ -324,6 +324,13 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
                    for name, t in arches_table.subtables()}
     components = MappingProxyType(_shared_sources(file, {name: read_component(name, t, root, registries)
                                                          for name, t in top.table("components").subtables()}))
+    for name, component in components.items():
+        if component.toolroot and component.toolroot not in toolroots:
+            Table({}, file, f"components.{name}").fail(
+                "toolroot", f"unknown tool root '{component.toolroot}'{suggestion(component.toolroot, list(toolroots))}"
+                            "; add a [toolroots.<name>] table")
+        if component.toolroot and not component.rust:
+            Table({}, file, f"components.{name}").fail("toolroot", "a tool root for Rust needs rust = true")
     # An arch's job: the components that list it, in the order versions.toml declares them.
     arches = MappingProxyType({arch: dataclasses.replace(arch_cfg, components=tuple(
         name for name, component in components.items() if arch in component.arches))

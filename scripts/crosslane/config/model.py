@@ -250,6 +250,13 @@ class Component:
     # Dependencies its CMake would download with FetchContent, by FetchContent name: each a pinned source
     # (with mirrors) that crosslane fetches and hands over as FETCHCONTENT_SOURCE_DIR_<NAME>.
     fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = field(default_factory=dict)
+    # Patches of a FetchContent dependency (by its name), applied to a per-arch copy of its pinned tree.
+    fetchcontent_patches: Mapping[str, tuple[PatchSpec, ...]] = field(default_factory=dict)
+    # The [toolroots.*] whose rustc and cargo build its Rust (Corrosion gets wrappers that run them inside it).
+    toolroot: str = ""
+    # Features the lane is specified with, each proven by a dynamic symbol its libraries export
+    # (gates/compiled.py): {"guidance": "llg_new_tokenizer"}.
+    compiled: Mapping[str, str] = field(default_factory=dict)
     # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
     # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
     links: Mapping[str, str] = field(default_factory=dict)

@@ -54,6 +54,14 @@ class RustupListing:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class RootStd:
+    """What a tool root's files say of a target's Rust std: no root yet (no evidence), or the std is there or not."""
+
+    state: Literal["no-root", "present", "missing"]
+    detail: str = ""
+
+
 @dataclass
 class Probes:
     """Takes what it probes with: the runner, the configuration, and how a component's compiler is found (the
@@ -202,6 +210,23 @@ class Probes:
                                f"{result.tail(2).strip() or f'exit {result.returncode}'}")
         self._cpu_programs[arch] = outcome
         return outcome
+
+    # -- a tool root's Rust --------------------------------------------------------------------------------
+
+    def root_std(self, root_name: str, triple: str) -> RootStd:
+        """The target std in the tool root, read from its files (no process): the rlibs of
+        /usr/lib/rustlib/<triple>/lib, which libstd-rust-dev:<arch> installs."""
+        from crosslane.host import toolroot
+
+        found = toolroot.find(self.config.toolroots[root_name])
+        if found is None:
+            return RootStd("no-root", f"the tool root {root_name} is not made yet (the build makes it)")
+        libdir = found.path / "usr/lib/rustlib" / triple / "lib"
+        std = sorted(libdir.glob("libstd-*.rlib")) if libdir.is_dir() else []
+        if std:
+            return RootStd("present", f"{std[0].relative_to(found.path)} in {found.path.name}")
+        return RootStd("missing", f"no {triple} std in {found.path.name} (/{libdir.relative_to(found.path)} "
+                                  f"{'holds no libstd-*.rlib' if libdir.is_dir() else 'does not exist'})")
 
     # -- rustup ------------------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from crosslane.archs import Arch, info
 from crosslane.errors import MissingPrerequisite
-from crosslane.features.probes import Probes, RustupListing
+from crosslane.features.probes import Probes, RootStd, RustupListing
 from crosslane.host.toolchains import Compiler
 from crosslane.registry import OPTIONS
 from crosslane.report import Verdict
@@ -72,6 +72,21 @@ def rust_options(listing: RustupListing, triple: str, options: tuple[str, ...]) 
             raise AssertionError(listing.state)
 
 
+def root_std(evidence: RootStd, triple: str, root_name: str, debian_arch: str) -> Decision:
+    """The same rule for a tool root's Rust: only the root's own files can show the std is missing, and then the
+    build stops with the fix (the Rust-built feature is never dropped silently); no root yet proves nothing."""
+    match evidence.state:
+        case "missing":
+            return Decision(Verdict.FAIL, False, f"{evidence.detail}: the Rust part cannot be built for {triple}",
+                            f"add \"libstd-rust-dev:{debian_arch}\" to [toolroots.{root_name}].packages")
+        case "present":
+            return Decision(Verdict.PASS, True, f"{triple} std: {evidence.detail}")
+        case "no-root":
+            return Decision(Verdict.PASS, True, f"{evidence.detail}; no evidence the {triple} std is missing")
+        case _:
+            raise AssertionError(evidence.state)
+
+
 # -- the same decisions, fed by the probes (what preflight reports and the build wires) -----------------
 
 
@@ -93,6 +108,15 @@ def rust_options_for(probes: Probes, component: str, arch: Arch) -> Decision | N
     if not options:
         return None
     return rust_options(probes.rustup(), info(arch).rust_target, options)
+
+
+def root_std_for(probes: Probes, component: str, arch: Arch) -> Decision | None:
+    """The target std decision for a component whose Rust comes from a tool root (None: it takes none)."""
+    name = probes.config.components[component].toolroot
+    if not name:
+        return None
+    return root_std(probes.root_std(name, info(arch).rust_target), info(arch).rust_target, name,
+                    info(arch).debian_arch)
 
 
 Rule = Callable[[Probes, str, Arch], "Decision | None"]

@@ -27,6 +27,8 @@ def packages_needed(config: Config, arches: Iterable[Arch], components: Iterable
             chains = [config.toolchain_for(n, arch) for n in names if config.builds(n, arch)]
         for toolchain in chains:
             wanted += toolchain.packages.get(arch, ())
+    if any(config.components[n].toolroot for n in (names if names is not None else config.components)):
+        wanted.append("mmdebstrap")  # makes the tool root a component's Rust comes from (host/toolroot.py)
     return tuple(dict.fromkeys(wanted))
 
 

@@ -64,7 +64,8 @@ def wire(probes: Probes, component: Component, arch: Arch, compiler: Compiler, s
          machine: str | None = None) -> Wiring:
     args: list[str] = []
     env: dict[str, str] = {}
-    if component.rust and is_cross(arch, machine):
+    # A tool root's Rust is wired by recipes/cargo_root.py (its linker is inside the root, not the host's).
+    if component.rust and not component.toolroot and is_cross(arch, machine):
         rust_args, env = rust_cross(compiler, sysroot, component.name)
         args += rust_args
     unset = HOST_LEAK_VARS if component.rust or component.host_tools else ()

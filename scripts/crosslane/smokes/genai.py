@@ -19,7 +19,7 @@ from pathlib import Path
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import Component, Profile, version_of
 from crosslane.context import Context
-from crosslane.gates import provenance
+from crosslane.gates import compiled, provenance
 from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
@@ -152,4 +152,6 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     control = payload.run(ctx, CONTROL_ARCH, control_profile, program_for(CONTROL_ARCH, theirs, generation),
                           base_timeout=base)
     rows.insert(1, payload.row(component, control, "genai", control=True))
-    return rows + payload.parity(ctx, component, attempts, control, TOLERANCES)
+    features = compiled.parity(component, arch, mine.site, theirs.site, CONTROL_ARCH,
+                               ctx.config.components[component].compiled)
+    return rows + payload.parity(ctx, component, attempts, control, TOLERANCES) + features

@@ -5,7 +5,7 @@ from __future__ import annotations
 from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes
-from crosslane.features.rules import rust_options_for, xnnpack_for
+from crosslane.features.rules import root_std_for, rust_options_for, xnnpack_for
 from crosslane.host.toolchains import Compiler
 from crosslane.preflight.checks.base import Outcome, Subject
 from crosslane.report import Verdict
@@ -54,14 +54,18 @@ def xnnpack(probes: Probes, subject: Subject) -> Outcome:
 
 def rust_applies(probes: Probes, subject: Subject) -> str | None:
     assert subject.component is not None
-    if not probes.config.components[subject.component].rust_options:
-        return f"{subject.component} has no Rust-dependent option (rust_options): nothing to decide"
+    component = probes.config.components[subject.component]
+    if not component.rust_options and not component.toolroot:
+        return (f"{subject.component} has no Rust-dependent option (rust_options) and no Rust tool root: nothing "
+                "to decide")
     return None
 
 
 def rust_target(probes: Probes, subject: Subject) -> Outcome:
+    """The target's std: in the component's tool root (read from its files), else by rustup's listing."""
     assert subject.component is not None
-    decision = rust_options_for(probes, subject.component, subject.arch)
+    decision = root_std_for(probes, subject.component, subject.arch) or \
+        rust_options_for(probes, subject.component, subject.arch)
     assert decision is not None
     return Outcome(decision.status, decision.message, decision.fix)
 
