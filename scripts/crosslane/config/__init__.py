@@ -10,6 +10,7 @@ from crosslane.config.model import (
     BareMetalTarget,
     Component,
     Config,
+    Constrained,
     DebianSource,
     GitSource,
     Lane,
@@ -30,6 +31,6 @@ from crosslane.config.model import (
 )
 
 __all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "ArchiveSource", "BareMetalBuild", "BareMetalTarget",
-           "Component", "Config", "DebianSource", "GitSource", "Lane", "ModelSpec", "PatchSpec", "PinnedSource",
-           "Profile", "Registries", "SmokeSpec", "SourceSpec", "SysrootPackage", "SysrootSpec", "ToolRootSpec",
-           "Toolchain", "Tools", "TreeSource", "find_config", "load", "parse", "version_of"]
+           "Component", "Config", "Constrained", "DebianSource", "GitSource", "Lane", "ModelSpec", "PatchSpec",
+           "PinnedSource", "Profile", "Registries", "SmokeSpec", "SourceSpec", "SysrootPackage", "SysrootSpec",
+           "ToolRootSpec", "Toolchain", "Tools", "TreeSource", "find_config", "load", "parse", "version_of"]

@@ -3,6 +3,7 @@ options, links and provenance."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
@@ -29,6 +30,7 @@ from crosslane.config.fields import (
 from crosslane.config.model import (
     ArchiveSource,
     Component,
+    Constrained,
     DebianSource,
     GitSource,
     PatchSpec,
@@ -148,6 +150,30 @@ def _fetchcontent(table: Table, root: Path) -> tuple[Mapping[str, tuple[PinnedSo
     return MappingProxyType(deps), MappingProxyType(patched)
 
 
+GUIDANCE_KINDS = ("regex", "json_schema", "lark_grammar")  # what genai's set_guidance takes
+
+
+def _constrained(smoke: Table) -> Constrained | None:
+    if not smoke.has("constrained"):
+        return None
+    sub = smoke.table("constrained")
+    kind = sub.string("kind", required=True)
+    if kind not in GUIDANCE_KINDS:
+        sub.fail("kind", f"unknown guidance kind '{kind}'{suggestion(kind, GUIDANCE_KINDS)}")
+    if kind == "regex":
+        try:
+            re.compile(sub.string("data", required=True))
+        except re.error as exc:
+            sub.fail("data", f"not a regular expression: {exc}")
+    new_tokens = sub.integer("new_tokens", 32)
+    if not 1 <= new_tokens <= 512:
+        sub.fail("new_tokens", f"{new_tokens} is not between 1 and 512")
+    found = Constrained(kind=kind, data=sub.string("data", required=True), prompt=sub.string("prompt", required=True),
+                        new_tokens=new_tokens)
+    sub.finish()
+    return found
+
+
 def _compiled(table: Table) -> Mapping[str, str]:
     sub = table.table("compiled")
     found = {key: sub.string(key) for key in list(sub.keys())}
@@ -200,7 +226,8 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         if not 0 < timeout <= MAX_TIMEOUT:
             smoke_table.fail("timeout", f"{timeout:g} is not a number of seconds above 0 and at most {MAX_TIMEOUT}")
         smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"),
-                          cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"))
+                          cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"),
+                          constrained=_constrained(smoke_table))
         smoke_table.finish()
     fetchcontent, fetchcontent_patches = _fetchcontent(table, root)
     component = Component(

@@ -193,6 +193,17 @@ class PatchSpec:
 
 
 @dataclass(frozen=True)
+class Constrained:
+    """Constrained generation (the genai smoke's tier 5): the guidance kind genai takes (regex, json_schema,
+    lark_grammar), its text, the prompt, and at most how many new tokens."""
+
+    kind: str
+    data: str
+    prompt: str
+    new_tokens: int = 32
+
+
+@dataclass(frozen=True)
 class SmokeSpec:
     kind: str
     timeout: float
@@ -202,6 +213,8 @@ class SmokeSpec:
     cases: str | None = None
     # Only these CPU profiles (a runner variant made for some of them); empty: every profile the smoke gets.
     profiles: tuple[str, ...] = ()
+    # Tier 5 of the genai smoke (armed with `model`): the output must satisfy the constraint.
+    constrained: Constrained | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane.archs import CONTROL_ARCH, Arch, info
-from crosslane.config import Component, Profile, version_of
+from crosslane.config import Component, Constrained, Profile, version_of
 from crosslane.context import Context
 from crosslane.gates import compiled, provenance
 from crosslane.models import prepare
@@ -30,7 +30,7 @@ from crosslane.sources import pinned
 
 DEFAULT_TIMEOUT = 120.0
 # Greedy token ids: equal, or the build computes something else.
-TOLERANCES = {"new_tokens": EXACT}
+TOLERANCES = {"new_tokens": EXACT, "constrained_tokens": EXACT}
 
 
 def pin(component: Component) -> str:
@@ -44,8 +44,9 @@ def lane_wheel(ctx: Context, arch: Arch, component: str) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
-def generation_env(ctx: Context, model: str | None) -> dict[str, str]:
-    """Tier 4's environment: the prepared model and its reference, else a hand-set GENAI_MODEL_DIR, else none."""
+def generation_env(ctx: Context, model: str | None, constrained: Constrained | None = None) -> dict[str, str]:
+    """Tiers 4 and 5's environment: the prepared model and its reference (and the constraint of tier 5), else a
+    hand-set GENAI_MODEL_DIR, else none."""
     by_hand = os.environ.get("GENAI_MODEL_DIR")
     if by_hand:
         return {"GENAI_MODEL_DIR": by_hand}
@@ -54,8 +55,11 @@ def generation_env(ctx: Context, model: str | None) -> dict[str, str]:
     ready = prepare.prepare(ctx.runner, ctx.config.models[model], cache_dir(), offline=pinned.offline())
     ctx.log.info(f"    tier 4: {ready.name} from {ready.folder}; host reference {list(ready.reference)} "
                  f"({ready.by}; smallest top-2 margin {ready.min_margin})")
-    return {"GENAI_MODEL_DIR": str(ready.folder), "GENAI_PROMPT": ready.prompt,
-            "GENAI_NEW_TOKENS": str(len(ready.reference)), "GENAI_EXPECTED_TOKENS": json.dumps(list(ready.reference))}
+    env = {"GENAI_MODEL_DIR": str(ready.folder), "GENAI_PROMPT": ready.prompt,
+           "GENAI_NEW_TOKENS": str(len(ready.reference)), "GENAI_EXPECTED_TOKENS": json.dumps(list(ready.reference))}
+    if constrained is not None:  # tier 5: the same model, the guidance of the smoke's `constrained`
+        env["GENAI_CONSTRAINED"] = json.dumps(dataclasses.asdict(constrained))
+    return env
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     rows = [mine.row]
     if mine.site is None:
         return rows
-    generation = generation_env(ctx, spec.model if spec else None)
+    generation = generation_env(ctx, spec.model if spec else None, spec.constrained if spec else None)
     attempts = payload.run_profiles(ctx, arch, profiles, program_for(arch, mine, generation), base_timeout=base)
     rows += [payload.row(component, a, "genai") for a in attempts]
     rows += loaded_ort(ctx, arch, component, attempts, mine.site if given else None)

@@ -9,6 +9,10 @@
    zero new tokens or on all new tokens being one repeated token (the signature of onnxruntime-genai#594);
    with GENAI_EXPECTED_TOKENS (a JSON list: the host's own greedy tokens from the same folder) the new tokens
    must equal it exactly, else the first differing step is named. Unarmed, a SKIP line says so.
+5. constrained generate(): armed by GENAI_CONSTRAINED (JSON: kind, data, prompt, new_tokens) with the model of
+   tier 4; the guidance genai's set_guidance takes (regex, json_schema, lark_grammar). The decoded new text must
+   satisfy the constraint (a regex fully, a JSON schema's output parse as JSON): a build without guidance
+   ignores set_guidance silently and generates unconstrained, which fails here.
 Every check prints PROVEN/UNPROVEN/DEFECT/SKIP; the last line is GENAI-BIND OK|FAIL|SKIP: ...
 """
 
@@ -18,6 +22,7 @@ import importlib.machinery
 import importlib.metadata
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -236,6 +241,69 @@ def tier_generate(og: Any, ask: Generation,
     return decide_generation(prompt, sequence, ask.expected), list(sequence[len(prompt):])
 
 
+@dataclass(frozen=True)
+class Constrained:
+    kind: str
+    data: str
+    prompt: str
+    new_tokens: int
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Constrained | None:
+        raw = environ.get("GENAI_CONSTRAINED")
+        if not raw:
+            return None
+        spec = json.loads(raw)
+        return cls(str(spec["kind"]), str(spec["data"]), str(spec["prompt"]), int(spec["new_tokens"]))
+
+
+def generate_constrained(og: Any, model_dir: str, ask: Constrained) -> tuple[list[int], str]:
+    model = og.Model(model_dir)
+    tokenizer = og.Tokenizer(model)
+    tokens = [int(t) for t in tokenizer.encode(ask.prompt)]
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=len(tokens) + ask.new_tokens, do_sample=False)
+    params.set_guidance(ask.kind, ask.data)
+    generator = og.Generator(model, params)
+    generator.append_tokens(tokens)
+    while not generator.is_done():
+        generator.generate_next_token()
+    new = [int(t) for t in generator.get_sequence(0)][len(tokens):]
+    return new, str(tokenizer.decode(new))
+
+
+def satisfies(ask: Constrained, text: str) -> bool:
+    match ask.kind:
+        case "regex":
+            return re.fullmatch(ask.data, text) is not None
+        case "json_schema":
+            try:
+                json.loads(text)
+            except ValueError:
+                return False
+            return True
+        case _:  # a Lark grammar: genai's own parser is the judge; a non-empty output is what can be checked here
+            return bool(text.strip())
+
+
+def tier_constrained(og: Any, model_dir: str | None, ask: Constrained | None,
+                     run: Callable[[Any, str, Constrained], tuple[list[int], str]] = generate_constrained
+                     ) -> tuple[Line, list[int]]:
+    if ask is None or not model_dir:
+        return Line("SKIP", "tier 5 constrained generate(): not armed (GENAI_CONSTRAINED with a model)"), []
+    try:
+        new, text = run(og, model_dir, ask)
+    # Guidance runs llguidance's Rust through genai's C++; any exception is this tier's defect.
+    except Exception as exc:
+        return Line("DEFECT", f"tier 5 constrained generate() raised {type(exc).__name__}: {exc}"), []
+    if not new:
+        return Line("DEFECT", "tier 5 constrained generate() produced no new tokens"), []
+    if not satisfies(ask, text):
+        return Line("DEFECT", f"tier 5 output {text!r} does not satisfy the {ask.kind} {ask.data!r} (a build without "
+                              "guidance ignores set_guidance and generates unconstrained)"), new
+    return Line("PROVEN", f"tier 5 {len(new)} new tokens {text!r} satisfy the {ask.kind} {ask.data!r}"), new
+
+
 def generation_summary(ask: Generation, new_tokens: list[int]) -> str:
     if not ask.model_dir:
         return "not armed"
@@ -298,14 +366,20 @@ def main(environ: Mapping[str, str]) -> int:
     line, new_tokens = tier_generate(og, ask)
     lines.append(line)
     print(line, flush=True)
+    line, constrained_tokens = tier_constrained(og, ask.model_dir, Constrained.from_environ(environ))
+    lines.append(line)
+    print(line, flush=True)
     state, problems = verdict(lines)
     if state != "OK":
         return bindkit.finish(NAME, state, problems)
     version = getattr(og, "__version__", "")
     ort = mapped_libraries(read_maps())
+    outputs: dict[str, list[int]] = {"new_tokens": new_tokens}
+    if constrained_tokens:
+        outputs["constrained_tokens"] = constrained_tokens
     detail = {"version": version, "e_machine": expected_machine(environ),
               "extension": PurePosixPath(extension or "").name, "ort_library": ort[0] if ort else "",
-              "generate": generation_summary(ask, new_tokens), "outputs": {"new_tokens": new_tokens}}
+              "generate": generation_summary(ask, new_tokens), "outputs": outputs}
     if new_tokens and DECODE_SECONDS and DECODE_SECONDS[0] > 0:
         detail["tokens_per_second"] = round(len(new_tokens) / DECODE_SECONDS[0], 3)
     return bindkit.finish(NAME, "OK", json.dumps(detail, sort_keys=True))
