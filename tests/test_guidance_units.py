@@ -1,0 +1,94 @@
+"""The guidance lane's pieces that need no build: the tool-root std rule, the compiled-feature gate on real ELF
+files, the cargo/rustc wrappers, and the new versions.toml keys (each mistake one line naming the key)."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from crosslane import config
+from crosslane.archs import Arch
+from crosslane.errors import ConfigError
+from crosslane.features import rules
+from crosslane.features.probes import RootStd
+from crosslane.gates import compiled
+from crosslane.host import toolroot
+from crosslane.recipes import cargo_root
+from crosslane.report import Verdict
+from crosslane_helpers import write_config
+
+LIBC = Path("/lib/x86_64-linux-gnu/libc.so.6")
+
+
+@pytest.mark.parametrize(("state", "verdict", "enabled"), [
+    ("missing", Verdict.FAIL, False), ("present", Verdict.PASS, True), ("no-root", Verdict.PASS, True)])
+def test_the_std_rule_drops_nothing_silently(state: str, verdict: Verdict, enabled: bool) -> None:
+    decision = rules.root_std(RootStd(state, "x"), "riscv64gc-unknown-linux-gnu", "rust", "riscv64")  # type: ignore[arg-type]
+    assert (decision.status, decision.enabled) == (verdict, enabled)
+    if verdict is Verdict.FAIL:
+        assert decision.fix == 'add "libstd-rust-dev:riscv64" to [toolroots.rust].packages'
+
+
+def test_compiled_features_are_read_from_exported_symbols(tmp_path: Path) -> None:
+    install = tmp_path / "install" / "lib"
+    install.mkdir(parents=True)
+    shutil.copy(LIBC, install / "libdemo.so")
+    symbols = {"printing": "printf", "guidance": "llg_new_tokenizer"}
+    rows = {r.subject: r for r in compiled.rows("demo", Arch.AMD64, tmp_path / "install", symbols)}
+    assert rows["compiled:printing"].verdict is Verdict.PASS and "lib/libdemo.so exports printf" in \
+        rows["compiled:printing"].reason
+    assert rows["compiled:guidance"].verdict is Verdict.FAIL and "not compiled in" in rows["compiled:guidance"].reason
+    wheel = tmp_path / "wheels" / "demo-1.0-cp314-cp314-linux_x86_64.whl"
+    wheel.parent.mkdir()
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.write(LIBC, "demo/libdemo.so")
+        archive.writestr("demo/notes.so.txt", b"not an ELF file")
+    assert compiled.found(wheel.parent, symbols) == {"printing": f"{wheel.name}:demo/libdemo.so", "guidance": None}
+    same = compiled.parity("demo", Arch.RISCV64, tmp_path / "install", wheel.parent, Arch.AMD64, symbols)
+    assert [r.verdict for r in same] == [Verdict.PASS]
+    (tmp_path / "empty").mkdir()
+    differ = compiled.parity("demo", Arch.RISCV64, tmp_path / "empty", wheel.parent, Arch.AMD64, symbols)
+    assert differ[0].verdict is Verdict.FAIL and "printing: riscv64 lacks it, amd64 has it" in differ[0].reason
+    assert compiled.parity("demo", Arch.RISCV64, tmp_path, tmp_path, Arch.AMD64, {}) == []
+
+
+def test_the_wrappers_fix_what_corrosion_passes_as_host_paths(tmp_path: Path) -> None:
+    spec = config.ToolRootSpec(name="rust", suite="forky", mirror="http://deb.debian.org/debian",
+                               packages=("rustc",), architectures=("amd64",))
+    root = toolroot.ToolRoot(spec, tmp_path / "root", "k")
+    text = cargo_root.wrapper(root, "cargo", (tmp_path / "build",), "root", Arch.AMD64)
+    line = text.splitlines()[-1]
+    assert line.startswith("exec env -u CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER -u "
+                           "CARGO_TARGET_RISCV64GC_UNKNOWN_LINUX_GNU_LINKER CARGO_BUILD_RUSTC=/usr/bin/rustc "
+                           "RUSTC=/usr/bin/rustc CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER=cc unshare "), line
+    assert f"--bind {tmp_path / 'build'}" in line and line.endswith(' cargo "$@"')
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    ('rust = true\ntoolroot = "rustt"', "unknown tool root 'rustt'"),
+    ('toolroot = "rust"', "a tool root for Rust needs rust = true"),
+    ('compiled = { guidance = "llg new" }', "a feature name and the C symbol"),
+    ('smoke = { kind = "genai", constrained = { kind = "regexp", data = "x", prompt = "p" } }',
+     "unknown guidance kind 'regexp'"),
+    ('smoke = { kind = "genai", constrained = { kind = "regex", data = "(", prompt = "p" } }',
+     "not a regular expression"),
+    ('smoke = { kind = "genai", constrained = { kind = "regex", data = "x", prompt = "p", new_tokens = 0 } }',
+     "0 is not between 1 and 512"),
+], ids=["unknown-root", "root-without-rust", "bad-symbol", "bad-kind", "bad-regex", "no-tokens"])
+def test_guidance_keys_are_checked_on_load(tmp_path: Path, extra: str, words: str) -> None:
+    roots = '\n[toolroots.rust]\npackages = ["rustc"]\n'
+    with pytest.raises(ConfigError, match=words):
+        write_config(tmp_path, {"genai": extra}, lanes=roots)
+
+
+def test_fetchcontent_patches_are_read(tmp_path: Path) -> None:
+    (tmp_path / "patches" / "dep").mkdir(parents=True)
+    (tmp_path / "patches" / "dep" / "1.patch").write_text("")
+    extra = ('[components.genai.fetchcontent.dep]\nsource = { kind = "git", url = "https://example.invalid/d.git", '
+             'commit = "' + "a" * 40 + '" }\npatches = [{ path = "dep/1.patch", sha256 = "' + "b" * 64 + '" }]')
+    cfg = write_config(tmp_path, {"genai": extra})
+    [spec] = cfg.components["genai"].fetchcontent_patches["dep"]
+    assert spec.path.name == "1.patch" and spec.sha256 == "b" * 64
