@@ -48,6 +48,21 @@ def sysroot_facts(ctx: Context, arch: Arch) -> dict[str, object] | None:
                          if name.startswith(KEY_PACKAGES)}}
 
 
+ROOT_PACKAGES = ("rustc", "cargo", "libstd-rust-dev", "gcc")
+
+
+def toolroot_facts(ctx: Context, name: str) -> dict[str, object]:
+    """The tool root a build's Rust came from: its key, how many packages, the versions that matter."""
+    from crosslane.host import toolroot
+
+    found = toolroot.find(ctx.config.toolroots[name])
+    if found is None:
+        return {"name": name, "manifest": "absent"}
+    packages = found.packages()
+    return {"name": name, "key": found.key, "suite": found.spec.suite, "packages": len(packages),
+            "versions": {p: v for p, v in sorted(packages.items()) if p.split(":")[0] in ROOT_PACKAGES}}
+
+
 def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) -> dict[str, object]:
     component = ctx.config.components[name]
     facts: dict[str, object] = {"component": name, "arch": arch.value, "recipe": component.recipe}
@@ -67,6 +82,9 @@ def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) ->
         for key in ("source", "fetchcontent", "patches", "compiler", "cmake", "ninja", "sysroot", "wheel"):
             if key in inputs:
                 facts[key] = inputs[key]
+        root = inputs.get("toolroot")
+        if isinstance(root, Mapping) and isinstance(root.get("name"), str) and root["name"] in ctx.config.toolroots:
+            facts["toolroot"] = toolroot_facts(ctx, root["name"])
         configure = inputs.get("configure")
         if isinstance(configure, list):
             facts["cmake_args"] = [a for a in configure if isinstance(a, str) and a.startswith("-D")

@@ -267,4 +267,20 @@ def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
         python = hostenv.python_for(ctx.runner, requirements)
         rows.append(Row("host", arch.value, Check.SOURCE, Verdict.PASS,
                         f"{len(requirements)} pinned requirements at {python.parent.parent}", subject=label))
+    return rows + stage_toolroots(ctx, arch, names)
+
+
+def stage_toolroots(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
+    """The tool roots the job's components take their Rust from, made now (mmdebstrap needs the archive)."""
+    from crosslane.host import toolroot
+
+    wanted = dict.fromkeys(ctx.config.components[n].toolroot for n in plan.components_for(ctx.config, arch, names)
+                           if ctx.config.components[n].toolroot)
+    rows = []
+    for name in wanted:
+        root = toolroot.ensure(ctx.runner, ctx.config.toolroots[name])
+        verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS
+        count = f"{len(root.packages())} packages" if not ctx.runner.dry_run else "dry run"
+        rows.append(Row("host", arch.value, Check.SOURCE, verdict, f"{count} at {root.path}",
+                        subject=f"toolroot:{name}"))
     return rows

@@ -88,6 +88,10 @@ def ensure(runner: Runner, spec: ToolRootSpec) -> ToolRoot:
     if existing is not None:
         runner.log.info(f"    tool root {spec.name}: up to date ({existing.path})")
         return existing
+    if os.environ.get("CROSSLANE_OFFLINE", "") not in ("", "0"):
+        raise MissingPrerequisite(f"the tool root {spec.name} is not made and CROSSLANE_OFFLINE=1 forbids fetching its "
+                                  "packages", fix="make it first where the Debian archive is reachable: invoke sources "
+                                                  "--arch <arch> (or invoke baremetal for a bare-metal target)")
     mmdebstrap = runner.which("mmdebstrap", fix="invoke setup (installs mmdebstrap)")
     final = root_path(spec)
     if runner.dry_run:  # a dry run writes nothing, not even the cache folder
