@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 from common import BIN, ROOT, Measure, invoke, median_of, run, run_all, timed
@@ -78,8 +79,54 @@ def rates(arch: str) -> dict[str, float]:
     return found
 
 
+def ninja_spans(log: Path) -> tuple[float, float]:
+    """(seconds of the cargo edges, wall seconds of the whole build) from a build folder's .ninja_log: the last
+    run's edges (the log appends; a restart of the millisecond clock starts a new run)."""
+    edges: list[tuple[int, int, str]] = []
+    for line in log.read_text().splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 4 and fields[0].isdigit():
+            start, end = int(fields[0]), int(fields[1])
+            if edges and start < edges[-1][0] and start == 0:
+                edges = []
+            edges.append((start, end, fields[3]))
+    if not edges:
+        return 0.0, 0.0
+    cargo = [e for e in edges if "cargo" in e[2] or "llguidance" in e[2]]
+    return sum(e[1] - e[0] for e in cargo) / 1000, (max(e[1] for e in edges) - min(e[0] for e in edges)) / 1000
+
+
+def guidance_measures() -> list[Measure]:
+    """The Rust part's share of the guidance build (from the built tree's ninja log), and with
+    CROSSLANE_BENCH_COLD=1 a cold build with guidance against one without (ccache off, ~2 x 25 minutes)."""
+    log = ROOT / "build" / "riscv64" / COMPONENT / "build" / ".ninja_log"
+    measures = []
+    if log.is_file():
+        cargo, whole = ninja_spans(log)
+        measures.append(Measure("genai riscv64 build: its cargo edges (llguidance) vs the whole build (.ninja_log)",
+                                cargo, whole, "s", "reported: the Rust part's share"))
+    if os.environ.get("CROSSLANE_BENCH_COLD") != "1":
+        print("   (cold build with vs without guidance: set CROSSLANE_BENCH_COLD=1, ~50 minutes)")
+        return measures
+    # Beside versions.toml, so its tree sources' paths read the same (a config's paths are relative to its folder).
+    off = ROOT / ".versions-without-guidance.toml"
+    off.write_text((ROOT / "versions.toml").read_text().replace('"-DUSE_GUIDANCE=ON"', '"-DUSE_GUIDANCE=OFF"'))
+    times = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="crosslane-bench-guidance-") as tmp:
+            for label, config in (("with", ROOT / "versions.toml"), ("without", off)):
+                env = {**COLD, "CROSSLANE_BUILD_DIR": str(Path(tmp) / label)}
+                times[label] = timed(partial(invoke, "build", "--arch", "riscv64", "--component", COMPONENT,
+                                             "--config", str(config), env=env))
+    finally:
+        off.unlink(missing_ok=True)
+    measures.append(Measure("genai cold build riscv64 with guidance vs without", times["with"], times["without"],
+                            "s", "reported"))
+    return measures
+
+
 def run_bench() -> list[Measure]:
-    measures: list[Measure] = []
+    measures: list[Measure] = guidance_measures()
     if os.environ.get("CROSSLANE_BENCH_SKIP_BUILD") == "1":
         print("   (build half skipped: CROSSLANE_BENCH_SKIP_BUILD=1)")
     elif (ROOT / "build" / "riscv64" / COMPONENT / ".crosslane-stamp.json").is_file():
