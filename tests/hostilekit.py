@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,21 @@ class Sandbox:
         except subprocess.TimeoutExpired as exc:
             raise AssertionError(f"hang: invoke {' '.join(args)} did not return within {timeout} s") from exc
         return Done(done.returncode, done.stdout)
+
+    def interrupted(self, sig: int, started: Callable[[], bool], *args: str) -> Done:
+        """Run a command, send it *sig* once *started* says it is midway (a staging folder exists), and return
+        how it ended; a command that ends before it could be interrupted, or prints a traceback, fails."""
+        argv = [str(BIN / "invoke"), "--search-root", str(REPO), *args]
+        with subprocess.Popen(argv, cwd=REPO, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) as run:
+            deadline = time.monotonic() + 60
+            while not started() and time.monotonic() < deadline and run.poll() is None:
+                time.sleep(0.01)
+            assert run.poll() is None, f"invoke {' '.join(args)} ended before it could be interrupted"
+            run.send_signal(sig)
+            out = run.communicate(timeout=60)[0]
+        assert "Traceback" not in out, out
+        return Done(run.returncode, out)
 
     def refused(self, rc: int, words: str, *args: str, env: dict[str, str] | None = None,
                 before: Callable[[], None] | None = None) -> Done:

@@ -14,7 +14,6 @@ import random
 import signal
 import subprocess
 import tarfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -339,19 +338,12 @@ def test_a_signal_during_unpack_leaves_the_old_tree_and_nothing_swept_stays(box:
     big = entry(BASE + "install/lib/big.bin", data=os.urandom(192 << 20))
     slow = write_pack(box.inputs / "slow.tar.gz", remanifest([*read_pack(real_pack), big]), level=1)
     before = tree(installed)
-    argv = [str(BIN / "invoke"), "--search-root", str(REPO), "unpack", "--input", str(slow)]
-    run = subprocess.Popen(argv, cwd=REPO, env=box.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 60
     staged = installed.parent
-    while not list(staged.glob(".canary.*.partial")) and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.02)
-    assert run.poll() is None, "unpack ended before it could be interrupted"
-    run.send_signal(sig)
-    out = run.communicate(timeout=60)[0]
-    assert "Traceback" not in out, out
+    ended = box.interrupted(sig, lambda: bool(list(staged.glob(".canary.*.partial"))), "unpack", "--input", str(slow))
     assert tree(installed) == before
     if sig == signal.SIGTERM:
-        assert run.returncode == 143 and "terminated (SIGTERM)" in out and not list(staged.glob(".canary.*")), out
+        assert ended.rc == 143 and "terminated (SIGTERM)" in ended.out and not list(staged.glob(".canary.*")), \
+            ended.out
     done = box.invoke("unpack", "--input", str(real_pack))  # the next unpack sweeps a killed one's folder
     assert done.rc == 0, done.out
     assert not list(staged.glob(".canary.*"))
@@ -362,19 +354,11 @@ def test_a_signal_during_pack_leaves_no_partial_file_at_output(box: Sandbox, rea
                                                               sig: int) -> None:
     (installed / "install/lib/big.bin").write_bytes(os.urandom(96 << 20))
     output = box.inputs / "out.tar.gz"
-    argv = [str(BIN / "invoke"), "--search-root", str(REPO), "pack", "--arch", "riscv64", "--component", "canary",
-            "--output", str(output)]
-    run = subprocess.Popen(argv, cwd=REPO, env=box.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 60
-    while not list(box.inputs.glob(".out.tar.gz.*.partial")) and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.02)
-    assert run.poll() is None, "pack ended before it could be interrupted"
-    run.send_signal(sig)
-    out = run.communicate(timeout=60)[0]
-    assert "Traceback" not in out, out
+    ended = box.interrupted(sig, lambda: bool(list(box.inputs.glob(".out.tar.gz.*.partial"))), "pack", "--arch",
+                            "riscv64", "--component", "canary", "--output", str(output))
     assert not output.exists()
     if sig == signal.SIGTERM:
-        assert not list(box.inputs.glob(".out.tar.gz.*"))
+        assert ended.rc == 143 and not list(box.inputs.glob(".out.tar.gz.*")), ended.out
     (installed / "install/lib/big.bin").unlink()
     done = box.invoke("pack", "--arch", "riscv64", "--component", "canary", "--output", str(output))
     assert done.rc == 0, done.out

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from hostilekit import BIN, REPO, Sandbox
+from hostilekit import REPO, Sandbox
 
 pytestmark = [pytest.mark.spawns]
 
@@ -180,18 +179,10 @@ def test_a_good_mirror_stages(box: Sandbox) -> None:
 def test_a_signal_while_staging_publishes_nothing(box: Sandbox, sig: int) -> None:
     repo = mirror(box)
     pinned = good_commit(repo, 256 << 20)
-    argv = [str(BIN / "invoke"), "--search-root", str(REPO), *sources(box, pinned)]
-    run = subprocess.Popen(argv, cwd=REPO, env=box.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 60
-    while not list(box.cache.rglob("*.partial")) and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.01)
-    assert run.poll() is None, "sources ended before it could be interrupted"
-    run.send_signal(sig)
-    out = run.communicate(timeout=60)[0]
-    assert "Traceback" not in out, out
+    ended = box.interrupted(sig, lambda: bool(list(box.cache.rglob("*.partial"))), *sources(box, pinned))
     assert not list(box.cache.rglob("pin.json")), "a killed staging was published"
     if sig == signal.SIGTERM:
-        assert run.returncode == 143 and not list(box.cache.rglob("*.partial")), out
+        assert ended.rc == 143 and not list(box.cache.rglob("*.partial")), ended.out
     done = box.invoke(*sources(box, pinned))  # the next run sweeps a killed one's folder and stages afresh
     assert done.rc == 0, done.out
     assert not list(box.cache.rglob("*.partial")) and len(list(box.cache.rglob("data.bin"))) == 1
