@@ -80,19 +80,16 @@ def rates(arch: str) -> dict[str, float]:
 
 
 def ninja_spans(log: Path) -> tuple[float, float]:
-    """(seconds of the cargo edges, wall seconds of the whole build) from a build folder's .ninja_log: the last
-    run's edges (the log appends; a restart of the millisecond clock starts a new run)."""
-    edges: list[tuple[int, int, str]] = []
+    """(seconds of the cargo edges, wall seconds of the whole build) from a build folder's .ninja_log (meant for a
+    cold build's folder: a later partial rebuild appends edges of its own)."""
+    edges: dict[tuple[int, int, str], str] = {}  # one edge per (start, end, command hash): outputs share it
     for line in log.read_text().splitlines():
         fields = line.split("\t")
-        if len(fields) >= 4 and fields[0].isdigit():
-            start, end = int(fields[0]), int(fields[1])
-            if edges and start < edges[-1][0] and start == 0:
-                edges = []
-            edges.append((start, end, fields[3]))
+        if len(fields) >= 5 and fields[0].isdigit():
+            edges.setdefault((int(fields[0]), int(fields[1]), fields[4]), fields[3])
     if not edges:
         return 0.0, 0.0
-    cargo = [e for e in edges if "cargo" in e[2] or "llguidance" in e[2]]
+    cargo = [key for key, output in edges.items() if "cargo" in output or "llguidance" in output]
     return sum(e[1] - e[0] for e in cargo) / 1000, (max(e[1] for e in edges) - min(e[0] for e in edges)) / 1000
 
 
