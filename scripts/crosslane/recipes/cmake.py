@@ -10,6 +10,7 @@ import dataclasses
 import re
 import shlex
 import shutil
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -228,8 +229,10 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     if env or wiring.unset:
         inputs["env"] = {"set": env, "unset": list(wiring.unset)}
     if rust is not None:
+        # The wrappers name the Python that runs crosslane (each nox session has its own venv): not a build input.
         inputs["toolroot"] = {"name": rust.spec.name, "key": toolroot.root_key(rust.spec),
-                              "wrappers": {path.name: text for path, text in rust.files.items()}}
+                              "wrappers": {path.name: text.replace(sys.executable, "<python>")
+                                           for path, text in rust.files.items()}}
     # The host's compiler flags would reach the cross compilers and freeze in CMakeCache.txt: the build's
     # environment has none of them (what a build needs comes from versions.toml, so it is in the stamp).
     unset = tuple(dict.fromkeys((*wiring.unset, *HOST_FLAG_VARS)))
