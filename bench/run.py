@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,11 +14,23 @@ sys.path.insert(0, str(HERE))
 def main(names: list[str]) -> int:
     modules = sorted(p.stem for p in HERE.glob("bench_*.py"))
     chosen = [m for m in modules if not names or any(n in m for n in names)]
+    failed = 0
     for name in chosen:
         print(f"== {name}", flush=True)
-        for measure in importlib.import_module(name).run_bench():
+        try:
+            measures = importlib.import_module(name).run_bench()
+        # A bench whose tool fails is a failed measurement with its reason; the others still run.
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as exc:
+            what = f"exit {exc.returncode}: {' '.join(map(str, exc.cmd))[:300]}" \
+                if isinstance(exc, subprocess.CalledProcessError) else f"{type(exc).__name__}: {exc}"
+            print(f"   FAILED measurement ({name}): {what}", flush=True)
+            failed += 1
+            continue
+        for measure in measures:
             print("   " + measure.line(), flush=True)
-    return 0
+    if failed:
+        print(f"{failed} of {len(chosen)} benches failed to measure (above)")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
