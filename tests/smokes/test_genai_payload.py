@@ -266,3 +266,37 @@ MAPS = """\
 def test_mapped_libraries_name_the_ort_that_was_loaded() -> None:
     assert gp.mapped_libraries(MAPS) == ["/usr/lib/riscv64-linux-gnu/libonnxruntime.so.1.23.2"]
     assert gp.mapped_libraries("") == []
+
+
+REGEX = gp.Constrained("regex", r" \(\d{3}\) \d{3}-\d{4}", "My phone number is", 24)
+
+
+@pytest.mark.parametrize(("text", "kind"), [(" (123) 456-7890", "PROVEN"), (" 1234567890.", "DEFECT")],
+                         ids=["satisfied", "ignored-guidance"])
+def test_tier5_passes_only_when_the_output_satisfies_the_constraint(text: str, kind: str) -> None:
+    line, tokens = gp.tier_constrained(object(), "/model", REGEX, lambda og, d, ask: ([1, 2, 3], text))
+    assert line.kind == kind and tokens == [1, 2, 3]
+    if kind == "DEFECT":
+        assert "ignores set_guidance" in line.text
+
+
+def test_tier5_unarmed_raising_or_empty() -> None:
+    assert gp.tier_constrained(object(), None, REGEX)[0].kind == "SKIP"
+    assert gp.tier_constrained(object(), "/m", None)[0].kind == "SKIP"
+
+    def boom(og: object, model_dir: str, ask: gp.Constrained) -> tuple[list[int], str]:
+        raise RuntimeError("Unsupported guidance type")
+
+    line, _ = gp.tier_constrained(object(), "/m", REGEX, boom)
+    assert line.kind == "DEFECT" and "RuntimeError: Unsupported guidance type" in line.text
+    assert gp.tier_constrained(object(), "/m", REGEX, lambda og, d, a: ([], ""))[0].kind == "DEFECT"
+
+
+def test_tier5_kinds_and_its_environment() -> None:
+    schema = gp.Constrained("json_schema", "{}", "p", 8)
+    assert gp.satisfies(schema, '{"a": 1}') and not gp.satisfies(schema, "{a")
+    assert gp.satisfies(gp.Constrained("lark_grammar", "start: 'x'", "p", 8), "x")
+    raw = '{"kind": "regex", "data": "a+", "prompt": "p", "new_tokens": 4}'
+    assert gp.Constrained.from_environ({"GENAI_CONSTRAINED": raw}) == \
+        gp.Constrained("regex", "a+", "p", 4)
+    assert gp.Constrained.from_environ({}) is None

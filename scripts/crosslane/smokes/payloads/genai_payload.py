@@ -366,7 +366,8 @@ def main(environ: Mapping[str, str]) -> int:
     line, new_tokens = tier_generate(og, ask)
     lines.append(line)
     print(line, flush=True)
-    line, constrained_tokens = tier_constrained(og, ask.model_dir, Constrained.from_environ(environ))
+    constrained = Constrained.from_environ(environ)
+    line, constrained_tokens = tier_constrained(og, ask.model_dir, constrained)
     lines.append(line)
     print(line, flush=True)
     state, problems = verdict(lines)
@@ -380,6 +381,8 @@ def main(environ: Mapping[str, str]) -> int:
     detail = {"version": version, "e_machine": expected_machine(environ),
               "extension": PurePosixPath(extension or "").name, "ort_library": ort[0] if ort else "",
               "generate": generation_summary(ask, new_tokens), "outputs": outputs}
+    if constrained is not None and constrained_tokens:
+        detail["constrained"] = f"{len(constrained_tokens)} tokens satisfy the {constrained.kind} (tier 5)"
     if new_tokens and DECODE_SECONDS and DECODE_SECONDS[0] > 0:
         detail["tokens_per_second"] = round(len(new_tokens) / DECODE_SECONDS[0], 3)
     return bindkit.finish(NAME, "OK", json.dumps(detail, sort_keys=True))
