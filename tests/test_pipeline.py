@@ -219,6 +219,7 @@ def test_staging_also_names_the_host_venvs_an_offline_build_needs(cfg: Config) -
     machine's offline build stopped at ExecuTorch's codegen venv)."""
     ctx = Context(cfg, Runner(Log(io.StringIO()), dry_run=True))
     rows = pipeline.stage_hostenvs(ctx, Arch.RISCV64, [])
-    assert {r.subject for r in rows} == {"hostenv:executorch", "hostenv:executorch-aot", "model:smollm2"}
+    assert {r.subject for r in rows} == {"hostenv:executorch", "hostenv:executorch-aot", "model:smollm2",
+                                         "toolroot:rust"}  # genai's Rust: the tool root is made by sources too
     assert all(r.verdict is Verdict.SKIP and r.check is Check.SOURCE for r in rows)
     assert pipeline.stage_hostenvs(ctx, Arch.RISCV64, ["canary"]) == []
