@@ -377,3 +377,35 @@ def test_cache_entries_keep_the_names_sources_were_staged_under(tmp_path: Path,
     legacy = {"kind": "debian", "package": "hello", "version": "2.10-5", "url": "http://m/debian", "absent_ok": "()"}
     digest = hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()[:16]
     assert pinned.cache_entry("hello", debian).name == f"debian-{digest}"
+
+
+def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    return info
+
+
+@pytest.mark.parametrize(("members", "words"), [
+    ([(_member("pkg/a", tarfile.SYMTYPE, "."), None), (_member("pkg/b", tarfile.SYMTYPE, "a/../x"), None)],
+     "leads outside"),
+    ([(_member("pkg/l", tarfile.SYMTYPE, "d"), None), (_member("pkg/l/x"), b"x")], "below the link"),
+    ([(_member("pkg/x"), b"1"), (_member("pkg/x"), b"2")], "appears twice"),
+    ([(_member("pkg/h", tarfile.LNKTYPE, "pkg/missing"), None)], "is not to a file of the archive"),
+    ([(_member("pkg/l", tarfile.SYMTYPE, "d"), None), (_member("pkg/d/f"), b"x"),
+      (_member("pkg/h", tarfile.LNKTYPE, "pkg/l/f"), None)], "is not to a file of the archive"),
+], ids=["chain-out", "below-link", "file-twice", "hardlink-missing", "hardlink-through-link"])
+def test_an_archive_is_checked_whole_before_extraction(tmp_path: Path, members: list[tuple[tarfile.TarInfo,
+                                                                                        bytes | None]],
+                                                       words: str) -> None:
+    archive = tarball(tmp_path / "pkg.tar.gz", members)
+    with pytest.raises(ConfigError, match=words):
+        safe_extract.extract(archive, tmp_path / "tree")
+    assert not (tmp_path / "tree").exists()
+
+
+def test_a_folder_listed_twice_and_a_hard_link_to_a_file_extract(tmp_path: Path) -> None:
+    archive = tarball(tmp_path / "pkg.tar.gz", [(_member("pkg/d", tarfile.DIRTYPE), None),
+                                                (_member("pkg/d", tarfile.DIRTYPE), None), (_member("pkg/d/f"), b"x"),
+                                                (_member("pkg/h", tarfile.LNKTYPE, "pkg/d/f"), None)])
+    tree = safe_extract.extract(archive, tmp_path / "tree")
+    assert (tree / "h").read_bytes() == b"x" and (tree / "d/f").stat().st_nlink == 2

@@ -63,14 +63,14 @@ def _check_whole(archive: Path, members: list[tarfile.TarInfo]) -> None:
     (treecheck), and a hard link only to a regular file of the archive reached through no link. A folder may
     be listed twice (tar --append does it); anything else twice is refused."""
     entries: dict[str, treecheck.Entry] = {}
+    doubled: list[str] = []
     for m in members:
         entry = treecheck.Entry(m.name, "dir" if m.isdir() else "link" if m.issym() else "file",
                                 m.linkname if m.issym() else "")
-        if m.isdir() and entries.get(m.name) == entry:
-            continue
-        entries[m.name] = entry if m.name not in entries else treecheck.Entry(m.name, "file", "twice")
+        if m.name in entries and not (m.isdir() and entries[m.name] == entry):
+            doubled.append(m.name)
+        entries.setdefault(m.name, entry)
     try:
-        doubled = [e.path for e in entries.values() if e.target == "twice" and e.kind == "file"]
         if doubled:
             raise treecheck.Refused(f"'{doubled[0]}' appears twice")
         tree = treecheck.check(entries.values())
