@@ -17,6 +17,7 @@ REGISTRY: tuple[Check, ...] = (
     Check("rvv", "component", features.rvv_applies, features.rvv),
     Check("xnnpack", "component", features.xnnpack_applies, features.xnnpack),
     Check("rust-target", "component", features.rust_applies, features.rust_target),
+    Check("toolroot-entry", "component", features.toolroot_applies, features.toolroot_entry),
 )
 
 __all__ = ["REGISTRY", "Check", "Outcome", "Subject"]

@@ -70,6 +70,27 @@ def rust_target(probes: Probes, subject: Subject) -> Outcome:
     return Outcome(decision.status, decision.message, decision.fix)
 
 
+def toolroot_applies(probes: Probes, subject: Subject) -> str | None:
+    assert subject.component is not None
+    if not probes.config.components[subject.component].toolroot:
+        return f"{subject.component} takes no tools from a tool root"
+    return None
+
+
+def toolroot_entry(probes: Probes, subject: Subject) -> Outcome:
+    """How this host lets the build enter the component's tool root (unshare + chroot), or why it cannot."""
+    from crosslane.host import toolroot
+
+    match toolroot.entry_mode(probes.runner):
+        case "root":
+            return Outcome(Verdict.PASS, "the tool root is entered as root (a private mount namespace)")
+        case "userns":
+            return Outcome(Verdict.PASS, "the tool root is entered through an unprivileged user namespace")
+        case None:
+            return Outcome(Verdict.FAIL, "this host lets no process enter a tool root (unshare --mount failed as "
+                                         "root and as an unprivileged user namespace)", toolroot.ENTRY_FIX)
+
+
 def lane(probes: Probes, subject: Subject) -> Outcome:
     state = subject.lane
     assert state is not None
