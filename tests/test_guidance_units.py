@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -92,3 +93,14 @@ def test_fetchcontent_patches_are_read(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, {"genai": extra})
     [spec] = cfg.components["genai"].fetchcontent_patches["dep"]
     assert spec.path.name == "1.patch" and spec.sha256 == "b" * 64
+
+
+@pytest.mark.parametrize(("mode", "verdict"), [("root", Verdict.PASS), ("userns", Verdict.PASS), (None, Verdict.FAIL)])
+def test_the_tool_root_entry_check(monkeypatch: pytest.MonkeyPatch, mode: str | None, verdict: Verdict) -> None:
+    from crosslane.preflight.checks import features
+
+    monkeypatch.setattr(toolroot, "entry_mode", lambda runner: mode)
+    outcome = features.toolroot_entry(SimpleNamespace(runner=None), None)  # type: ignore[arg-type]
+    assert outcome.status is verdict
+    if verdict is Verdict.FAIL:
+        assert outcome.fix == toolroot.ENTRY_FIX
