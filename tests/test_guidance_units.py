@@ -3,6 +3,7 @@ files, the cargo/rustc wrappers, and the new versions.toml keys (each mistake on
 
 from __future__ import annotations
 
+import io
 import shutil
 import zipfile
 from pathlib import Path
@@ -104,3 +105,39 @@ def test_the_tool_root_entry_check(monkeypatch: pytest.MonkeyPatch, mode: str | 
     assert outcome.status is verdict
     if verdict is Verdict.FAIL:
         assert outcome.fix == toolroot.ENTRY_FIX
+
+
+def test_a_component_takes_its_rust_from_the_tool_root(cfg: config.Config, monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    from crosslane.context import Context
+    from crosslane.errors import MissingPrerequisite
+    from crosslane.log import Log
+    from crosslane.runner import Runner
+
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    monkeypatch.setattr(toolroot, "entry_mode", lambda runner: "root")
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    wired = cargo_root.wire(ctx, cfg.components["onnxruntime-genai"], Arch.RISCV64)
+    assert wired is not None and "-DRust_CARGO_TARGET=riscv64gc-unknown-linux-gnu" in wired.cmake_args
+    folder = tmp_path / "build" / "riscv64" / "onnxruntime-genai"
+    assert set(wired.files) == {folder / "rust/cargo", folder / "rust/rustc", folder / "cargo-home/config.toml"}
+    assert wired.env == {"CARGO_HOME": str(folder / "cargo-home"), "CARGO_NET_OFFLINE": "true"}
+    assert 'directory = "/usr/share/cargo/registry"' in wired.files[folder / "cargo-home/config.toml"]
+    assert cargo_root.wire(ctx, cfg.components["canary"], Arch.RISCV64) is None
+    monkeypatch.setattr(cargo_root, "host_arch", lambda: None)
+    with pytest.raises(MissingPrerequisite, match="build machine"):
+        cargo_root.wire(ctx, cfg.components["onnxruntime-genai"], Arch.RISCV64)
+
+
+def test_an_offline_run_does_not_make_a_tool_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from crosslane.errors import MissingPrerequisite
+    from crosslane.log import Log
+    from crosslane.runner import Runner
+
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CROSSLANE_OFFLINE", "1")
+    spec = config.ToolRootSpec(name="rust", suite="forky", mirror="http://deb.debian.org/debian",
+                               packages=("rustc",), architectures=("amd64",))
+    with pytest.raises(MissingPrerequisite, match="CROSSLANE_OFFLINE=1 forbids"):
+        toolroot.ensure(Runner(Log(io.StringIO())), spec)
+    assert not (tmp_path / "cache").exists()
