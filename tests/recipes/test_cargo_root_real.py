@@ -92,3 +92,26 @@ def test_the_std_probe_reads_the_real_root(root: toolroot.ToolRoot, cfg: Config)
     for arch in Arch:
         found = probes.root_std("rust", info(arch).rust_target)
         assert found.state == "present", found
+
+
+def test_a_crate_the_root_lacks_fails_offline_naming_it(root: toolroot.ToolRoot, tmp_path: Path) -> None:
+    """Offline and against Debian's crates only: a dependency no package provides is an error naming it, never a
+    download."""
+    host = host_arch()
+    assert host is not None
+    mode = toolroot.entry_mode(Runner(Log(io.StringIO())))
+    assert mode is not None
+    cargo = tmp_path / "cargo"
+    cargo.write_text(cargo_root.wrapper(root, "cargo", (tmp_path,), mode, host))
+    cargo.chmod(0o755)
+    project = crate(tmp_path / "wants")
+    with (project / "Cargo.toml").open("a") as manifest:
+        manifest.write('[dependencies]\ncrosslane-no-such-crate = "1"\n')
+    home = tmp_path / "cargo-home"
+    home.mkdir()
+    (home / "config.toml").write_text(cargo_root.CARGO_CONFIG)
+    done = Runner(Log(io.StringIO())).run(
+        [str(cargo), "build", "--offline", "--manifest-path", str(project / "Cargo.toml"), "--target-dir",
+         str(tmp_path / "target")], cwd=tmp_path, env={"CARGO_HOME": str(home), "CARGO_NET_OFFLINE": "true"},
+        check=False, timeout=300)
+    assert not done.ok and "crosslane-no-such-crate" in done.output, done.output[-1500:]
