@@ -141,3 +141,37 @@ def test_an_offline_run_does_not_make_a_tool_root(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(MissingPrerequisite, match="CROSSLANE_OFFLINE=1 forbids"):
         toolroot.ensure(Runner(Log(io.StringIO())), spec)
     assert not (tmp_path / "cache").exists()
+
+
+def test_pinned_crates_are_verified_by_content(cfg: config.Config, tmp_path: Path) -> None:
+    import dataclasses
+
+    from crosslane import stamps
+    from crosslane.errors import IntegrityError
+
+    registry = tmp_path / "root" / "usr/share/cargo/registry"
+    crate = registry / "heck-0.5.0-1+really0.5.0"  # Debian's folder names need not say the version
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "heck"\nversion = "0.5.0"\n')
+    (crate / "src/lib.rs").write_text("pub fn f() {}\n")
+    pinned = stamps.tree_digest(crate)
+    component = dataclasses.replace(cfg.components["onnxruntime-genai"], crates={"heck-0.5.0": pinned})
+    assert cargo_root.verify_crates(component, tmp_path / "root") == 1
+    (crate / "src/lib.rs").write_text("pub fn f() { /* changed under the same version */ }\n")
+    with pytest.raises(IntegrityError, match=r"heck-0\.5\.0 in root is"):
+        cargo_root.verify_crates(component, tmp_path / "root")
+    missing = dataclasses.replace(component, crates={"serde-9.9.9": pinned})
+    with pytest.raises(IntegrityError, match=r"serde-9\.9\.9 is not in the tool root"):
+        cargo_root.verify_crates(missing, tmp_path / "root")
+    assert cargo_root.verify_crates(dataclasses.replace(component, crates={}), tmp_path / "root") == 0
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    ('[components.genai.crates]\n"serde-1.0" = "' + "a" * 64 + '"', "crates are pinned in the tool root"),
+    ('rust = true\ntoolroot = "rust"\n[components.genai.crates]\n"serde" = "' + "a" * 64 + '"',
+     "is not a crate as Cargo.lock names it"),
+    ('rust = true\ntoolroot = "rust"\n[components.genai.crates]\n"serde-1.0" = "abc"', "is not a sha256"),
+], ids=["without-root", "no-version", "bad-digest"])
+def test_crate_pins_are_checked_on_load(tmp_path: Path, extra: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=words):
+        write_config(tmp_path, {"genai": extra}, lanes='\n[toolroots.rust]\npackages = ["rustc"]\n')

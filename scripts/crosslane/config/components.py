@@ -174,6 +174,21 @@ def _constrained(smoke: Table) -> Constrained | None:
     return found
 
 
+CRATE_RE = re.compile(r"[A-Za-z0-9_-]+-[0-9][A-Za-z0-9.+-]*")
+
+
+def _crates(table: Table) -> Mapping[str, str]:
+    sub = table.table("crates")
+    found = {key: sha256(sub, key) for key in list(sub.keys())}
+    for key in found:
+        if not CRATE_RE.fullmatch(key):
+            sub.fail(key, f"'{key}' is not a crate as Cargo.lock names it (<name>-<version>)")
+    sub.finish()
+    if found and not table.string("toolroot", ""):
+        table.fail("crates", "crates are pinned in the tool root a component takes its Rust from; set toolroot")
+    return MappingProxyType(found)
+
+
 def _compiled(table: Table) -> Mapping[str, str]:
     sub = table.table("compiled")
     found = {key: sub.string(key) for key in list(sub.keys())}
@@ -251,6 +266,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         fetchcontent_patches=fetchcontent_patches,
         toolroot=table.string("toolroot", ""),
         compiled=_compiled(table),
+        crates=_crates(table),
         links=_links(table),
         provenance=_provenance(table),
         source_of=source_of,

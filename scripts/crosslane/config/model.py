@@ -267,6 +267,9 @@ class Component:
     fetchcontent_patches: Mapping[str, tuple[PatchSpec, ...]] = field(default_factory=dict)
     # The [toolroots.*] whose rustc and cargo build its Rust (Corrosion gets wrappers that run them inside it).
     toolroot: str = ""
+    # The crates its Rust builds from, as the tool root's registry holds them: "<name>-<version>" (as Cargo.lock
+    # names them) → sha256 of the crate's folder (stamps.tree_digest). Debian records no checksum for most of them.
+    crates: Mapping[str, str] = field(default_factory=dict)
     # Features the lane is specified with, each proven by a dynamic symbol its libraries export
     # (gates/compiled.py): {"guidance": "llg_new_tokenizer"}.
     compiled: Mapping[str, str] = field(default_factory=dict)

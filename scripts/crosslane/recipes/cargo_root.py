@@ -13,14 +13,16 @@ crate is built as a static library, which the host's CMake links, so no target l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crosslane import stamps
 from crosslane.archs import ARCHS, Arch, host_arch, info
 from crosslane.config import Component, ToolRootSpec
 from crosslane.context import Context
-from crosslane.errors import MissingPrerequisite
+from crosslane.errors import IntegrityError, MissingPrerequisite
 from crosslane.host import toolroot
 from crosslane.paths import cache_dir
 from crosslane.recipes.crosswire import cargo_env_name
@@ -78,3 +80,40 @@ def wire(ctx: Context, component: Component, arch: Arch) -> RustFromRoot | None:
             f"-DRust_CARGO_TARGET={info(arch).rust_target}")
     env = {"CARGO_HOME": str(cargo_home), "CARGO_NET_OFFLINE": "true"}
     return RustFromRoot(spec, args, env, files)
+
+
+CRATE_NAME = re.compile(r'^name = "([^"]+)"', re.M)
+CRATE_VERSION = re.compile(r'^version = "([^"]+)"', re.M)
+
+
+def registry_index(registry: Path) -> dict[str, Path]:
+    """"<name>-<version>" → the registry folder holding it (Debian's folder names need not say the version)."""
+    index: dict[str, Path] = {}
+    for folder in sorted(registry.iterdir()) if registry.is_dir() else []:
+        manifest = folder / "Cargo.toml"
+        text = manifest.read_text(errors="replace") if manifest.is_file() else ""
+        name, version = CRATE_NAME.search(text), CRATE_VERSION.search(text)
+        if name and version:
+            index.setdefault(f"{name.group(1)}-{version.group(1)}", folder)
+    return index
+
+
+def verify_crates(component: Component, root: Path) -> int:
+    """Every pinned crate lies in the root's registry with the pinned content; IntegrityError names the first that
+    does not (cargo checks no content of a directory source, and Debian records no checksum for most crates)."""
+    if not component.crates:
+        return 0
+    index = registry_index(root / REGISTRY.lstrip("/"))
+    where = f"versions.toml: components.{component.name}.crates"
+    for crate, pinned in sorted(component.crates.items()):
+        folder = index.get(crate)
+        if folder is None:
+            raise IntegrityError(f"{where}: {crate} is not in the tool root's {REGISTRY} ({root.name})",
+                                 fix="the suite moved on: review the new crate versions, regenerate the Cargo.lock "
+                                     "of the patch, and update the pins")
+        got = stamps.tree_digest(folder)
+        if got != pinned:
+            raise IntegrityError(f"{where}: {crate} in {root.name} is {got[:12]}…, pinned {pinned[:12]}…",
+                                 fix="the Debian package changed under the same version: review it, then update "
+                                     "the pin")
+    return len(component.crates)

@@ -232,7 +232,8 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
         # The wrappers name the Python that runs crosslane (each nox session has its own venv): not a build input.
         inputs["toolroot"] = {"name": rust.spec.name, "key": toolroot.root_key(rust.spec),
                               "wrappers": {path.name: text.replace(sys.executable, "<python>")
-                                           for path, text in rust.files.items()}}
+                                           for path, text in rust.files.items()},
+                              "crates": dict(component.crates)}
     # The host's compiler flags would reach the cross compilers and freeze in CMakeCache.txt: the build's
     # environment has none of them (what a build needs comes from versions.toml, so it is in the stamp).
     unset = tuple(dict.fromkeys((*wiring.unset, *HOST_FLAG_VARS)))
@@ -268,7 +269,10 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         stamps.remove(build.build_dir)  # CMake refuses a build tree made from another source folder
     guest_root.ensure(ctx.build_root, ctx.sysroot(build.arch))  # the emulator's -L, for configure's try-runs
     if build.component.toolroot:  # the root the cargo/rustc wrappers enter (made once, cached by its inputs)
-        toolroot.ensure(ctx.runner, ctx.config.toolroots[build.component.toolroot])
+        root = toolroot.ensure(ctx.runner, ctx.config.toolroots[build.component.toolroot])
+        count = cargo_root.verify_crates(build.component, root.path)
+        if count:
+            ctx.log.info(f"    {count} pinned crates in {root.path.name}: content as pinned")
     cmake_toolchain.write(build.toolchain_file, build.toolchain_text)
     for path, text in build.files.items():
         cmake_toolchain.write(path, text).chmod(0o755)
