@@ -107,7 +107,10 @@ def guidance_measures() -> list[Measure]:
         return measures
     # Beside versions.toml, so its tree sources' paths read the same (a config's paths are relative to its folder).
     off = ROOT / ".versions-without-guidance.toml"
-    off.write_text((ROOT / "versions.toml").read_text().replace('"-DUSE_GUIDANCE=ON"', '"-DUSE_GUIDANCE=OFF"'))
+    text = (ROOT / "versions.toml").read_text()
+    for line in ('compiled = { guidance = "llg_new_tokenizer" }\n',):  # the gate would rightly fail the build
+        text = text.replace(line, "")
+    off.write_text(text.replace('"-DUSE_GUIDANCE=ON"', '"-DUSE_GUIDANCE=OFF"'))
     times = {}
     try:
         with tempfile.TemporaryDirectory(prefix="crosslane-bench-guidance-") as tmp:
