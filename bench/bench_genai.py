@@ -118,6 +118,10 @@ def guidance_measures() -> list[Measure]:
                 env = {**COLD, "CROSSLANE_BUILD_DIR": str(Path(tmp) / label)}
                 times[label] = timed(partial(invoke, "build", "--arch", "riscv64", "--component", COMPONENT,
                                              "--config", str(config), env=env))
+                if label == "with":  # a cold build's own log: the cargo edge as it ran cold
+                    cargo, whole = ninja_spans(Path(tmp) / label / "riscv64" / COMPONENT / "build" / ".ninja_log")
+                    measures.append(Measure("genai cold build riscv64: its cargo edges vs the whole build", cargo,
+                                            whole, "s", "reported: the Rust part's share"))
     finally:
         off.unlink(missing_ok=True)
     measures.append(Measure("genai cold build riscv64 with guidance vs without", times["with"], times["without"],
