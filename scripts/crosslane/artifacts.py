@@ -17,6 +17,7 @@ with the outputs listing of what now lies on this disk.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -117,7 +118,7 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
             with tarfile.open(partial, "w:gz") as tar:
                 head = tarfile.TarInfo(f"{TOP}/{MANIFEST}")
                 head.size = len(manifest)
-                tar.addfile(_normal(head), fileobj=_BytesReader(manifest))
+                tar.addfile(_normal(head), fileobj=io.BytesIO(manifest))
                 base = f"{TOP}/{arch.value}/{component}"
                 for member in members:
                     tar.add(folder / member.path, f"{base}/{member.path}", recursive=False, filter=_normal)
@@ -127,16 +128,6 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
     note = f"; {skipped} links into the sysroot left out (remade on unpack)" if skipped else ""
     return [Row(component, arch.value, Check.ARTIFACT, Verdict.PASS,
                 f"{output} ({output.stat().st_size / 1e6:.1f} MB, {len(members)} members){note}", subject="pack")]
-
-
-class _BytesReader:
-    def __init__(self, data: bytes) -> None:
-        self._data, self._pos = data, 0
-
-    def read(self, size: int = -1) -> bytes:
-        end = len(self._data) if size < 0 else self._pos + size
-        chunk, self._pos = self._data[self._pos:end], min(end, len(self._data))
-        return chunk
 
 
 # --- unpack -----------------------------------------------------------------------------------------------------

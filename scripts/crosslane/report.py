@@ -142,11 +142,6 @@ def rows_from(data: object, where: object) -> list[Row]:
         raise ValueError(f"{where}: {exc}") from None
 
 
-def read_json(path: Path) -> list[Row]:
-    """A --json report (UsageError: unreadable, not a regular file, too large, not JSON; ValueError: not rows)."""
-    return rows_from(bounded.read_json(path, error=UsageError, fix=REPORT_FIX), path)
-
-
 def merge(folder: Path) -> tuple[list[Row], list[Path]]:
     """Every row of every report under *folder*, duplicates once. JSON files that are not reports are skipped
     (downloaded artifacts hold other JSON too); one that cannot be read at all (a FIFO, a device, a file too
