@@ -95,6 +95,6 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks, each printing ratios measured side by side in one run."""
-    _install(session, "[dev,bench]")
+    _install(session, "[dev]")
     session.run("invoke", "setup")
     session.run("python", "bench/run.py", *session.posargs)

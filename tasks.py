@@ -59,17 +59,21 @@ def sysroot(c: Context, arch: str, dry_run: bool = False, debug: bool = False, j
          config=config)
 
 
+BUILD_HELP = ("wheel build identifiers to make, cibuildwheel's patterns (cp314-*, *-linux_riscv64; repeatable; "
+              "default: every one versions.toml declares, or CROSSLANE_BUILD)")
+
+
 @task(help={"arch": ARCH_HELP, "component": "component to build (repeatable; default: the arch's list)",
             "dry_run": "print every command without running it", "force": "rebuild even when up to date",
-            "source": "NAME=PATH: build NAME from a local checkout (unverified)", **COMMON_HELP},
-      iterable=["component", "source"])
-def build(c: Context, arch: str, component: list[str], source: list[str], dry_run: bool = False,
+            "source": "NAME=PATH: build NAME from a local checkout (unverified)", "build": BUILD_HELP, **COMMON_HELP},
+      iterable=["component", "source", "build"])
+def build(c: Context, arch: str, component: list[str], source: list[str], build: list[str], dry_run: bool = False,
           force: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:
     """Cross-build components for an arch; a second run with nothing changed skips every step."""
     from crosslane import pipeline
     from crosslane.cli import commands
     _run(lambda ctx: pipeline.build_components(ctx, commands.parse_arch(arch), component, force=force),
-         debug=debug, dry_run=dry_run, json=json, config=config, sources=source)
+         debug=debug, dry_run=dry_run, json=json, config=config, sources=source, builds=build)
 
 
 @task(help={"arch": ARCH_HELP, "component": "component whose sources to stage (repeatable; default: the arch's list)",
@@ -113,15 +117,15 @@ def preflight(c: Context, arch: str, component: list[str], json: bool = False, d
 
 @task(help={"arch": ARCH_HELP, "component": "only this component and what it needs (repeatable; default: the "
                                             "arch's job)", "dry_run": "print the plan; build, run and write nothing",
-            **COMMON_HELP}, iterable=["component"])
-def all(c: Context, arch: str, component: list[str], dry_run: bool = False, debug: bool = False,  # noqa: A001
-        json: str = "", config: str = "") -> None:
+            "build": BUILD_HELP, **COMMON_HELP}, iterable=["component", "build"])
+def all(c: Context, arch: str, component: list[str], build: list[str], dry_run: bool = False,  # noqa: A001
+        debug: bool = False, json: str = "", config: str = "") -> None:
     """Setup, sysroots, build (with the amd64 control where a smoke compares with it) and smoke: what nox
     build-<arch> and build-<arch>-<component> run."""
     from crosslane import pipeline
     from crosslane.cli import commands
     _run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component), debug=debug, dry_run=dry_run,
-         json=json, config=config)
+         json=json, config=config, builds=build)
 
 
 @task(help={"target": "bare-metal target (versions.toml [baremetal.*]: rv64-elf, rv32-elf)",

@@ -33,6 +33,8 @@ class Context:
     wheels: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
     # Which [cases.*] models a smoke runs: () the matrix's default, ("all",) every case, else these models.
     cases: tuple[str, ...] = ()
+    # Which build identifiers a cmake-wheel build makes (--build, cibuildwheel's patterns): () every one.
+    builds: tuple[str, ...] = ()
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
     _sysroots: dict[Arch, Sysroot] = field(default_factory=dict)
 

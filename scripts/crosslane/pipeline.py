@@ -91,7 +91,7 @@ def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, probes: Probes, *, f
         if built.build.verdict is Verdict.FAIL:
             break
         if built.build.verdict is Verdict.PASS and built.gated:
-            rows += gate_install(ctx, name, arch, built.gated)
+            rows += gate_install(ctx, name, arch, built.gated, built.builds)
     return rows
 
 
@@ -108,7 +108,7 @@ def gates_key(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], stagin
                        "sysroot": found.key if found else None, "crosslane": crosslane_version})
 
 
-def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> list[Row]:
+def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], builds: Sequence[Path] = ()) -> list[Row]:
     """The artifact gates on what a build produced: failures each get a row, passes one summary row. Passing
     verdicts are kept beside the stamp, keyed by every input, so an up-to-date build does not re-read them."""
     staging = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[name].depends]
@@ -120,7 +120,7 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> 
             return [Row.from_dict(entry) for entry in kept["rows"]]
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    rows = _gate(ctx, name, arch, paths, staging)
+    rows = _gate(ctx, name, arch, paths, staging, builds)
     if all(r.verdict is not Verdict.FAIL for r in rows):
         atomic.write_text(cache, json.dumps({"key": key, "rows": json.loads(report.to_json(rows))}))
     else:
@@ -128,7 +128,8 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path]) -> 
     return rows
 
 
-def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: Sequence[Path]) -> list[Row]:
+def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: Sequence[Path],
+          builds: Sequence[Path] = ()) -> list[Row]:
     found = verify.run(ctx, arch, list(paths), staging)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     features = compiled.rows(name, arch, ctx.component_dir(arch, name) / "install",
@@ -141,19 +142,20 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
     summary = Row(name, arch.value, Check.GATE, Verdict.PASS,
                   f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor"
                   + (f" ({floor})" if floor else ""))
-    return [summary, *features, *build_provenance(ctx, name, arch)]
+    return [summary, *features, *build_provenance(ctx, name, arch, builds)]
 
 
-def build_provenance(ctx: Context, name: str, arch: Arch) -> list[Row]:
-    """versions.toml's `provenance`: each CMake cache variable points into its dependency's install folder,
-    and no downloaded ONNX Runtime lies in the build tree."""
+def build_provenance(ctx: Context, name: str, arch: Arch, builds: Sequence[Path] = ()) -> list[Row]:
+    """versions.toml's `provenance`: in every build tree (default: the component's build/), each CMake cache
+    variable points into its dependency's install folder, and no downloaded ONNX Runtime lies in the tree."""
     component = ctx.config.components[name]
     if not component.provenance:
         return []
-    build = ctx.component_dir(arch, name) / "build"
-    rows = [provenance.check_cache_var(build, variable, ctx.component_dir(arch, dep) / "install", arch, name)
-            for variable, dep in component.provenance.items()]
-    rows.append(dataclasses.replace(provenance.check_no_download(build, arch), component=name))
+    rows = []
+    for build in builds or (ctx.component_dir(arch, name) / "build",):
+        rows += [provenance.check_cache_var(build, variable, ctx.component_dir(arch, dep) / "install", arch, name)
+                 for variable, dep in component.provenance.items()]
+        rows.append(dataclasses.replace(provenance.check_no_download(build, arch), component=name))
     return rows
 
 

@@ -54,7 +54,7 @@ def parse_sources(values: Sequence[str], known: Sequence[str]) -> dict[str, Path
 
 def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path: str | None = None,
         config_path: str | None = None, sources: Sequence[str] = (), wheels: Sequence[str] = (),
-        cases: Sequence[str] = (), stream_summary: bool = True) -> int:
+        cases: Sequence[str] = (), builds: Sequence[str] = (), stream_summary: bool = True) -> int:
     """Build the command's one Context from its options, run *action*, show and write the rows, and map the
     outcome to the exit code (errors caught once, one line each; a traceback only with --debug)."""
     debug = debug or os.environ.get("CROSSLANE_DEBUG") == "1"
@@ -69,7 +69,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
 
             given = actions.wheels(cfg, wheels)
         ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources, list(cfg.components)),
-                      wheels=given, cases=tuple(cases))
+                      wheels=given, cases=tuple(cases), builds=tuple(w for b in builds for w in b.split()))
         rows = action(ctx)
         if stream_summary and rows:
             print(report.table(rows))

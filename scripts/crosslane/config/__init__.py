@@ -27,10 +27,12 @@ from crosslane.config.model import (
     ToolRootSpec,
     Tools,
     TreeSource,
+    WheelSpec,
     version_of,
 )
 
 __all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "ArchiveSource", "BareMetalBuild", "BareMetalTarget",
            "Component", "Config", "Constrained", "DebianSource", "GitSource", "Lane", "ModelSpec", "PatchSpec",
            "PinnedSource", "Profile", "Registries", "SmokeSpec", "SourceSpec", "SysrootPackage", "SysrootSpec",
-           "ToolRootSpec", "Toolchain", "Tools", "TreeSource", "find_config", "load", "parse", "version_of"]
+           "ToolRootSpec", "Toolchain", "Tools", "TreeSource", "WheelSpec", "find_config", "load", "parse",
+           "version_of"]

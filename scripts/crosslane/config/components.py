@@ -19,6 +19,7 @@ from crosslane.config.fields import (
     SOURCE_KINDS,
     arch_list,
     package_name,
+    package_names,
     path_name,
     per_arch_strings,
     read_arch,
@@ -40,6 +41,7 @@ from crosslane.config.model import (
     SourceSpec,
     SysrootPackage,
     TreeSource,
+    WheelSpec,
 )
 from crosslane.config.reader import Table
 from crosslane.registry import OPTIONS, suggestion
@@ -199,6 +201,41 @@ def _compiled(table: Table) -> Mapping[str, str]:
     return MappingProxyType(found)
 
 
+PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
+SUITE_RE = re.compile(r"[a-z][a-z0-9-]{1,30}")
+LIBRARY_RE = re.compile(r"lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*")
+
+
+def _wheel(table: Table) -> WheelSpec:
+    sub = table.table("wheel")
+    pythons = sub.strings("pythons")
+    for index, version in enumerate(pythons):
+        if not PYTHON_RE.fullmatch(version):
+            sub.fail("pythons", f"entry {index}: '{version}' is not a CPython version such as \"3.14\"")
+    if len(set(pythons)) != len(pythons):
+        sub.fail("pythons", "a CPython is listed twice")
+    bundle = sub.strings("bundle")
+    for name in bundle:
+        if not LIBRARY_RE.fullmatch(name):
+            sub.fail("bundle", f"'{name}' is not a shared library file name (lib<name>.so[.N…])")
+    drop = sub.strings("drop_requires")
+    if drop and not bundle:
+        sub.fail("drop_requires", "a requirement is dropped only for a library the wheel bundles; set bundle")
+    suites_table = sub.table("install_suites")
+    suites = {key: suites_table.string(key) for key in list(suites_table.keys())}
+    for version, suite in suites.items():
+        if version not in pythons or not SUITE_RE.fullmatch(suite):
+            suites_table.fail(version, f"'{version}' = '{suite}': a CPython of pythons and the Debian suite whose "
+                                       "system Python it is")
+    suites_table.finish()
+    spec = WheelSpec(pythons=pythons, bundle=bundle, drop_requires=drop, repair=sub.boolean("repair", True),
+                     install_suites=MappingProxyType(suites), install_packages=package_names(sub, "install_packages"))
+    sub.finish()
+    if sub.data and table.string("recipe", "") != "cmake-wheel":
+        table.fail("wheel", "a [wheel] table is read by the cmake-wheel recipe only; set recipe = \"cmake-wheel\"")
+    return spec
+
+
 def _links(table: Table) -> Mapping[str, str]:
     sub = table.table("links")
     links = {key: sub.string(key) for key in list(sub.keys())}
@@ -274,6 +311,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         source_dirname=_dirname(table),
         collect=relative_paths(table, "collect"),
         hostenvs=table.strings("hostenvs"),
+        wheel=_wheel(table),
     )
     table.finish()
     return component

@@ -331,6 +331,10 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
                             "; add a [toolroots.<name>] table")
         if component.toolroot and not component.rust:
             Table({}, file, f"components.{name}").fail("toolroot", "a tool root for Rust needs rust = true")
+    # Every CPython a wheel is built for is in the sysroot (its headers, libpython and interpreter for FindPython):
+    # stated once, in the component's wheel.pythons.
+    wanted = [pkg for c in components.values() for v in c.wheel.pythons for pkg in (f"python{v}", f"libpython{v}-dev")]
+    sysroot = dataclasses.replace(sysroot, packages=tuple(dict.fromkeys((*sysroot.packages, *wanted))))
     # An arch's job: the components that list it, in the order versions.toml declares them.
     arches = MappingProxyType({arch: dataclasses.replace(arch_cfg, components=tuple(
         name for name, component in components.items() if arch in component.arches))

@@ -238,6 +238,28 @@ class ModelSpec:
 
 
 @dataclass(frozen=True)
+class WheelSpec:
+    """How a cmake-wheel component's wheels are built, repaired and install-tested (components.<c>.wheel)."""
+
+    # CPython versions ("3.13", …): one build identifier each (cp313-linux_riscv64). () = the sysroot's newest.
+    pythons: tuple[str, ...] = ()
+    # Libraries of the dependencies' install folders (by file name) put beside the package's own before repair,
+    # with the Requires-Dist entries they replace: the wheel then ships the library it was built and tested on.
+    bundle: tuple[str, ...] = ()
+    drop_requires: tuple[str, ...] = ()
+    # auditwheel repair against the sysroot's libraries, to the lowest manylinux tag the symbols allow.
+    repair: bool = True
+    # The install test's root per CPython: the suite whose system Python it is (default: the sysroot's suite),
+    # and the distribution packages that satisfy requirements no index has a wheel of for the arch.
+    install_suites: Mapping[str, str] = field(default_factory=dict)
+    install_packages: tuple[str, ...] = ()
+
+    def identifiers(self, arch: Arch, default: str) -> tuple[str, ...]:
+        """cibuildwheel's build identifiers for *arch*: cp313-linux_riscv64, … (*default*: the sysroot's CPython)."""
+        return tuple(f"cp{v.replace('.', '')}-{info(arch).wheel_platform}" for v in (self.pythons or (default,)))
+
+
+@dataclass(frozen=True)
 class Component:
     name: str
     sources: tuple[SourceSpec, ...]
@@ -289,6 +311,8 @@ class Component:
     collect: tuple[str, ...] = ()
     # Host venvs (by [hostenvs.<name>]) the build needs, e.g. a Python with torch for code generation.
     hostenvs: tuple[str, ...] = ()
+    # cmake-wheel: which CPythons, what is bundled, how the wheel is repaired and install-tested.
+    wheel: WheelSpec = field(default_factory=WheelSpec)
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())

@@ -3,14 +3,20 @@
 Given the genai build folder, the chain root and the chain's ORT install:
   1. ORT_HOME in the top-level CMakeCache.txt points inside the chain root;
   2. no downloaded ORT anywhere in the build (`_deps/ortlib-*` folders, `onnxruntime-*` archives);
-  3. every ORT library shipped with genai (libonnxruntime*.so*, not genai's own) has the chain's bytes.
+  3. every ORT library shipped with genai (libonnxruntime*.so*, not genai's own) has the chain's bytes, or (a
+     library a wheel repair rewrote: auditwheel renames its DT_NEEDED and sets its RUNPATH) the chain's code:
+     the same contents of every section that holds code or data (`code_digest`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
 
 from crosslane import stamps
 from crosslane.archs import Arch
@@ -89,6 +95,38 @@ def check_no_download(build: Path, arch: Arch) -> Row:
     return row(COMPONENT, arch, "ort-download", Verdict.PASS, "no downloaded ONNX Runtime in the build")
 
 
+# What a repair leaves alone: the program's code and data. patchelf rewrites .dynamic, .dynstr, the version
+# tables and may move sections; these keep their bytes.
+CODE_SECTIONS = (".text", ".rodata", ".data.rel.ro", ".data", ".init_array", ".fini_array")
+
+
+def code_digest(path: Path) -> str | None:
+    """sha256 over the name and contents of CODE_SECTIONS; None for a file that is not ELF (or has none)."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            elf = ELFFile(handle)
+            found = 0
+            for name in CODE_SECTIONS:
+                section = elf.get_section_by_name(name)
+                if section is not None:
+                    digest.update(name.encode() + b"\0" + section.data() + b"\0")
+                    found += 1
+    except (OSError, ELFError):
+        return None
+    return digest.hexdigest() if found else None
+
+
+def same_library(ours: Path, chain: list[Path]) -> str | None:
+    """"same bytes", "same code" or None: how *ours* matches one of the chain's files of its name."""
+    if stamps.file_sha256(ours) in {stamps.file_sha256(p) for p in chain}:
+        return "same bytes"
+    code = code_digest(ours)
+    if code is not None and code in {code_digest(p) for p in chain}:
+        return "same code, dynamic section rewritten by the wheel repair"
+    return None
+
+
 def ort_libraries(folder: Path) -> dict[str, list[Path]]:
     """ORT library files by name under *folder* (symlinks included; `_deps` left to check_no_download)."""
     found: dict[str, list[Path]] = {}
@@ -111,13 +149,13 @@ def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:
         if name not in chain:
             problems.append(f"{name}: not in the chain's ORT install {ort_install}")
             continue
-        want = {stamps.file_sha256(p) for p in chain[name]}
-        problems += [f"{p.relative_to(shipped)}: bytes differ from the chain's {name}" for p in paths
-                     if stamps.file_sha256(p) not in want]
+        problems += [f"{p.relative_to(shipped)}: bytes and code differ from the chain's {name}" for p in paths
+                     if same_library(p, chain[name]) is None]
     if problems:
         return row(COMPONENT, arch, "ort-bytes", Verdict.FAIL, "; ".join(problems))
+    how = sorted({same_library(p, chain[n]) or "" for n, paths in ours.items() for p in paths})
     return row(COMPONENT, arch, "ort-bytes", Verdict.PASS,
-               f"{', '.join(sorted(ours))}: same bytes as the chain's ORT")
+               f"{', '.join(sorted(ours))}: the chain's ORT ({'; '.join(how)})")
 
 
 def check_loaded(loaded: str, sysroot: Path, ort_install: Path, arch: Arch, subject: str = COMPONENT,
@@ -132,11 +170,11 @@ def check_loaded(loaded: str, sysroot: Path, ort_install: Path, arch: Arch, subj
     if found is None:
         return row(subject, arch, "ort-loaded", Verdict.FAIL, f"{loaded}: mapped on the target, not found on the host")
     chain = ort_libraries(ort_install / "lib") if (ort_install / "lib").is_dir() else ort_libraries(ort_install)
-    same = [p for p in chain.get(found.name, []) if stamps.file_sha256(p) == stamps.file_sha256(found)]
-    if not same:
+    how = same_library(found, chain.get(found.name, []))
+    if how is None:
         return row(subject, arch, "ort-loaded", Verdict.FAIL,
-                   f"{loaded}: not {what} {found.name} (no same-named file with these bytes in {ort_install})")
-    return row(subject, arch, "ort-loaded", Verdict.PASS, f"{loaded}: {what} {found.name} (same bytes)")
+                   f"{loaded}: not {what} {found.name} (no same-named file with this code in {ort_install})")
+    return row(subject, arch, "ort-loaded", Verdict.PASS, f"{loaded}: {what} {found.name} ({how})")
 
 
 def check(build: Path, chain_root: Path, ort_install: Path, arch: Arch, shipped: Path | None = None) -> list[Row]:

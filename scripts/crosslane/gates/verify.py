@@ -1,6 +1,7 @@
 """`invoke verify --arch A PATH...`: the applicable gates on any mix of wheels, folders and ELF files.
 
-wheel   → platform tag, safe unpack, RECORD, then per member: ELF arch, EXT_SUFFIX, DT_NEEDED
+wheel   → platform tag, safe unpack, RECORD, then per member: ELF arch, EXT_SUFFIX, DT_NEEDED; a manylinux
+          tag in its name is checked against auditwheel's analysis of its contents (gates/manylinux.py)
 folder  → every wheel in it as above; every ELF (by magic) or .so-named file: ELF arch, EXT_SUFFIX, DT_NEEDED
 ELF     → ELF arch, EXT_SUFFIX, DT_NEEDED
 and on all ELF files found: RUNPATH (no build-machine paths) and the glibc floor against the target's glibc.
@@ -15,7 +16,7 @@ from pathlib import Path
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
-from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, dtneeded, elf, portability, row
+from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, dtneeded, elf, manylinux, portability, row
 from crosslane.gates import wheel as wheel_gate
 from crosslane.guest import cpython, sysroot
 from crosslane.report import Row, Verdict
@@ -83,6 +84,9 @@ def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, pyth
             rows.append(row(str(path), arch, "verify", Verdict.SKIP, f"{path}: no wheel or ELF file inside"))
         for wheel in wheels:
             rows += wheel_gate.verify_wheel(wheel, arch, limits=limits, extra=_scan_wheel(arch, sysroot_path, staging))
+            tagged = manylinux.tag_row(wheel, arch, manylinux.ldpaths(sysroot_path, arch, staging))
+            if tagged is not None:
+                rows.append(tagged)
         for file in files:
             subject = file.relative_to(base).as_posix()
             file_rows, ok = _elf_rows(elf.read(file), subject, arch, python_version)

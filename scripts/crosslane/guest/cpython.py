@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,14 +40,34 @@ def _sysconfig_vars(sysconfigdata: Path, mtime_ns: int) -> dict[str, str]:
     return found
 
 
-def locate(sysroot: Path, arch: Arch) -> TargetPython:
+def versions(sysroot: Path) -> list[str]:
+    """Every CPython whose headers the sysroot has, oldest first."""
+    return sorted((p.name.removeprefix("python") for p in (sysroot / "usr/include").glob("python3.*")
+                   if (p / "Python.h").is_file()), key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
+def system_version(sysroot: Path, found: list[str]) -> str:
+    """The CPython the sysroot's `python3` is (a distribution ships others beside it), else the newest found."""
+    try:
+        name = Path(os.readlink(sysroot / "usr/bin/python3")).name
+    except OSError:
+        return found[-1]
+    version = name.removeprefix("python")
+    return version if version in found else found[-1]
+
+
+def locate(sysroot: Path, arch: Arch, version: str | None = None) -> TargetPython:
+    """The sysroot's system CPython (its python3), or *version*."""
     multiarch = info(arch).multiarch
     fix = f"add python3 and libpython3-dev to sysroot.packages and run invoke sysroot --arch {arch}"
-    versions = sorted((p.name.removeprefix("python") for p in (sysroot / "usr/include").glob("python3.*")
-                       if (p / "Python.h").is_file()), key=lambda v: tuple(int(x) for x in v.split(".")))
-    if not versions:
+    found = versions(sysroot)
+    if not found:
         raise MissingPrerequisite(f"{sysroot}: no target Python headers (usr/include/python3.*/Python.h)", fix=fix)
-    version = versions[-1]
+    if version is not None and version not in found:
+        raise MissingPrerequisite(f"{sysroot}: no CPython {version} headers (it has {', '.join(found)})",
+                                  fix=f"run invoke sysroot --arch {arch} (wheel.pythons adds python{version} and "
+                                      f"libpython{version}-dev to the sysroot)")
+    version = version or system_version(sysroot, found)
     pyconfig = sysroot / "usr/include" / multiarch / f"python{version}" / "pyconfig.h"
     if not pyconfig.is_file():
         raise MissingPrerequisite(f"{pyconfig} missing: a Python extension would see host headers", fix=fix)

@@ -30,6 +30,7 @@ class Built:
     build: Row  # the build step's verdict
     before: tuple[Row, ...] = ()  # what preparing reported: which source served, each patch's state
     gated: tuple[Path, ...] = ()  # what the artifact gates read (ELF arch, EXT_SUFFIX, DT_NEEDED, wheel)
+    builds: tuple[Path, ...] = ()  # the build trees the provenance gate reads (default: the component's build/)
 
     @property
     def rows(self) -> list[Row]:

@@ -65,15 +65,16 @@ class BuildPlan:
         return self.build_dir.parent
 
 
-def template_values(ctx: Context, arch: Arch, component: Component) -> dict[str, object]:
+def template_values(ctx: Context, arch: Arch, component: Component, python: str | None = None) -> dict[str, object]:
+    """{placeholders} for *arch*; the Python ones are of *python* (default: the sysroot's newest CPython)."""
     root = ctx.sysroot(arch).path
     deps = {dep: str(ctx.component_dir(arch, dep) / "install") for dep in component.depends}
     values: dict[str, object] = {"sysroot": str(root), "triplet": info(arch).triplet, "arch": arch.value,
                                  "cmake_processor": info(arch).cmake_processor, "deps": deps}
-    python = cpython.locate(root, arch)
-    values.update(python_include=str(python.include), ext_suffix=python.ext_suffix, python_version=python.version,
-                  python_library=str(root / "usr/lib" / info(arch).multiarch / f"libpython{python.version}.so"),
-                  python_exe=str(python_wrapper_path(ctx, arch)))
+    found = cpython.locate(root, arch, python)
+    values.update(python_include=str(found.include), ext_suffix=found.ext_suffix, python_version=found.version,
+                  python_library=str(root / "usr/lib" / info(arch).multiarch / f"libpython{found.version}.so"),
+                  python_exe=str(python_wrapper_path(ctx, arch, found.version)))
     return values
 
 
@@ -85,8 +86,8 @@ def host_pythons(ctx: Context, component: Component) -> dict[str, str]:
     return {name: str(hostenv.python_for(ctx.runner, ctx.config.hostenvs[name])) for name in component.hostenvs}
 
 
-def python_wrapper_path(ctx: Context, arch: Arch) -> Path:
-    return ctx.build_root / arch.value / "toolchains" / "python3-target"
+def python_wrapper_path(ctx: Context, arch: Arch, version: str) -> Path:
+    return ctx.build_root / arch.value / "toolchains" / f"python{version}-target"
 
 
 def python_wrapper(emulator: list[str], interpreter: Path) -> str:
@@ -179,15 +180,16 @@ def expand(component: Component, arch: Arch, values: dict[str, object]) -> tuple
 
 
 def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None,
-         prepared: Prepared | None = None) -> BuildPlan:
+         prepared: Prepared | None = None, *, folder: Path | None = None, python: str | None = None) -> BuildPlan:
     """The build of *component* for *arch* as data: commands, environment, stamp inputs. *prepared* is the
-    source the pipeline prepared (prepared here when a caller gives none)."""
+    source the pipeline prepared (prepared here when a caller gives none); *folder* holds the build and install
+    folders and the stamp (default: the component's folder); *python* is the target CPython it builds for."""
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
     tools = ctx.tools()
     prepared = prepared or worktree.prepare(ctx, component, arch)
     source, source_id = prepared.path, prepared.source_id
-    folder = ctx.component_dir(arch, component.name)
+    folder = folder or ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
     profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
     emulator = qemu.target_command(ctx.runner, ctx.build_root, root, profile)
@@ -195,7 +197,7 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     toolchain_text = cmake_toolchain.render(compiler, root.path, emulator, ctx.runner.find("ccache"))
     probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
     wiring = crosswire.wire(probes, component, arch, compiler, root.path)
-    values = template_values(ctx, arch, component) | dict(wiring.placeholders) | {
+    values = template_values(ctx, arch, component, python) | dict(wiring.placeholders) | {
         "source": str(source), "hostenv": host_pythons(ctx, component)}
     args = expand(component, arch, values) + wiring.cmake_args
     rust = cargo_root.wire(ctx, component, arch)
@@ -203,7 +205,8 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
         args = (*args, *rust.cmake_args)
     fc_args, fc_rows, fc_pins = fetchcontent_args(ctx, component, arch)
     fc_rows = [dataclasses.replace(r, arch=arch.value) for r in fc_rows]
-    files = {python_wrapper_path(ctx, arch): python_wrapper(emulator, cpython.locate(root.path, arch).interpreter),
+    target_python = cpython.locate(root.path, arch, python)
+    files = {python_wrapper_path(ctx, arch, target_python.version): python_wrapper(emulator, target_python.interpreter),
              **(rust.files if rust else {})}
     env = {**wiring.env, **(rust.env if rust else {})}
     deps = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]

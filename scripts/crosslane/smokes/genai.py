@@ -20,6 +20,7 @@ from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import Component, Constrained, Profile, version_of
 from crosslane.context import Context
 from crosslane.gates import compiled, provenance
+from crosslane.guest import cpython
 from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
@@ -39,9 +40,9 @@ def pin(component: Component) -> str:
 
 
 def lane_wheel(ctx: Context, arch: Arch, component: str) -> Path | None:
-    """The one wheel the lane's build left in its install folder (recipes/cmake_wheel.py), else None."""
-    found = cmake_wheel.wheels(ctx.component_dir(arch, component) / "install")
-    return found[0] if len(found) == 1 else None
+    """The wheel the lane's build made for the target's system CPython (the payload's python3), else None."""
+    version = cpython.locate(ctx.sysroot(arch).path, arch).version
+    return cmake_wheel.lane_wheel(ctx.component_dir(arch, component) / "install", version)
 
 
 def generation_env(ctx: Context, model: str | None, constrained: Constrained | None = None) -> dict[str, str]:
