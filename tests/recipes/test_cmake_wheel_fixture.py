@@ -21,7 +21,7 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.report import Verdict
+from crosslane.report import Check, Verdict
 from crosslane.runner import Runner
 from crosslane_helpers import fresh_cache, versions_header
 
@@ -67,8 +67,7 @@ def git(repo: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.fixture
-def project(cfg: Config, tmp_path: Path, sysroots: dict[Arch, Path], monkeypatch: pytest.MonkeyPatch) -> Config:
+def make_project(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wheel: str = "") -> Config:
     upstream = tmp_path / "upstream"
     upstream.mkdir()
     git(upstream, "init", "-q")
@@ -100,11 +99,16 @@ cmake_args = ["-DPython_EXECUTABLE={{python_exe}}", "-DPython_INCLUDE_DIR={{pyth
               "-DPython_LIBRARY={{python_library}}"]
 [components.pyfix.fetchcontent.helper]
 source = {{ kind = "git", url = "https://github.com/acme/helper", tag = "v1", commit = "{commit}" }}
-"""
+{wheel}"""
     (tmp_path / "versions.toml").write_text(text)
     pyfix = config_mod.load(tmp_path / "versions.toml").components["pyfix"]
     # The repository's sysroot, toolchains and arches (the sysroots are already made), with this component.
     return dataclasses.replace(cfg, root=tmp_path, components=MappingProxyType({"pyfix": pyfix}))
+
+
+@pytest.fixture
+def project(cfg: Config, tmp_path: Path, sysroots: dict[Arch, Path], monkeypatch: pytest.MonkeyPatch) -> Config:
+    return make_project(cfg, tmp_path, monkeypatch)
 
 
 def test_the_wheel_is_the_targets_and_its_dependency_came_from_crosslane(project: Config, tmp_path: Path) -> None:
@@ -115,11 +119,38 @@ def test_the_wheel_is_the_targets_and_its_dependency_came_from_crosslane(project
     assert steps["source:helper"].verdict is Verdict.PASS and "(fetched)" in steps["source:helper"].reason
     assert steps["gates"].verdict is Verdict.PASS
     wheels = sorted((tmp_path / "build/riscv64/pyfix/install/dist").glob("*.whl"))
-    assert [w.name for w in wheels] == ["pyfix-1.0-cp314-cp314-linux_riscv64.whl"]
+    # Repaired by auditwheel: the lowest manylinux tag riscv64 has (2.31), since the module needs no newer glibc.
+    assert [w.name for w in wheels] == ["pyfix-1.0-cp314-cp314-manylinux_2_31_riscv64.whl"]
     with zipfile.ZipFile(wheels[0]) as archive:
         [module] = [n for n in archive.namelist() if n.startswith("pyfix/_pyfix")]
         assert module == "pyfix/_pyfix.cpython-314-riscv64-linux-gnu.so"
         assert ELFFile(io.BytesIO(archive.read(module)))["e_machine"] == "EM_RISCV"
-    cache = (tmp_path / "build/riscv64/pyfix/build/CMakeCache.txt").read_text()
+    cache = (tmp_path / "build/riscv64/pyfix/wheels/cp314-linux_riscv64/build/CMakeCache.txt").read_text()
     assert f"FETCHCONTENT_SOURCE_DIR_HELPER:PATH={tmp_path / 'cache'}" in cache
     assert "FETCHCONTENT_FULLY_DISCONNECTED:BOOL=ON" in cache
+
+
+def test_one_wheel_per_cpython_each_its_own_build_selectable_like_cibuildwheel(
+        cfg: Config, tmp_path: Path, sysroots: dict[Arch, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    project = make_project(cfg, tmp_path, monkeypatch, '[components.pyfix.wheel]\npythons = ["3.13", "3.15"]\n')
+    log = Log(io.StringIO())
+    only = pipeline.build_components(Context(project, Runner(log), builds=("cp313-*",)), Arch.RISCV64, ["pyfix"])
+    assert not [r for r in only if r.verdict is Verdict.FAIL], only
+    dist = tmp_path / "build/riscv64/pyfix/install/dist"
+    assert [w.name for w in dist.glob("*.whl")] == ["pyfix-1.0-cp313-cp313-manylinux_2_31_riscv64.whl"]
+    none = pipeline.build_components(Context(project, Runner(log), builds=("cp27-*",)), Arch.RISCV64, ["pyfix"])
+    [skipped] = [r for r in none if r.check is Check.BUILD]
+    assert skipped.verdict is Verdict.SKIP
+    assert "no build identifier matches cp27-* (known: cp313-linux_riscv64, cp315-linux_riscv64)" in skipped.reason
+    both = pipeline.build_components(Context(project, Runner(log)), Arch.RISCV64, ["pyfix"])
+    assert not [r for r in both if r.verdict is Verdict.FAIL], both
+    steps = {r.subject: r for r in both if r.check is Check.BUILD}
+    assert steps["cp313-linux_riscv64"].reason == "up to date (skipped)"  # its own stamp
+    assert steps["cp315-linux_riscv64"].reason == "built"
+    assert sorted(w.name for w in dist.glob("*.whl")) == ["pyfix-1.0-cp313-cp313-manylinux_2_31_riscv64.whl",
+                                                          "pyfix-1.0-cp315-cp315-manylinux_2_31_riscv64.whl"]
+    with zipfile.ZipFile(dist / "pyfix-1.0-cp315-cp315-manylinux_2_31_riscv64.whl") as archive:
+        assert "pyfix/_pyfix.cpython-315-riscv64-linux-gnu.so" in archive.namelist()
+    again = pipeline.build_components(Context(project, Runner(log)), Arch.RISCV64, ["pyfix"])
+    [summary] = [r for r in again if r.check is Check.BUILD and not r.subject]
+    assert summary.reason.startswith("up to date (skipped)")

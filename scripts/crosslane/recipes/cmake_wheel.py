@@ -195,7 +195,8 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
     seconds, counts, identifiers = 0.0, {"hits": 0, "misses": 0}, {}
     for one in done:
         assert one.wheel is not None
-        os.link(one.wheel, install / DIST / one.wheel.name)
+        # A copy, not a link: a new link changes the file's ctime, which the identifier's stamp lists.
+        shutil.copy2(one.wheel, install / DIST / one.wheel.name)
         recorded = (stamps.read(one.planned.folder) or {}).get("facts")
         recorded = recorded if isinstance(recorded, dict) else {}
         seconds += float(recorded.get("seconds", 0.0))

@@ -70,6 +70,7 @@ def drop_requires(runner: Runner, wheel: Path, drop: Sequence[str]) -> Path:
         [metadata] = list(tree.glob("*.dist-info/METADATA"))
         metadata.write_text(dropped_metadata(metadata.read_text(encoding="utf-8"), drop), encoding="utf-8")
         packed = Path(work) / "packed"
+        packed.mkdir()  # wheel pack does not make it
         runner.run([sys.executable, "-m", "wheel", "pack", "--dest-dir", str(packed), str(tree)], timeout=TIMEOUT,
                    quiet=True)
         [result] = list(packed.glob("*.whl"))

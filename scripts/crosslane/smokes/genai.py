@@ -25,7 +25,7 @@ from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import payload, site
+from crosslane.smokes import payload, site, wheel_install
 from crosslane.smokes.compare import EXACT
 from crosslane.sources import pinned
 
@@ -137,6 +137,11 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     attempts = payload.run_profiles(ctx, arch, profiles, program_for(arch, mine, generation), base_timeout=base)
     rows += [payload.row(component, a, "genai") for a in attempts]
     rows += loaded_ort(ctx, arch, component, attempts, mine.site if given else None)
+    if not given:  # the lane's wheels, every CPython's, as a user installs them (and the control's)
+        tested = [arch] if arch is CONTROL_ARCH else [arch, CONTROL_ARCH]
+        for each in tested:
+            built = cmake_wheel.wheels(ctx.component_dir(each, component) / "install")
+            rows += wheel_install.run(ctx, each, component, built, generation, base)
     if arch is CONTROL_ARCH or "GENAI_MODEL_DIR" not in generation:
         return rows
     control_cfg = ctx.config.arches[CONTROL_ARCH]
