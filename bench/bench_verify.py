@@ -1,7 +1,7 @@
 """`invoke verify` vs `auditwheel show` on the PyPI onnxruntime-genai 0.18.0 aarch64 wheel (a 35 MB .so inside).
 
-auditwheel is a dependency (the manylinux repair and gate). Each side is timed best-of-3: both as processes (same start-up
-costs), and crosslane's verify in-process. Goal: verify >= 5x faster, i.e. ratio verify/auditwheel <= 0.2.
+auditwheel is a dependency (the manylinux repair and gate). Each side is timed best-of-3: both as processes (same
+start-up costs), and crosslane's verify in-process. Goal: verify >= 5x faster, i.e. ratio verify/auditwheel <= 0.2.
 """
 
 from __future__ import annotations

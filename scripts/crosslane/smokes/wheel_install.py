@@ -20,20 +20,23 @@ host reference) and the ORT it mapped being the one the wheel bundles, inside th
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from packaging.utils import parse_wheel_filename
 
 from crosslane.archs import Arch, info
-from crosslane.config import SysrootSpec
+from crosslane.config import Profile, SysrootSpec
 from crosslane.context import Context
 from crosslane.gates import provenance
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
 from crosslane.report import Check, Row, Verdict
+from crosslane.runner import Result
 from crosslane.smokes import payload, payloads, sentinel, target
 
 VENV = PurePosixPath("/crosslane/venv")
@@ -65,6 +68,21 @@ def fresh_copy(root: Path, work: Path) -> Path:
     return work
 
 
+CA_BUNDLE = "etc/ssl/certs/ca-certificates.crt"
+
+
+def ca_bundle(root: Path) -> None:
+    """What ca-certificates' postinst (update-ca-certificates) makes, which unpacking a .deb does not run: the
+    bundle Debian's pip reads at start-up, even with --no-index."""
+    bundle = root / CA_BUNDLE
+    certificates = sorted((root / "usr/share/ca-certificates").glob("*/*.crt"))
+    if bundle.exists() or not certificates:
+        return
+    bundle.parent.mkdir(parents=True, exist_ok=True)
+    bundle.write_text("".join(c.read_text(encoding="ascii", errors="replace").rstrip("\n") + "\n"
+                              for c in certificates))
+
+
 def inside(root: Path, argv: Sequence[str], qemu: str, cpu: str, binds: Sequence[Path]) -> list[str]:
     """*argv* run by qemu-user inside *root*: chroot (host/enter_root.py), private mounts, no network."""
     bound = [word for path in dict.fromkeys([Path(qemu), *binds]) for word in ("--bind", str(path))]
@@ -77,10 +95,63 @@ def pip_wheel(root: Path) -> PurePosixPath | None:
     return PurePosixPath("/") / found[-1].relative_to(root) if found else None
 
 
+@dataclass(frozen=True)
+class Board:
+    """A clean copy of an install root, and how a program runs in it (qemu-user, the profile's -cpu)."""
+
+    ctx: Context
+    root: Path
+    qemu: str
+    cpu: str
+    binds: tuple[Path, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def run(self, argv: Sequence[str], timeout: float) -> Result:
+        # A board has none of the host's pip or Python settings (PIP_CERT, PIP_FIND_LINKS name host paths).
+        host = [k for k in os.environ if k.startswith(("PIP_", "PYTHON"))]
+        unset = [k for k in (*payload.HOST_ONLY_ENV, *host) if k not in self.env]
+        return self.ctx.runner.run(inside(self.root, argv, self.qemu, self.cpu, self.binds), env=dict(self.env),
+                                   unset=unset, timeout=timeout, check=False, quiet=True)
+
+
+def board(ctx: Context, arch: Arch, spec: SysrootSpec, work: Path, profile: Profile, *,
+          binds: Sequence[Path] = (), env: Mapping[str, str] | None = None) -> Board:
+    """The install root of *spec* (made once by the sysroot machinery), copied fresh into *work*."""
+    root = sysroot_mod.ensure(ctx.runner, spec, arch)
+    qemu = ctx.runner.which(info(arch).qemu_binary, fix=f"invoke setup --arch {arch}")
+    base = {"HOME": "/crosslane/home", "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "PIP_NO_INPUT": "1"}
+    copy = fresh_copy(root.path, work)
+    ca_bundle(copy)
+    return Board(ctx, copy, qemu, profile.cpu, tuple(binds), {**base, **(env or {})})
+
+
+def pip_install(where: Board, wheel: Path, timeout: float) -> str | None:
+    """venv, then pip install --no-index of *wheel* from a folder in the root: None, or why it failed."""
+    version = python_of(wheel)
+    distribution, wheel_version, _, _ = parse_wheel_filename(wheel.name)
+    (where.root / WHEELS.relative_to("/")).mkdir(parents=True, exist_ok=True)
+    shutil.copy2(wheel, where.root / WHEELS.relative_to("/") / wheel.name)
+    pip = pip_wheel(where.root)
+    if pip is None:
+        return f"the root has no pip wheel (usr/share/python-wheels); python{version}-venv brings python3-pip-whl"
+    made = where.run([f"/usr/bin/python{version}", "-m", "venv", "--without-pip", "--system-site-packages",
+                      str(VENV)], timeout)
+    made_python = where.root / VENV.relative_to("/") / "bin/python"
+    if not made.ok or not (made_python.is_file() or made_python.is_symlink()):  # a link into the root's /usr
+        return f"python{version} -m venv failed: {last_line(made.output)}"
+    result = where.run([str(VENV / "bin/python"), f"{pip}/pip", "install", "--no-index", "--find-links", str(WHEELS),
+                        f"{distribution}=={wheel_version}"], timeout)
+    if f"Successfully installed {distribution}-{wheel_version}" not in result.output:
+        where.ctx.log.info("\n".join(f"    {line}" for line in result.output.splitlines()[-8:]))
+        return f"pip install --no-index did not install it: {last_line(result.output)}"
+    return None
+
+
 def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generation: dict[str, str],
                 base_timeout: float) -> Row:
     version = python_of(wheel)
-    distribution, wheel_version, _, _ = parse_wheel_filename(wheel.name)
+    _, wheel_version, _, _ = parse_wheel_filename(wheel.name)
     identifier = f"{wheel.name.split('-')[2]}-{info(arch).wheel_platform}"
     spec = root_spec(ctx, component, version)
     arch_cfg = ctx.config.arches[arch]
@@ -89,47 +160,22 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
     def verdict(state: Verdict, reason: str) -> Row:
         return Row(component, arch.value, Check.INSTALL, state, f"{wheel.name}: {reason}", subject=CHECK,
                    profile=profile.name)
+
+    program = payload.Payload.builtin("genai_payload", "GENAI", env={
+        "GENAI_PIN": str(wheel_version), "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine), **generation})
+    env = {k: v for k, v in payload.environment(program).items() if k != "PYTHONPATH"}
+    binds = [Path(env["CROSSLANE_PAYLOAD_HELPERS"])]
+    if generation.get("GENAI_MODEL_DIR"):
+        binds.append(Path(generation["GENAI_MODEL_DIR"]))
     with ctx.log.group(f"install test: {wheel.name} in a clean {spec.suite} {arch} root"):
-        root = sysroot_mod.ensure(ctx.runner, spec, arch)
-        work = fresh_copy(root.path, ctx.component_dir(arch, component) / "install-test" / identifier)
-        (work / WHEELS.relative_to("/")).mkdir(parents=True)
-        shutil.copy2(wheel, work / WHEELS.relative_to("/") / wheel.name)
-        pip = pip_wheel(work)
-        if pip is None:
-            return verdict(Verdict.FAIL, f"the {spec.suite} root has no pip wheel (usr/share/python-wheels); "
-                                         f"python{version}-venv should bring python3-pip-whl")
-        qemu = ctx.runner.which(info(arch).qemu_binary, fix=f"invoke setup --arch {arch}")
-        program = payload.Payload.builtin("genai_payload", "GENAI", env={
-            "GENAI_PIN": str(wheel_version), "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine), **generation})
-        env = {**payload.environment(program), "HOME": "/crosslane/home", "PIP_NO_CACHE_DIR": "1",
-               "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
-        env.pop("PYTHONPATH", None)
-        binds = [Path(env["CROSSLANE_PAYLOAD_HELPERS"])]
-        if generation.get("GENAI_MODEL_DIR"):
-            binds.append(Path(generation["GENAI_MODEL_DIR"]))
-        unset = [k for k in payload.HOST_ONLY_ENV if k not in env]
-
-        def run(argv: Sequence[str], timeout: float) -> tuple[bool, str]:
-            result = ctx.runner.run(inside(work, argv, qemu, profile.cpu, binds), env=env, unset=unset,
-                                    timeout=timeout, check=False, quiet=True)
-            return result.ok, result.output
-
-        timeout = payload.timeout_for(PIP_TIMEOUT, arch, profile)
-        ok, output = run([f"/usr/bin/python{version}", "-m", "venv", "--without-pip", "--system-site-packages",
-                          str(VENV)], timeout)
-        if not ok or not (work / VENV.relative_to("/") / "bin/python").exists():
-            return verdict(Verdict.FAIL, f"python{version} -m venv failed: {last_line(output)}")
-        python = str(VENV / "bin/python")
-        ok, output = run([python, f"{pip}/pip", "install", "--no-index", "--find-links", str(WHEELS),
-                          f"{distribution}=={wheel_version}"], timeout)
-        installed = f"Successfully installed {distribution}-{wheel_version}"
-        if installed not in output:
-            ctx.log.info("\n".join(f"    {line}" for line in output.splitlines()[-8:]))
-            return verdict(Verdict.FAIL, f"pip install --no-index did not install it: {last_line(output)}")
+        where = board(ctx, arch, spec, ctx.component_dir(arch, component) / "install-test" / identifier, profile,
+                      binds=binds, env=env)
+        failed = pip_install(where, wheel, payload.timeout_for(PIP_TIMEOUT, arch, profile))
+        if failed:
+            return verdict(Verdict.FAIL, failed)
         bootstrap = payloads.path("bootstrap").read_text(encoding="utf-8")
-        result = ctx.runner.run(inside(work, [python, "-s", "-B", "-u", "-c", bootstrap, program.name], qemu,
-                                       profile.cpu, binds), env=env, unset=unset, check=False, quiet=True,
-                                timeout=payload.timeout_for(base_timeout, arch, profile))
+        result = where.run([str(VENV / "bin/python"), "-s", "-B", "-u", "-c", bootstrap, program.name],
+                           payload.timeout_for(base_timeout, arch, profile))
         outcome = sentinel.decide(program.name, result.output, result.returncode, timed_out=result.timed_out)
         if outcome.verdict is not Verdict.PASS:
             shown = payload.protocol_lines(result.output) or result.output.splitlines()
@@ -140,8 +186,8 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
             return verdict(Verdict.FAIL, f"installed; the payload mapped ORT {loaded or 'none'}, not the one in "
                                          f"{VENV}")
         chain = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[component].depends]
-        origin = [provenance.check_loaded(loaded, work, c, arch, component) for c in chain]
-        wrong = [r for r in origin if r.verdict is not Verdict.PASS]
+        wrong = [r for r in (provenance.check_loaded(loaded, where.root, c, arch, component) for c in chain)
+                 if r.verdict is not Verdict.PASS]
         if wrong:
             return verdict(Verdict.FAIL, f"installed and ran, but {wrong[0].reason}")
         return verdict(Verdict.PASS, f"pip install --no-index into a clean {spec.suite} root (python{version}, "
