@@ -47,8 +47,12 @@ def _analyze(wheel: Path, search: str):  # type: ignore[no-untyped-def]  # audit
     from auditwheel.wheeltools import get_wheel_architecture, get_wheel_libc
 
     logging.getLogger("auditwheel").setLevel(logging.WARNING)
+    try:  # as `auditwheel show` does: a name without a libc (linux_*) leaves it to the analysis
+        libc = get_wheel_libc(wheel.name)
+    except AuditwheelError:
+        libc = None
     try:
-        return analyze_wheel_abi(get_wheel_libc(wheel.name), get_wheel_architecture(wheel.name), wheel, frozenset(),
+        return analyze_wheel_abi(libc, get_wheel_architecture(wheel.name), wheel, frozenset(),
                                  disable_isa_ext_check=False, allow_graft=False, args_ldpaths=search or None)
     except AuditwheelError as exc:
         return str(getattr(exc, "message", exc))
@@ -80,6 +84,14 @@ def why_not(info, name: str) -> str:  # type: ignore[no-untyped-def]
         parts.append("uses symbols the policy forbids: " + ", ".join(
             f"{sym} of {lib}" for lib, syms in sorted(reference.blacklist.items()) for sym in sorted(syms)))
     return "; ".join(parts) or "auditwheel's policy is not satisfied"
+
+
+def blockers(wheel: Path, search: str) -> str:
+    """What keeps *wheel* from the most compatible manylinux policy (for a repair that failed)."""
+    info = _analyze(wheel, search)
+    if isinstance(info, str):
+        return info
+    return f"{info.policies.lowest.name}: {why_not(info, info.policies.lowest.name)}"
 
 
 def tag_row(wheel: Path, arch: Arch, search: str) -> Row | None:

@@ -21,6 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from crosslane.errors import StepFailed
+from crosslane.gates import manylinux
 from crosslane.runner import Runner
 
 TIMEOUT = 1800.0
@@ -92,6 +93,8 @@ def repair(runner: Runner, wheel: Path, out: Path, search: str) -> Path:
     repaired = sorted(out.glob("*.whl"))
     if not result.ok or len(repaired) != 1:
         last = [line for line in result.output.splitlines() if line.strip()][-1:] or ["no output"]
-        raise StepFailed(f"auditwheel repair of {wheel.name} failed: {last[0].strip()}",
-                         fix="see gates/manylinux's row for the library or symbol that blocks a manylinux tag")
+        raise StepFailed(f"auditwheel repair of {wheel.name} failed: {last[0].strip()} "
+                         f"(what blocks {manylinux.blockers(wheel, search)})",
+                         fix="a library outside the policy must be in a dependency's lib folder or the sysroot; a "
+                             "symbol newer than every policy needs an older target suite for the build")
     return repaired[0]
