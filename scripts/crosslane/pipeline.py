@@ -132,8 +132,11 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
           builds: Sequence[Path] = ()) -> list[Row]:
     found = verify.run(ctx, arch, list(paths), staging)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
-    features = compiled.rows(name, arch, ctx.component_dir(arch, name) / "install",
-                             ctx.config.components[name].compiled)
+    # Each wheel on its own (one per CPython): one without the feature must not pass beside one with it.
+    wheels = [p for p in paths if p.is_file() and p.suffix == ".whl"]
+    declared = ctx.config.components[name].compiled
+    features = [r for w in wheels for r in compiled.rows(name, arch, w, declared)] if wheels else \
+        compiled.rows(name, arch, ctx.component_dir(arch, name) / "install", declared)
     if failed:
         return [*(Row(name, arch.value, Check.GATE, r.verdict, f"{r.component}: {r.reason}",
                       subject=r.subject) for r in failed), *(r for r in features if r.verdict is Verdict.FAIL)]

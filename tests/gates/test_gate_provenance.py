@@ -80,7 +80,7 @@ BREAKS: dict[str, tuple[Callable[[Path, Path], None], str, str]] = {
     "ort-home-outside-chain": (_ort_home_outside, "ort-home", "is outside the chain root"),
     "deps-ortlib": (_ortlib_deps, "ort-download", "_deps/ortlib-src"),
     "ort-archive": (_ort_archive, "ort-download", "downloads/onnxruntime-linux-x64-1.21.0.tgz"),
-    "bytes-differ": (_different_bytes, "ort-bytes", "bytes differ from the chain's libonnxruntime.so.1.21.0"),
+    "bytes-differ": (_different_bytes, "ort-bytes", "bytes and code differ from the chain's libonnxruntime.so.1.21.0"),
     "name-not-in-chain": (_name_not_in_chain, "ort-bytes", "libonnxruntime_providers_cuda.so: not in the chain"),
     "nothing-shipped": (_nothing_shipped, "ort-bytes", "no ONNX Runtime library shipped"),
 }

@@ -158,8 +158,8 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
     profile = arch_cfg.profile(arch_cfg.default_profile)
 
     def verdict(state: Verdict, reason: str) -> Row:
-        return Row(component, arch.value, Check.INSTALL, state, f"{wheel.name}: {reason}", subject=CHECK,
-                   profile=profile.name)
+        return Row(component, arch.value, Check.INSTALL, state, f"{wheel.name}: {reason}",
+                   subject=f"{CHECK}:{identifier}", profile=profile.name)
 
     program = payload.Payload.builtin("genai_payload", "GENAI", env={
         "GENAI_PIN": str(wheel_version), "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine), **generation})
