@@ -63,6 +63,14 @@ def toolroot_facts(ctx: Context, name: str) -> dict[str, object]:
             "versions": {p: v for p, v in sorted(packages.items()) if p.split(":")[0] in ROOT_PACKAGES}}
 
 
+def remote_text(cache: Mapping[str, object]) -> str:
+    """The shared cache's part of a build's ccache counts: its hits, and the errors reaching it."""
+    parts = [f"{cache[k]} {what}" for k, what in (("remote_hits", "from the remote"),
+                                                  ("remote_errors", "remote errors: local cache only"))
+             if cache.get(k)]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) -> dict[str, object]:
     component = ctx.config.components[name]
     facts: dict[str, object] = {"component": name, "arch": arch.value, "recipe": component.recipe}
@@ -170,7 +178,7 @@ def markdown(data: Mapping[str, Any]) -> str:
         cache = facts.get("ccache") or {}
         lines.append(f"| {facts['component']} | {facts['arch']} | {short_source(facts.get('source'))} | {shown} | "
                      f"{facts.get('compiler', '—')} | {facts.get('seconds', '—')} | "
-                     f"{cache.get('hits', '—')} hit / {cache.get('misses', '—')} miss |")
+                     f"{cache.get('hits', '—')} hit / {cache.get('misses', '—')} miss{remote_text(cache)} |")
     claims = data.get("asserted") or []
     if claims:
         lines += ["", "## Asserted by configuration (not measured by this run)", ""]

@@ -7,6 +7,7 @@ runs it unless the stamp (keyed by every input) says the install folder is curre
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shlex
 import shutil
@@ -286,7 +287,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     stats_log.unlink(missing_ok=True)
     # Paths under the build root are hashed relative to it, so a fresh clone (another build root) hits the cache.
     env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(ctx.build_root.resolve()),
-           "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache"))}
+           "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache")), **remote_cache()}
 
     def on_line(line: str) -> None:
         if line.startswith("[") and "/" in line.split("]")[0]:
@@ -320,9 +321,10 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
             ctx.log.info(exc.detail)
         return Row(name, arch, Check.BUILD, Verdict.FAIL, f"{step} failed; see the output tail above")
     progress.close()
+    counts = ccache_counts(stats_log)
     stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
-                 facts={"seconds": round(time.monotonic() - started, 1), "ccache": ccache_counts(stats_log)})
-    return Row(name, arch, Check.BUILD, Verdict.PASS, "built")
+                 facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts})
+    return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
 
 
 def collect(path: Path, into: Path) -> None:
@@ -341,15 +343,46 @@ def host_launchers(ccache: str | None) -> dict[str, str]:
     return {f"CMAKE_{lang}_COMPILER_LAUNCHER": ccache for lang in ("C", "CXX", "ASM")} if ccache else {}
 
 
+REMOTE_ENV = "CROSSLANE_CCACHE_REMOTE"  # a shared compile cache's URL (redis://, http://): a team's server
+READ_ONLY_ENV = "CROSSLANE_CCACHE_REMOTE_READ_ONLY"  # "1": read it, never write (pull requests)
+REMOTE_SCHEMES = ("redis://", "redis+unix:", "http://", "https://", "file:")
+
+
+def remote_cache(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """ccache's remote_storage from the environment: the URL lives with the runners, never in the repository."""
+    environ = os.environ if environ is None else environ
+    url = environ.get(REMOTE_ENV, "").strip()
+    if not url:
+        return {}
+    if not url.startswith(REMOTE_SCHEMES) or any(c.isspace() or c == "|" for c in url):
+        raise ConfigError(f"{REMOTE_ENV}={url!r}: not a ccache remote storage URL",
+                          fix=f"use one of {', '.join(REMOTE_SCHEMES)} (e.g. redis://cache.example:6379), or unset it")
+    read_only = environ.get(READ_ONLY_ENV, "") == "1"
+    return {"CCACHE_REMOTE_STORAGE": url + ("|read-only" if read_only else "")}
+
+
+def remote_note(counts: Mapping[str, int]) -> str:
+    if counts.get("remote_errors"):
+        return f" (the remote compile cache failed {counts['remote_errors']} times: local cache only)"
+    if counts.get("remote_hits"):
+        total = counts.get("hits", 0) + counts.get("misses", 0)
+        return f" ({counts['remote_hits']} of {total} compiles from the remote cache)"
+    return ""
+
+
 def ccache_counts(stats_log: Path) -> dict[str, int]:
-    """Hits and misses from a CCACHE_STATSLOG file (empty when ccache was not used)."""
+    """Hits and misses from a CCACHE_STATSLOG file (empty when ccache was not used); with a remote cache, the
+    hits it served and the errors reaching it (ccache then goes on with the local cache only)."""
     try:
         text = stats_log.read_text(errors="replace")
     except OSError:
         return {}
     words = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    return {"hits": sum(1 for w in words if w.endswith("_cache_hit")),
-            "misses": sum(1 for w in words if w == "cache_miss")}
+    counts = {"hits": sum(1 for w in words if w.endswith("_cache_hit")),
+              "misses": sum(1 for w in words if w == "cache_miss")}
+    remote = {"remote_hits": sum(1 for w in words if w == "remote_storage_hit"),
+              "remote_errors": sum(1 for w in words if w in ("remote_storage_error", "remote_storage_timeout"))}
+    return {**counts, **{k: v for k, v in remote.items() if v}}
 
 
 class CMakeRecipe:

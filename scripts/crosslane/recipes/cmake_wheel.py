@@ -192,7 +192,7 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
     stamps.clear(folder)
     stamps.remove(install)
     (install / DIST).mkdir(parents=True)
-    seconds, counts, identifiers = 0.0, {"hits": 0, "misses": 0}, {}
+    seconds, counts, identifiers = 0.0, {"hits": 0, "misses": 0}, {}  # and remote_hits, remote_errors if any
     for one in done:
         assert one.wheel is not None
         # A copy, not a link: a new link changes the file's ctime, which the identifier's stamp lists.
@@ -202,8 +202,9 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
         seconds += float(recorded.get("seconds", 0.0))
         cache = recorded.get("ccache")
         cache = cache if isinstance(cache, dict) else {}
-        for name in counts:
-            counts[name] += int(cache.get(name, 0))
+        for name, value in cache.items():
+            if isinstance(value, int):
+                counts[name] = counts.get(name, 0) + value
         identifiers[one.identifier] = {"wheel": one.wheel.name, "built": one.row.reason}
     facts = {"seconds": round(seconds, 1), "ccache": counts, "identifiers": identifiers}
     inputs = {**done[0].planned.stamp_inputs, "identifiers": {d.identifier: d.planned.stamp_key for d in done}}

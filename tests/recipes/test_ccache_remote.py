@@ -1,0 +1,90 @@
+"""A compile cache shared by runners: ccache's remote storage on a real redis server started here.
+
+Runner A builds cpuinfo for riscv64 in a clean build folder with an empty local ccache; runner B does the same in
+another clean folder with another empty local ccache. B's hits come from the remote (>= 90 %) and its build step
+takes at most a third of A's. With the server down the build still succeeds, on the local cache, and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crosslane.host import hostsetup
+from crosslane.log import Log
+from crosslane.runner import Runner
+
+pytestmark = [pytest.mark.slow, pytest.mark.cross, pytest.mark.network]
+
+REPO = Path(__file__).resolve().parents[2]
+INVOKE = Path(sys.executable).parent / "invoke"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    if shutil.which("redis-server") is None:
+        hostsetup.install(Runner(Log()), ("redis-server",))  # Debian's, as a team would run it
+    port = free_port()
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def runner_build(tmp_path: Path, name: str, url: str) -> tuple[dict[str, int], float, str]:
+    """`invoke build` of cpuinfo as a fresh runner: its own build folder and empty local cache."""
+    env = {**os.environ, "CCACHE_DIR": str(tmp_path / f"ccache-{name}"), "CROSSLANE_BUILD_DIR": str(tmp_path / name),
+           "CROSSLANE_CCACHE_REMOTE": url}
+    done = subprocess.run([str(INVOKE), "build", "--arch", "riscv64", "--component", "cpuinfo"], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:]
+    facts = json.loads((tmp_path / name / "riscv64/cpuinfo/.crosslane-stamp.json").read_text())["facts"]
+    report = (tmp_path / name / "reports" / "report-riscv64.md").read_text()
+    return facts["ccache"], float(facts["seconds"]), report
+
+
+def test_runner_b_is_served_by_the_remote_cache(tmp_path: Path, redis_url: str) -> None:
+    a_counts, a_seconds, _ = runner_build(tmp_path, "A", redis_url)
+    assert a_counts["misses"] > 10 and not a_counts.get("remote_hits")
+    b_counts, b_seconds, report = runner_build(tmp_path, "B", redis_url)
+    compiles = b_counts["hits"] + b_counts["misses"]
+    assert b_counts.get("remote_hits", 0) >= 0.9 * compiles, b_counts
+    assert b_seconds <= a_seconds / 3, (a_seconds, b_seconds)
+    assert f"{b_counts['remote_hits']} from the remote" in report
+
+
+def test_with_the_server_down_the_build_uses_the_local_cache_and_says_so(tmp_path: Path) -> None:
+    counts, _, report = runner_build(tmp_path, "C", f"redis://127.0.0.1:{free_port()}")
+    assert counts["misses"] > 10 and counts.get("remote_errors", 0) > 0
+    assert "remote errors: local cache only" in report
+
+
+def test_a_url_that_is_no_remote_storage_is_refused_before_building(tmp_path: Path) -> None:
+    env = {**os.environ, "CROSSLANE_BUILD_DIR": str(tmp_path / "D"), "CROSSLANE_CCACHE_REMOTE": "redis://x|y"}
+    done = subprocess.run([str(INVOKE), "build", "--arch", "riscv64", "--component", "cpuinfo"], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    assert "CROSSLANE_CCACHE_REMOTE='redis://x|y': not a ccache remote storage URL" in done.stdout + done.stderr
