@@ -15,12 +15,13 @@ WHEEL = 'recipe = "cmake-wheel"\n[components.app.wheel]\n'
 
 def test_the_wheel_table_parses_and_names_build_identifiers(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, {"ort": "", "app": 'depends = ["ort"]\n' + WHEEL +
-                                  'pythons = ["3.13", "3.14"]\nbundle = ["libonnxruntime.so.1.23"]\n'
-                                  'drop_requires = ["onnxruntime"]\ninstall_suites = { "3.13" = "trixie" }\n'
-                                  'install_packages = ["python3-numpy"]'})
+                                  'pythons = ["3.13", "3.14"]\nbundle = { riscv64 = ["libonnxruntime.so.1.23"] }\n'
+                                  'drop_requires = { riscv64 = ["onnxruntime"] }\n'
+                                  'install_suites = { "3.13" = "trixie" }\ninstall_packages = ["python3-numpy"]'})
     spec = cfg.components["app"].wheel
     assert spec.identifiers(Arch.RISCV64, "3.14") == ("cp313-linux_riscv64", "cp314-linux_riscv64")
-    assert spec.bundle == ("libonnxruntime.so.1.23",) and spec.drop_requires == ("onnxruntime",) and spec.repair
+    assert dict(spec.bundle) == {Arch.RISCV64: ("libonnxruntime.so.1.23",)} and spec.repair
+    assert dict(spec.drop_requires) == {Arch.RISCV64: ("onnxruntime",)}
     assert dict(spec.install_suites) == {"3.13": "trixie"} and spec.install_packages == ("python3-numpy",)
     # Each CPython is in the sysroot: its headers, libpython and the interpreter FindPython runs.
     assert {"python3.13", "libpython3.13-dev", "python3.14", "libpython3.14-dev"} <= set(cfg.sysroot.packages)
@@ -34,9 +35,11 @@ def test_without_pythons_the_identifier_is_the_sysroots_cpython(tmp_path: Path) 
 @pytest.mark.parametrize(("extra", "expected"), [
     (WHEEL + 'pythons = ["3.14", "py3"]', r"components\.app\.wheel\.pythons: entry 1: 'py3' is not a CPython"),
     (WHEEL + 'pythons = ["3.14", "3.14"]', r"pythons: a CPython is listed twice"),
-    (WHEEL + 'bundle = ["onnxruntime.dll"]', r"bundle: 'onnxruntime.dll' is not a shared library file name"),
-    (WHEEL + 'bundle = ["../libx.so"]', r"bundle: '\.\./libx\.so' is not a shared library file name"),
-    (WHEEL + 'drop_requires = ["onnxruntime"]', r"drop_requires: a requirement is dropped only for a library"),
+    (WHEEL + 'bundle = { amd64 = ["onnxruntime.dll"] }',
+     r"bundle: amd64: 'onnxruntime.dll' is not a shared library file name"),
+    (WHEEL + 'bundle = { amd64 = ["../libx.so"] }', r"bundle: amd64: '\.\./libx\.so' is not a shared library"),
+    (WHEEL + 'drop_requires = { amd64 = ["onnxruntime"] }',
+     r"drop_requires: amd64: a requirement is dropped only for a library"),
     (WHEEL + 'pythons = ["3.14"]\ninstall_suites = { "3.13" = "trixie" }',
      r"install_suites\.3\.13: '3\.13' = 'trixie': a CPython of pythons"),
     (WHEEL + 'pythons = ["3.14"]\ninstall_suites = { "3.14" = "../x" }', r"install_suites\.3\.14"),

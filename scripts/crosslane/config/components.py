@@ -214,13 +214,16 @@ def _wheel(table: Table) -> WheelSpec:
             sub.fail("pythons", f"entry {index}: '{version}' is not a CPython version such as \"3.14\"")
     if len(set(pythons)) != len(pythons):
         sub.fail("pythons", "a CPython is listed twice")
-    bundle = sub.strings("bundle")
-    for name in bundle:
-        if not LIBRARY_RE.fullmatch(name):
-            sub.fail("bundle", f"'{name}' is not a shared library file name (lib<name>.so[.N…])")
-    drop = sub.strings("drop_requires")
-    if drop and not bundle:
-        sub.fail("drop_requires", "a requirement is dropped only for a library the wheel bundles; set bundle")
+    bundle = per_arch_strings(sub, "bundle")
+    for arch, names in bundle.items():
+        for name in names:
+            if not LIBRARY_RE.fullmatch(name):
+                sub.fail("bundle", f"{arch}: '{name}' is not a shared library file name (lib<name>.so[.N…])")
+    drop = per_arch_strings(sub, "drop_requires")
+    for arch in drop:
+        if not bundle.get(arch):
+            sub.fail("drop_requires", f"{arch}: a requirement is dropped only for a library the wheel bundles; set "
+                                      f"bundle.{arch}")
     suites_table = sub.table("install_suites")
     suites = {key: suites_table.string(key) for key in list(suites_table.keys())}
     for version, suite in suites.items():

@@ -243,10 +243,10 @@ class WheelSpec:
 
     # CPython versions ("3.13", …): one build identifier each (cp313-linux_riscv64). () = the sysroot's newest.
     pythons: tuple[str, ...] = ()
-    # Libraries of the dependencies' install folders (by file name) put beside the package's own before repair,
-    # with the Requires-Dist entries they replace: the wheel then ships the library it was built and tested on.
-    bundle: tuple[str, ...] = ()
-    drop_requires: tuple[str, ...] = ()
+    # Per arch: libraries of the dependencies' install folders (by file name) put beside the package's own before
+    # repair, with the Requires-Dist entries they replace: the wheel then ships the library it was built on.
+    bundle: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
+    drop_requires: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
     # auditwheel repair against the sysroot's libraries, to the lowest manylinux tag the symbols allow.
     repair: bool = True
     # The install test's root per CPython: the suite whose system Python it is (default: the sysroot's suite),

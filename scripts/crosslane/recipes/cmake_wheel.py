@@ -117,26 +117,27 @@ class CMakeWheelRecipe:
         folder = ctx.component_dir(arch, component.name) / WHEELS / identifier
         planned = cmake.plan(ctx, component, arch, probes, source, folder=folder, python=version)
         spec = component.wheel
+        bundle, drop = spec.bundle.get(arch, ()), spec.drop_requires.get(arch, ())
         prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
         sysroot = ctx.sysroot(arch).path
         dist = planned.install_dir / DIST
         inputs = {**planned.stamp_inputs, "wheel": {
             "identifier": identifier, "python_tag": python_tag(version), "platform": info(arch).wheel_platform,
-            "bundle": list(spec.bundle), "drop_requires": list(spec.drop_requires), "repair": spec.repair}}
+            "bundle": list(bundle), "drop_requires": list(drop), "repair": spec.repair}}
         staged = planned.build_dir / "wheel"
 
         def package() -> None:
             package_dir = package_folder(staged)
             for stale in package_dir.glob("lib*.so*"):  # a bundled copy left by an earlier packaging
-                if stale.name in spec.bundle:
+                if stale.name in bundle:
                     stale.unlink()
-            bundled = wheel_repair.bundle(package_dir, spec.bundle, prefixes)
+            bundled = wheel_repair.bundle(package_dir, bundle, prefixes)
             try:
                 built = make_wheel(ctx, staged, dist, arch, version)
             finally:
                 for path in bundled:
                     path.unlink(missing_ok=True)
-            wheel_repair.drop_requires(ctx.runner, built, spec.drop_requires)
+            wheel_repair.drop_requires(ctx.runner, built, drop)
             if spec.repair:
                 repaired = wheel_repair.repair(ctx.runner, built, dist.with_name(".repaired"),
                                                manylinux.ldpaths(sysroot, arch, prefixes))
