@@ -72,3 +72,27 @@ def test_the_board_has_no_network(board: wheel_install.Board) -> None:
     ran = board.run(["/usr/bin/python3.14", "-c", "import socket\ntry:\n socket.create_connection(('151.101.2.132', "
                      "80), 5)\nexcept OSError as e:\n print('unreachable', e.errno)\nelse:\n print('reached')"], 300)
     assert "unreachable" in ran.output and "reached\n" not in ran.output
+
+
+def test_a_wheel_that_installs_but_does_not_work_fails_on_the_payloads_sentinel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An onnxruntime_genai without its native module: pip installs it, the genai payload in the venv fails, and the
+    row says so (pip's success is not evidence)."""
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    tree = tmp_path / "tree" / "onnxruntime_genai-0.15.2"
+    (tree / "onnxruntime_genai").mkdir(parents=True)
+    (tree / "onnxruntime_genai" / "__init__.py").write_text('__version__ = "0.15.2"\n')
+    info = tree / "onnxruntime_genai-0.15.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: onnxruntime-genai\nVersion: 0.15.2\n"
+                                   "Requires-Dist: numpy>=1.21.6\n")
+    (info / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n"
+                                "Tag: cp314-cp314-linux_riscv64\n")
+    subprocess.run([sys.executable, "-m", "wheel", "pack", "--dest-dir", str(tmp_path), str(tree)], check=True,
+                   capture_output=True)
+    wheel = tmp_path / "onnxruntime_genai-0.15.2-cp314-cp314-linux_riscv64.whl"
+    ctx = Context(config_mod.load(), Runner(Log(io.StringIO())))
+    [row] = wheel_install.run(ctx, Arch.RISCV64, "onnxruntime-genai", [wheel], {}, 120)
+    assert row.verdict.value == "FAIL", row
+    assert row.subject == "wheel-install:cp314-linux_riscv64" and row.profile == "rvv128"
+    assert "installed with pip; the payload in the venv: GENAI-BIND" in row.reason

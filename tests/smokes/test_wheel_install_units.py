@@ -1,0 +1,59 @@
+"""The install test's pieces that need no board: the CPython of a wheel, the root it is tested in, the chroot argv,
+the CA bundle ca-certificates' postinst would make, the ORT the payload mapped."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+from crosslane import config as config_mod
+from crosslane.context import Context
+from crosslane.host import toolroot
+from crosslane.log import Log
+from crosslane.runner import Runner
+from crosslane.smokes import wheel_install
+
+
+def test_the_cpython_comes_from_the_wheel_tag() -> None:
+    assert wheel_install.python_of(Path("onnxruntime_genai-0.15.2-cp313-cp313-manylinux_2_39_riscv64.whl")) == "3.13"
+    assert wheel_install.python_of(Path("x-1.0-cp315-cp315-linux_x86_64.whl")) == "3.15"
+
+
+def test_each_cpython_is_tested_on_the_suite_whose_system_python_it_is() -> None:
+    ctx = Context(config_mod.load(), Runner(Log(io.StringIO())))
+    cp313 = wheel_install.root_spec(ctx, "onnxruntime-genai", "3.13")
+    cp315 = wheel_install.root_spec(ctx, "onnxruntime-genai", "3.15")
+    assert (cp313.suite, cp313.packages) == ("trixie", ("python3.13", "python3.13-venv", "python3-numpy"))
+    assert (cp315.suite, cp315.packages) == ("forky", ("python3.15", "python3.15-venv", "python3-numpy"))
+
+
+def test_the_board_is_entered_without_network_and_with_the_profiles_cpu(tmp_path: Path) -> None:
+    argv = wheel_install.inside(tmp_path, ["/usr/bin/python3", "-V"], "/usr/bin/qemu-riscv64-static", "rv64,v=true",
+                                [tmp_path / "model"])
+    assert argv[:5] == ["unshare", "--mount", "--net", "--propagation", "private"]
+    assert argv[6:8] == [sys.executable, str(toolroot.ENTER)]
+    assert argv[argv.index("--") + 1:][-6:] == ["--", "/usr/bin/qemu-riscv64-static", "-cpu", "rv64,v=true",
+                                                "/usr/bin/python3", "-V"]
+    assert ["--bind", str(tmp_path / "model")] == argv[argv.index(str(tmp_path / "model")) - 1:][:2]
+
+
+def test_the_ca_bundle_is_what_update_ca_certificates_makes(tmp_path: Path) -> None:
+    certs = tmp_path / "usr/share/ca-certificates/mozilla"
+    certs.mkdir(parents=True)
+    (certs / "b.crt").write_text("-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----\n")
+    (certs / "a.crt").write_text("-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----")
+    wheel_install.ca_bundle(tmp_path)
+    bundle = (tmp_path / wheel_install.CA_BUNDLE).read_text()
+    assert bundle.index("\nA\n") < bundle.index("\nB\n") and bundle.count("BEGIN") == 2
+    (tmp_path / wheel_install.CA_BUNDLE).write_text("kept")
+    wheel_install.ca_bundle(tmp_path)  # an existing bundle is the root's own
+    assert (tmp_path / wheel_install.CA_BUNDLE).read_text() == "kept"
+
+
+def test_the_pip_wheel_and_the_mapped_ort_are_read_from_what_the_board_left() -> None:
+    assert wheel_install.loaded_ort('GENAI-BIND OK {"ort_library": "/crosslane/venv/x/libonnxruntime.so.1.23"}') == \
+        "/crosslane/venv/x/libonnxruntime.so.1.23"
+    assert wheel_install.loaded_ort("GENAI-BIND OK no json") == ""
+    assert wheel_install.last_line("a\n\n  b  \n\n") == "b" and wheel_install.last_line("") == "no output"
+    assert wheel_install.pip_wheel(Path("/nonexistent")) is None
