@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline, plan
+from crosslane import pipeline, plan, stamps
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config
@@ -223,3 +223,20 @@ def test_staging_also_names_the_host_venvs_an_offline_build_needs(cfg: Config) -
                                          "toolroot:rust"}  # genai's Rust: the tool root is made by sources too
     assert all(r.verdict is Verdict.SKIP and r.check is Check.SOURCE for r in rows)
     assert pipeline.stage_hostenvs(ctx, Arch.RISCV64, ["canary"]) == []
+
+
+def test_a_provided_component_is_not_rewritten_when_current(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its install folder's times are what the dependents' gate cache keys on: a no-op rewrite made every no-op
+    build re-read the genai wheels (30 s instead of under 1 s)."""
+    from crosslane.recipes import provided
+
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path))
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    component = cfg.components["onnxruntime"]
+    first = provided.record(ctx, component, Arch.RISCV64)
+    install = ctx.component_dir(Arch.RISCV64, "onnxruntime") / "install"
+    before = stamps.outputs_listing(install), install.stat().st_mtime_ns
+    again = provided.record(ctx, component, Arch.RISCV64)
+    assert first.verdict is again.verdict is Verdict.PASS
+    assert (stamps.outputs_listing(install), install.stat().st_mtime_ns) == before

@@ -62,10 +62,16 @@ def record(ctx: Context, component: Component, arch: Arch) -> Row:
                        f"{where} is not in the {arch} sysroot (components.{component.name}.links.{link}); add the "
                        "package that ships it to sysroot.packages")
         made = install / link
+        # Left alone when already right: a rewrite changes the folder's times, which gates and dependents key on.
+        if made.is_symlink() and made.readlink() == where:
+            continue
         if made.is_symlink() or made.exists():
             made.unlink()
         made.symlink_to(where)
     what = {"package": package, "version": version, "sysroot": str(root.path), "links": dict(component.links)}
-    (install / PROVIDED).write_text(json.dumps(what, indent=1, sort_keys=True) + "\n")
+    text = json.dumps(what, indent=1, sort_keys=True) + "\n"
+    record_file = install / PROVIDED
+    if not record_file.is_file() or record_file.read_text() != text:
+        record_file.write_text(text)
     return Row(component.name, arch.value, Check.BUILD, Verdict.PASS,
                f"provided by the sysroot (Debian {package} {version})")
