@@ -203,6 +203,7 @@ def _compiled(table: Table) -> Mapping[str, str]:
 
 PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
 SUITE_RE = re.compile(r"[a-z][a-z0-9-]{1,30}")
+SYMVER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*@[A-Z]+_[0-9]+(?:\.[0-9]+)*")
 LIBRARY_RE = re.compile(r"lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*")
 
 
@@ -224,6 +225,11 @@ def _wheel(table: Table) -> WheelSpec:
         if not bundle.get(arch):
             sub.fail("drop_requires", f"{arch}: a requirement is dropped only for a library the wheel bundles; set "
                                       f"bundle.{arch}")
+    symbols = per_arch_strings(sub, "symbol_versions")
+    for arch, pins in symbols.items():
+        for pin in pins:
+            if not SYMVER_RE.fullmatch(pin):
+                sub.fail("symbol_versions", f"{arch}: '{pin}' is not symbol@VERSION (log10f@GLIBC_2.2.5)")
     suites_table = sub.table("install_suites")
     suites = {key: suites_table.string(key) for key in list(suites_table.keys())}
     for version, suite in suites.items():
@@ -232,6 +238,7 @@ def _wheel(table: Table) -> WheelSpec:
                                        "system Python it is")
     suites_table.finish()
     spec = WheelSpec(pythons=pythons, bundle=bundle, drop_requires=drop, repair=sub.boolean("repair", True),
+                     symbol_versions=symbols,
                      install_suites=MappingProxyType(suites), install_packages=package_names(sub, "install_packages"))
     sub.finish()
     if sub.data and table.string("recipe", "") != "cmake-wheel":

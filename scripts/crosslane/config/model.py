@@ -249,6 +249,9 @@ class WheelSpec:
     drop_requires: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
     # auditwheel repair against the sysroot's libraries, to the lowest manylinux tag the symbols allow.
     repair: bool = True
+    # Per arch: "symbol@VERSION" bindings the build makes (a .symver header every C/C++ file includes), for a
+    # symbol the target's glibc gave a version newer than any manylinux policy.
+    symbol_versions: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
     # The install test's root per CPython: the suite whose system Python it is (default: the sysroot's suite),
     # and the distribution packages that satisfy requirements no index has a wheel of for the arch.
     install_suites: Mapping[str, str] = field(default_factory=dict)
