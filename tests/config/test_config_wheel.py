@@ -44,12 +44,20 @@ def test_without_pythons_the_identifier_is_the_sysroots_cpython(tmp_path: Path) 
      r"install_suites\.3\.13: '3\.13' = 'trixie': a CPython of pythons"),
     (WHEEL + 'pythons = ["3.14"]\ninstall_suites = { "3.14" = "../x" }', r"install_suites\.3\.14"),
     (WHEEL + 'install_packages = ["python3-numpy; rm"]', r"install_packages"),
+    (WHEEL + 'symbol_versions = { amd64 = ["log10f"] }', r"symbol_versions: amd64: 'log10f' is not symbol@VERSION"),
+    (WHEEL + 'symbol_versions = { amd64 = ["a@b\\"); x(\\""] }', r"symbol_versions: amd64: .* is not symbol@VERSION"),
     (WHEEL + 'pythons = ["3.14"]\nrepiar = true',
      r"components\.app\.wheel\.repiar: unknown key; did you mean 'repair'"),
     ('[components.app.wheel]\npythons = ["3.14"]', r"components\.app\.wheel: a \[wheel\] table is read by the "
                                                    r"cmake-wheel recipe only"),
 ], ids=["not-a-version", "twice", "dll", "climbs", "drop-without-bundle", "suite-for-unknown-python",
-        "suite-not-a-name", "package-name", "typo", "wrong-recipe"])
+        "suite-not-a-name", "package-name", "symver-without-version", "symver-injection", "typo", "wrong-recipe"])
 def test_a_bad_wheel_table_names_its_key(tmp_path: Path, extra: str, expected: str) -> None:
     with pytest.raises(ConfigError, match=expected):
         write_config(tmp_path, {"ort": "", "app": extra})
+
+
+def test_symbol_versions_parse_per_arch(tmp_path: Path) -> None:
+    spec = write_config(tmp_path, {"app": WHEEL + 'symbol_versions = { amd64 = ["log10f@GLIBC_2.2.5"] }'}
+                        ).components["app"].wheel
+    assert dict(spec.symbol_versions) == {Arch.AMD64: ("log10f@GLIBC_2.2.5",)}

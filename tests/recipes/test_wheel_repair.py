@@ -126,3 +126,18 @@ def test_a_library_rewritten_by_patchelf_keeps_its_code(tmp_path: Path) -> None:
     other = cross(tmp_path, "other", "int ort(int x) { return x * 4; }\n")
     assert provenance.same_library(other, [original]) is None
     assert provenance.code_digest(tmp_path / "libort.c") is None
+
+
+def test_a_symver_pin_binds_the_old_version_in_a_real_link(tmp_path: Path) -> None:
+    """What wheel.symbol_versions does to a build: the header every C/C++ file includes makes the reference
+    log10f@GLIBC_2.2.5 instead of the sysroot's newest (host gcc and glibc here; the mechanism is the same)."""
+    from crosslane.recipes import cmake_wheel
+
+    header = tmp_path / "symver.h"
+    header.write_text(cmake_wheel.symver_header(["log10f@GLIBC_2.2.5"]))
+    (tmp_path / "x.c").write_text("#include <math.h>\nfloat f(float x) { return log10f(x); }\n")
+    out = tmp_path / "libx.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", f"-include{header}", "-o", str(out), str(tmp_path / "x.c"), "-lm"],
+                   check=True)
+    symbols = subprocess.run(["objdump", "-T", str(out)], check=True, capture_output=True, text=True).stdout
+    assert "(GLIBC_2.2.5) log10f" in symbols
