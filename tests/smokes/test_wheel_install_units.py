@@ -57,3 +57,9 @@ def test_the_pip_wheel_and_the_mapped_ort_are_read_from_what_the_board_left() ->
     assert wheel_install.loaded_ort("GENAI-BIND OK no json") == ""
     assert wheel_install.last_line("a\n\n  b  \n\n") == "b" and wheel_install.last_line("") == "no output"
     assert wheel_install.pip_wheel(Path("/nonexistent")) is None
+
+
+def test_pips_success_line_is_read_item_by_item() -> None:
+    line = "Successfully installed flatbuffers-25.12.19 onnxruntime-1.32.0 onnxruntime-genai-0.15.2 packaging-26.4"
+    assert "onnxruntime-genai-0.15.2" in wheel_install.installed(f"Processing x\n{line}\n")
+    assert "onnxruntime-genai-0.15.2" not in wheel_install.installed("Successfully installed onnxruntime-genai-0.15.3")

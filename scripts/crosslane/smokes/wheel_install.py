@@ -143,7 +143,7 @@ def pip_install(where: Board, wheel: Path, timeout: float) -> str | None:
         return f"python{version} -m venv failed: {last_line(made.output)}"
     result = where.run([str(VENV / "bin/python"), f"{pip}/pip", "install", "--no-index", "--find-links", str(WHEELS),
                         f"{distribution}=={wheel_version}"], timeout)
-    if f"Successfully installed {distribution}-{wheel_version}" not in result.output:
+    if f"{distribution}-{wheel_version}" not in installed(result.output):
         where.ctx.log.info("\n".join(f"    {line}" for line in result.output.splitlines()[-8:]))
         return f"pip install --no-index did not install it: {last_line(result.output)}"
     return None
@@ -222,6 +222,13 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
         return verdict(Verdict.PASS, f"pip install --no-index into a clean {spec.suite} root (python{version}, "
                                      f"venv --system-site-packages for {', '.join(spec.packages[2:]) or 'nothing'}) "
                                      f"on {profile.name}: {payload.summary(outcome.detail)}")
+
+
+def installed(output: str) -> set[str]:
+    """What pip's own "Successfully installed a-1 b-2 …" line names (its requirements come first, sorted)."""
+    prefix = "Successfully installed "
+    return {word for line in output.splitlines() if line.startswith(prefix)
+            for word in line.removeprefix(prefix).split()}
 
 
 def last_line(output: str) -> str:
