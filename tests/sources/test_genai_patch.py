@@ -1,7 +1,8 @@
-"""The onnxruntime-genai riscv64 patch (patches/onnxruntime-genai/001-…) on a fixture of its target file.
+"""The onnxruntime-genai riscv64 patches (patches/onnxruntime-genai/) on a fixture of their target files.
 
 The fixture is cmake/target_platform.cmake reduced to the Linux branch of v0.15.2, with that branch's
-text unchanged, so the real patch from patches/ applies to it as it does to the tagged tree.
+text unchanged, and the lines of src/python/py/_dll_directory.py that patch 002's hunk sees, so the real
+patches from patches/ apply to it as they do to the tagged tree.
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ else()
 endif()
 """
 
+DLL_DIRECTORY = """\
+                _ = ctypes.CDLL(ort_path)
+
+    elif _is_linux() or _is_macos():
+        ort_package = importlib.util.find_spec("onnxruntime")
+        if not ort_package:
+            raise ImportError("Could not find the onnxruntime package.")
+"""
+
 # Evaluates the file the way onnxruntime-genai's CMakeLists reaches it on Linux, without a project().
 CHECK = """\
 set(CMAKE_SYSTEM_NAME Linux)
@@ -55,6 +65,8 @@ def genai_tree(tmp_path: Path) -> Path:
     tree = tmp_path / "onnxruntime-genai"
     (tree / "cmake").mkdir(parents=True)
     (tree / "cmake/target_platform.cmake").write_text(FIXTURE)
+    (tree / "src/python/py").mkdir(parents=True)
+    (tree / "src/python/py/_dll_directory.py").write_text(DLL_DIRECTORY)
     return tree
 
 
@@ -69,12 +81,13 @@ def evaluate(cfg: Config, tree: Path, processor: str) -> subprocess.CompletedPro
 def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) -> None:
     ctx = quiet_context(cfg)
     first = actions.patch(ctx, "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=False)
-    assert [(r.verdict.value, r.reason.split(": ", 1)[1]) for r in first] == [("PASS", "APPLICABLE→applied")]
+    assert [(r.verdict.value, r.reason.split(": ", 1)[1]) for r in first] == [("PASS", "APPLICABLE→applied")] * 2
     patched = tree_hash(genai_tree)
     assert 'elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^riscv64.*")' in (genai_tree / "cmake/target_platform.cmake"
                                                                        ).read_text()
     again = actions.patch(ctx, "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=True)
-    assert [r.reason.split(": ", 1)[1] for r in again] == ["APPLIED (already; skipped)"]
+    assert [r.reason.split(": ", 1)[1] for r in again] == ["APPLIED (already; skipped)"] * 2
+    assert "ORT_LIB_PATH" in (genai_tree / "src/python/py/_dll_directory.py").read_text()
     assert tree_hash(genai_tree) == patched
 
 
@@ -83,7 +96,7 @@ def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) 
 def test_patch_is_not_for_other_arches(cfg: Config, genai_tree: Path, arch: Arch) -> None:
     before = tree_hash(genai_tree)
     rows = actions.patch(quiet_context(cfg), "onnxruntime-genai", arch, str(genai_tree), check=False)
-    assert [r.verdict.value for r in rows] == ["SKIP"] and "NOT-FOR-ARCH" in rows[0].reason
+    assert [r.verdict.value for r in rows] == ["SKIP", "SKIP"] and all("NOT-FOR-ARCH" in r.reason for r in rows)
     assert tree_hash(genai_tree) == before
 
 
