@@ -154,3 +154,18 @@ def test_one_wheel_per_cpython_each_its_own_build_selectable_like_cibuildwheel(
     again = pipeline.build_components(Context(project, Runner(log)), Arch.RISCV64, ["pyfix"])
     [summary] = [r for r in again if r.check is Check.BUILD and not r.subject]
     assert summary.reason.startswith("up to date (skipped)")
+
+
+def test_a_failing_identifier_leaves_no_gathered_wheels_or_stamp(
+        cfg: Config, tmp_path: Path, sysroots: dict[Arch, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    project = make_project(cfg, tmp_path, monkeypatch)
+    ctx = Context(project, Runner(Log(io.StringIO())))
+    assert not [r for r in pipeline.build_components(ctx, Arch.RISCV64, ["pyfix"]) if r.verdict is Verdict.FAIL]
+    folder = tmp_path / "build/riscv64/pyfix"
+    assert (folder / ".crosslane-stamp.json").is_file() and list((folder / "install/dist").glob("*.whl"))
+    # The next build of the identifier breaks in packaging: its setup.py fails.
+    (tmp_path / "pyfix/package/setup.py").write_text('raise SystemExit("broken on purpose")\n')
+    rows = pipeline.build_components(Context(project, Runner(Log(io.StringIO()))), Arch.RISCV64, ["pyfix"])
+    assert [r.subject for r in rows if r.check is Check.BUILD and r.verdict is Verdict.FAIL] == \
+        ["cp314-linux_riscv64", ""]
+    assert not (folder / ".crosslane-stamp.json").exists() and not (folder / "install").exists()

@@ -112,6 +112,14 @@ def wheels(install: Path) -> list[Path]:
     return sorted((install / DIST).glob("*.whl"))
 
 
+def one_wheel(install: Path) -> Path:
+    found = wheels(install)
+    if len(found) != 1:
+        raise StepFailed(f"{install / DIST}: expected one wheel after packaging, found {len(found)}",
+                         fix="see the pip, wheel and auditwheel output above")
+    return found[0]
+
+
 def lane_wheel(install: Path, version: str) -> Path | None:
     """The wheel of CPython *version* among those the lane's build left in *install*/dist, else None."""
     tag = f"-{python_tag(version)}-"
@@ -162,7 +170,7 @@ class CMakeWheelRecipe:
                 built.unlink()
                 repaired.replace(dist / repaired.name)
                 dist.with_name(".repaired").rmdir()
-            [final] = wheels(planned.install_dir)
+            final = one_wheel(planned.install_dir)
             ctx.log.info(f"    wheel: {final.name} ({final.stat().st_size / 1e6:.1f} MB)")
 
         planned = dataclasses.replace(pinned_symbols(planned, spec.symbol_versions.get(arch, ())), finish=package)
@@ -193,6 +201,9 @@ class CMakeWheelRecipe:
         before = (*done[0].planned.rows, *(d.row for d in done))
         failed = [d for d in done if d.row.verdict is Verdict.FAIL]
         if failed:
+            # The component's gathered wheels and stamp go too: a smoke must not take the last good set for this one.
+            stamps.clear(ctx.component_dir(arch, component.name))
+            stamps.remove(ctx.component_dir(arch, component.name) / "install")
             return Built(build=Row(component.name, arch.value, Check.BUILD, Verdict.FAIL,
                                    f"{failed[0].identifier}: {failed[0].row.reason}"), before=before)
         row = gather(ctx, component, arch, done)
@@ -206,7 +217,8 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
     folder = ctx.component_dir(arch, component.name)
     install = folder / "install"
     names = ", ".join(d.wheel.name for d in done if d.wheel is not None)
-    key = stamps.key({"identifiers": {d.identifier: d.planned.stamp_key for d in done}})
+    keys = {d.identifier: d.planned.stamp_key for d in done}
+    key = stamps.key({"identifiers": keys})
     if stamps.is_current(folder, key, outputs=install) and all(d.row.reason == "up to date (skipped)" for d in done):
         return Row(component.name, arch.value, Check.BUILD, Verdict.PASS, f"up to date (skipped): {names}")
     stamps.clear(folder)
@@ -227,7 +239,7 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
                 counts[name] = counts.get(name, 0) + value
         identifiers[one.identifier] = {"wheel": one.wheel.name, "built": one.row.reason}
     facts = {"seconds": round(seconds, 1), "ccache": counts, "identifiers": identifiers}
-    inputs = {**done[0].planned.stamp_inputs, "identifiers": {d.identifier: d.planned.stamp_key for d in done}}
+    inputs = {**done[0].planned.stamp_inputs, "identifiers": keys}
     stamps.write(folder, key, inputs, outputs=install, facts=facts)
     return Row(component.name, arch.value, Check.BUILD, Verdict.PASS, f"built: {names}")
 

@@ -67,8 +67,12 @@ def drop_requires(runner: Runner, wheel: Path, drop: Sequence[str]) -> Path:
         return wheel
     with tempfile.TemporaryDirectory(prefix="crosslane-wheel-", dir=wheel.parent) as work:
         runner.run([sys.executable, "-m", "wheel", "unpack", "--dest", work, str(wheel)], timeout=TIMEOUT, quiet=True)
-        [tree] = [p for p in Path(work).iterdir() if p.is_dir()]
-        [metadata] = list(tree.glob("*.dist-info/METADATA"))
+        trees = [p for p in Path(work).iterdir() if p.is_dir()]
+        found = list(trees[0].glob("*.dist-info/METADATA")) if len(trees) == 1 else []
+        if len(found) != 1:
+            raise StepFailed(f"{wheel.name}: not one .dist-info/METADATA inside, cannot drop {', '.join(drop)}",
+                             fix="check the project's wheel staging")
+        [tree], [metadata] = trees, found
         metadata.write_text(dropped_metadata(metadata.read_text(encoding="utf-8"), drop), encoding="utf-8")
         packed = Path(work) / "packed"
         packed.mkdir()  # wheel pack does not make it
