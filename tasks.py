@@ -128,6 +128,23 @@ def all(c: Context, arch: str, component: list[str], build: list[str], dry_run: 
          json=json, config=config, builds=build)
 
 
+@task(name="upstream-tests",
+      help={"arch": ARCH_HELP, "component": "component whose upstream tests to run (repeatable; default: every one "
+                                            "that declares tests)", "cpu": "one CPU profile instead of all",
+            "wheel": "test this wheel instead of the lane's (pytest suites)", "build": BUILD_HELP,
+            "dry_run": "print the plan; build, run and write nothing", **COMMON_HELP},
+      iterable=["component", "wheel", "build"])
+def upstream_tests(c: Context, arch: str, component: list[str], wheel: list[str], build: list[str], cpu: str = "",
+                   dry_run: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:
+    """Build what the components' upstream test suites need, run them on every CPU profile (and on the amd64
+    control, for parity), one row per profile: what nox tests-<arch>-<component> runs."""
+    from crosslane import pipeline, plan
+    from crosslane.cli import commands
+    _run(lambda ctx: pipeline.run_tests(ctx, plan.for_tests(ctx.config, commands.parse_arch(arch), component,
+                                                            cpu or None)),
+         debug=debug, dry_run=dry_run, json=json, config=config, wheels=wheel, builds=build)
+
+
 @task(help={"target": "bare-metal target (versions.toml [baremetal.*]: rv64-elf, rv32-elf)",
             "case": "[cases.*] models (repeatable; 'all': every portable case; default: the matrix's default)",
             **COMMON_HELP}, iterable=["case"])

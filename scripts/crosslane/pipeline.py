@@ -213,6 +213,24 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
     return rows
 
 
+def run_tests(ctx: Context, job: RunPlan) -> list[Row]:
+    """`invoke upstream-tests`: setup → sysroots → the builds the suites need → each suite on the plan's profiles
+    (and the control) → report."""
+    from crosslane.suites import stage
+
+    ctx.log.info("\n".join(f"plan: {line}" for line in job.describe()).replace("plan: smoke ", "plan: upstream tests "))
+    if ctx.runner.dry_run:
+        return []
+    rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
+    for each in job.arches:
+        rows += build(ctx, job, each)
+    if not any(r.verdict is Verdict.FAIL for r in rows):
+        rows += stage.run(ctx, job.arch, job.smokes, job.profiles)
+    written = buildreport.write(ctx, job.arch, dict(job.builds), rows)
+    ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
+    return rows
+
+
 def run_baremetal(ctx: Context, name: str, cases: Sequence[str] = ()) -> list[Row]:
     """`invoke baremetal --target NAME` / `nox -s build-<NAME>`: the host packages, then the bare-metal lane."""
     if name not in ctx.config.baremetal:

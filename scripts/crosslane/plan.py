@@ -126,3 +126,28 @@ def for_smoke(config: Config, arch: Arch, requested: Sequence[str] = (), profile
     smokes = tuple(n for n in ordered if not asked or n in asked)
     return RunPlan(arch, MappingProxyType({}), smokes, profiles_for(config, arch, profile),
                    _lanes(config, {arch: smokes}, orchestrated=orchestrated, environ=environ), whole_arch=False)
+
+
+def with_tests(config: Config, arch: Arch, requested: Sequence[str]) -> tuple[str, ...]:
+    """The request's components that declare upstream tests (default: every one the arch builds)."""
+    names = tuple(expand_families(config, arch, requested)) or config.arches[arch].components
+    found = tuple(n for n in names if n in config.components and config.components[n].tests is not None)
+    if requested and not found:
+        raise UsageError(f"{', '.join(requested)} declares no upstream tests for {arch}",
+                         fix="add a [components.<name>.tests] table to versions.toml")
+    return found
+
+
+def for_tests(config: Config, arch: Arch, requested: Sequence[str] = (), profile: str | None = None, *,
+              environ: Mapping[str, str] | None = None) -> RunPlan:
+    """`invoke upstream-tests` / `nox -s tests-<arch>-<component>`: build what the suites need (the control's
+    copy for the parity table too), then run them. `smokes` holds the components whose suites run."""
+    names = with_tests(config, arch, requested)
+    builds = {arch: components_for(config, arch, names)}
+    control = tuple(n for n in names if arch is not CONTROL_ARCH and config.builds(n, CONTROL_ARCH)
+                    and (spec := config.components[n].tests) is not None and spec.control)
+    if control:
+        builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, control)
+    return RunPlan(arch, MappingProxyType(builds), names, profiles_for(config, arch, profile),
+                   _lanes(config, builds, orchestrated=True, environ=environ), whole_arch=False,
+                   setup_components=tuple(dict.fromkeys(n for b in builds.values() for n in b)))

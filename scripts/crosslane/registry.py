@@ -60,6 +60,12 @@ SMOKES = Registry("smoke kind", MappingProxyType({
     "executorch": "crosslane.smokes.executorch:run",
 }))
 
+# Upstream test suites by kind (versions.toml `tests.kind`): each is `run(ctx, arch, component, profiles) -> Run`.
+TEST_KINDS = Registry("test suite kind", MappingProxyType({
+    "ctest": "crosslane.suites.ctest:run",
+    "pytest": "crosslane.suites.pytest_suite:run",
+}))
+
 # Smoke kinds that compare the arch's outputs with the amd64 control: a job running one of them also builds
 # the control's copy of the component (per-component jobs build it only then).
 CONTROLLED_SMOKES = frozenset({"canary", "ort", "genai"})

@@ -28,6 +28,7 @@ class Check(enum.StrEnum):
     SMOKE = "smoke"  # subject: what ran (a payload, a case); profile: where
     PROVENANCE = "provenance"  # subject: the claim ("ort-loaded")
     PARITY = "parity"  # an output compared with the amd64 control's
+    TESTS = "tests"  # an upstream test suite on one profile (crosslane/suites/)
     PREFLIGHT = "preflight"  # subject: the check
     POLICY = "policy"  # subject: "arch-parity" or "consistency"
     FLOOR = "floor"  # subject: "" the floor itself, "record", "floor-change"

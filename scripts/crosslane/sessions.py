@@ -19,7 +19,8 @@ class Session:
     name: str
     arch: str
     component: str | None
-    # "build" runs `invoke all`, "smoke" runs `invoke smoke`, "baremetal" runs `invoke baremetal`.
+    # "build" runs `invoke all`, "smoke" runs `invoke smoke`, "tests" runs `invoke upstream-tests`, "baremetal"
+    # runs `invoke baremetal`.
     action: str
     tags: tuple[str, ...]
     doc: str
@@ -27,6 +28,8 @@ class Session:
     def invoke_args(self) -> list[str]:
         if self.action == "baremetal":
             return ["baremetal", "--target", self.arch]
+        if self.action == "tests":
+            return ["upstream-tests", "--arch", self.arch, "--component", str(self.component)]
         task = "all" if self.action == "build" else "smoke"
         component = ["--component", self.component] if self.component else []
         return [task, "--arch", self.arch, *component]
@@ -97,6 +100,10 @@ def plan(data: Mapping[str, object]) -> list[Session]:
                 Session(f"smoke-{arch}-{name}", arch, name, "smoke", (arch, name, "smoke"),
                         f"{arch} × {name}: smoke the built {name} on every CPU profile."),
             ]
+            if in_job and isinstance(_inherited(components, name, "tests"), Mapping):
+                sessions.append(Session(f"tests-{arch}-{name}", arch, name, "tests", (arch, name, "tests"),
+                                        f"{arch} × {name}: upstream's own tests on every CPU profile, with parity "
+                                        "against amd64."))
     for target in _table(data, "baremetal"):
         sessions.append(Session(f"build-{target}", target, None, "baremetal", (target, "build", "baremetal"),
                                 f"{target} (bare metal): tool root, ExecuTorch per -march, the cases on every "

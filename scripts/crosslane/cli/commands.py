@@ -134,7 +134,7 @@ def failure_kind(row: report.Row) -> type[StepFailed | MissingPrerequisite | Ver
         case Check.SETUP | Check.SYSROOT | Check.PREFLIGHT:
             return MissingPrerequisite
         case (Check.SOURCE | Check.PATCH | Check.ARTIFACT | Check.GATE | Check.INSTALL | Check.SMOKE
-              | Check.PROVENANCE | Check.PARITY | Check.POLICY | Check.FLOOR):
+              | Check.PROVENANCE | Check.PARITY | Check.TESTS | Check.POLICY | Check.FLOOR):
             return VerdictFailed
         case _:
             assert_never(row.check)

@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
 from crosslane.archs import Arch
+from crosslane.config import shorthand
 from crosslane.config.fields import (
     DEBIAN_VERSION_RE,
     GIT_REF_RE,
@@ -40,11 +41,12 @@ from crosslane.config.model import (
     SmokeSpec,
     SourceSpec,
     SysrootPackage,
+    TestsSpec,
     TreeSource,
     WheelSpec,
 )
 from crosslane.config.reader import Table
-from crosslane.registry import OPTIONS, suggestion
+from crosslane.registry import OPTIONS, TEST_KINDS, suggestion
 
 
 def _source(table: Table, root: Path) -> SourceSpec:
@@ -246,6 +248,63 @@ def _wheel(table: Table) -> WheelSpec:
     return spec
 
 
+TEST_ID_RE = re.compile(r"[^\s\x00-\x1f]{1,400}")
+TEST_FILE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.py")
+
+
+def _tests(table: Table, pins: Mapping[str, str]) -> TestsSpec | None:
+    if not table.has("tests"):
+        return None
+    sub = table.table("tests")
+    kind = sub.string("kind", required=True)
+    if kind not in TEST_KINDS:
+        sub.fail("kind", TEST_KINDS.unknown(kind))
+    timeout = sub.number("timeout", 300.0)
+    if not 0 < timeout <= MAX_TIMEOUT:
+        sub.fail("timeout", f"{timeout:g} is not a number of seconds above 0 and at most {MAX_TIMEOUT}")
+    regex = sub.string("regex", "")
+    try:
+        re.compile(regex)
+    except re.error as exc:
+        sub.fail("regex", f"'{regex}' is not a regular expression ({exc})")
+    paths = sub.strings("paths")
+    for index, path in enumerate(paths):
+        if not TEST_FILE_RE.fullmatch(path) or ".." in PurePosixPath(path).parts:
+            Table({}, sub.file, sub.where("paths")).fail(index, f"'{path}' is not a test file inside the source "
+                                                                "(a relative path ending in .py)")
+    exempt_table = sub.table("exempt")
+    exempt: dict[Arch, Mapping[str, str]] = {}
+    for arch_name in list(exempt_table.keys()):
+        arch = read_arch(exempt_table, arch_name, arch_name)
+        per_arch = exempt_table.table(arch_name)
+        found = {key: per_arch.string(key) for key in list(per_arch.keys())}
+        for key, reason in found.items():
+            if not TEST_ID_RE.fullmatch(key) or len(reason.strip()) < 10:
+                per_arch.fail(key, f"'{key}': an exemption is a test id (or pattern) and the measured reason it "
+                                   "fails today, in words")
+        per_arch.finish()
+        exempt[arch] = MappingProxyType(found)
+    exempt_table.finish()
+    ctest, pytest = kind == "ctest", kind == "pytest"
+    for key, allowed in (("cmake_args", ctest), ("targets", ctest), ("regex", ctest), ("label", ctest),
+                         ("paths", pytest), ("args", pytest), ("requirements", pytest), ("packages", pytest),
+                         ("arch_packages", pytest)):
+        if sub.has(key) and not allowed:
+            sub.fail(key, f"'{key}' is read by kind = \"{'pytest' if ctest else 'ctest'}\" only")
+    if pytest and not paths:
+        sub.fail("paths", "a pytest suite names its test files (paths = [\"test/python/test_x.py\"])")
+    spec = TestsSpec(kind=kind, timeout=timeout, cmake_args=sub.strings("cmake_args"), targets=sub.strings("targets"),
+                     regex=regex, label=sub.string("label", ""), paths=paths, args=sub.strings("args"),
+                     requirements=shorthand.pinned_requirements(sub.strings("requirements"), pins,
+                                                                Table({}, sub.file, sub.where("requirements"))),
+                     packages=package_names(sub, "packages"),
+                     arch_packages=per_arch_strings(sub, "arch_packages", package_names),
+                     profiles=sub.strings("profiles"), exempt=MappingProxyType(exempt),
+                     control=sub.boolean("control", True))
+    sub.finish()
+    return spec
+
+
 def _links(table: Table) -> Mapping[str, str]:
     sub = table.table("links")
     links = {key: sub.string(key) for key in list(sub.keys())}
@@ -256,7 +315,8 @@ def _links(table: Table) -> Mapping[str, str]:
     return MappingProxyType(links)
 
 
-def read_component(name: str, table: Table, root: Path, registries: Registries) -> Component:
+def read_component(name: str, table: Table, root: Path, registries: Registries,
+                   pins: Mapping[str, str] | None = None) -> Component:
     path_name(table, None, name, "component")
     source_of = table.string("source_of", "")
     if source_of and table.has("source"):
@@ -322,6 +382,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries) 
         collect=relative_paths(table, "collect"),
         hostenvs=table.strings("hostenvs"),
         wheel=_wheel(table),
+        tests=_tests(table, pins or {}),
     )
     table.finish()
     return component

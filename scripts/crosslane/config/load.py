@@ -322,7 +322,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     arches_table = top.table("arches", required=True)
     read_arches = {read_arch(arches_table, name, name): _arch_config(Arch(name), t)
                    for name, t in arches_table.subtables()}
-    components = MappingProxyType(_shared_sources(file, {name: read_component(name, t, root, registries)
+    components = MappingProxyType(_shared_sources(file, {name: read_component(name, t, root, registries, pins)
                                                          for name, t in top.table("components").subtables()}))
     for name, component in components.items():
         if component.toolroot and component.toolroot not in toolroots:

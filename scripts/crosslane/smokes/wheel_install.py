@@ -84,11 +84,11 @@ def ca_bundle(root: Path) -> None:
                               for c in certificates))
 
 
-def inside(root: Path, argv: Sequence[str], qemu: str, cpu: str, binds: Sequence[Path]) -> list[str]:
+def inside(root: Path, argv: Sequence[str], qemu: str, cpu: str, binds: Sequence[Path], cwd: str = "/") -> list[str]:
     """*argv* run by qemu-user inside *root*: chroot (host/enter_root.py), private mounts, no network."""
     bound = [word for path in dict.fromkeys([Path(qemu), *binds]) for word in ("--bind", str(path))]
     return ["unshare", "--mount", "--net", "--propagation", "private", "--", sys.executable, str(toolroot.ENTER),
-            str(root), *bound, "--cwd", "/", "--", qemu, "-cpu", cpu, *argv]
+            str(root), *bound, "--cwd", cwd, "--", qemu, "-cpu", cpu, *argv]
 
 
 def pip_wheel(root: Path) -> PurePosixPath | None:
@@ -107,11 +107,11 @@ class Board:
     binds: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
 
-    def run(self, argv: Sequence[str], timeout: float) -> Result:
+    def run(self, argv: Sequence[str], timeout: float, *, cwd: str = "/") -> Result:
         # A board has none of the host's pip or Python settings (PIP_CERT, PIP_FIND_LINKS name host paths).
         host = [k for k in os.environ if k.startswith(("PIP_", "PYTHON"))]
         unset = [k for k in (*payload.HOST_ONLY_ENV, *host) if k not in self.env]
-        return self.ctx.runner.run(inside(self.root, argv, self.qemu, self.cpu, self.binds), env=dict(self.env),
+        return self.ctx.runner.run(inside(self.root, argv, self.qemu, self.cpu, self.binds, cwd), env=dict(self.env),
                                    unset=unset, timeout=timeout, check=False, quiet=True)
 
 

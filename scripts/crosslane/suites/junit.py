@@ -1,0 +1,107 @@
+"""Test results from JUnit XML: ctest's --output-junit, googletest's --gtest_output=xml, pytest's --junitxml.
+
+The files are written inside an emulated target by the programs under test: input that may be truncated (a crash
+mid-write), huge or malformed. A file that cannot be read is a ValueError naming it, never a crash; results are
+never scraped from text output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from crosslane import bounded
+from crosslane.errors import StepFailed
+
+XML_LIMIT = 64 * 1024 * 1024
+MESSAGE_LIMIT = 300
+DETAIL_LIMIT = 8192
+LOCATION = re.compile(r"\S+:[0-9]+")
+
+
+class Outcome(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"  # a failed assertion, a crash, a timeout, an error in a fixture
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One upstream test case: its id (stable across runs and profiles), outcome, seconds and first message line."""
+
+    id: str
+    outcome: Outcome
+    seconds: float
+    message: str = ""
+    # The failure's whole text (bounded), for deciding why it failed; not part of the recorded result.
+    detail: str = dataclasses.field(default="", compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.id, "outcome": self.outcome.value, "seconds": self.seconds,
+                **({"message": self.message} if self.message else {})}
+
+
+def _root(path: Path) -> ET.Element:
+    try:
+        data = bounded.read_bytes(path, limit=XML_LIMIT, error=StepFailed, fix="")
+    except StepFailed as exc:
+        raise ValueError(exc.message) from None
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ValueError(f"{path}: a document type declaration; JUnit XML has none (refused: entity expansion)")
+    try:
+        # Entity declarations are refused above, and expat loads no external entity: nothing left to expand.
+        return ET.fromstring(data)  # noqa: S314
+    except ET.ParseError as exc:
+        raise ValueError(f"{path}: not well-formed XML ({exc})") from None
+
+
+def _seconds(value: str | None) -> float:
+    try:
+        seconds = float(value or 0)
+    except ValueError:
+        return 0.0
+    return round(seconds, 3) if seconds >= 0 else 0.0
+
+
+def _message(element: ET.Element) -> str:
+    text = element.get("message") or (element.text or "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) > 1 and LOCATION.fullmatch(lines[0]):  # googletest: "path/init.cc:301" then what was expected
+        return f"{lines[0].rsplit('/', 1)[-1]}: {lines[1]}"[:MESSAGE_LIMIT]
+    return (lines[0] if lines else "")[:MESSAGE_LIMIT]
+
+
+def _case(element: ET.Element, prefix: str) -> Case:
+    classname, name = element.get("classname") or "", element.get("name") or ""
+    # pytest: classname is the module (test_file or pkg.test_file.Class); googletest: the suite; ctest: the name.
+    ident = name if not classname or classname == name else f"{classname}::{name}"
+    ident = f"{prefix}{ident}"
+    seconds = _seconds(element.get("time"))
+    for tag in ("failure", "error"):
+        found = element.find(tag)
+        if found is not None:
+            text = f"{found.get('message') or ''}\n{found.text or ''}"[:DETAIL_LIMIT]
+            return Case(ident, Outcome.FAILED, seconds, _message(found) or tag, text)
+    skipped = element.find("skipped")
+    # googletest marks a skipped or disabled case with result="skipped"/status="notrun"; ctest a test it did not
+    # run (disabled, or a missing executable: that one also carries a failure) with status="notrun".
+    if skipped is not None or element.get("result") == "skipped" or element.get("status") in ("notrun", "disabled"):
+        return Case(ident, Outcome.SKIPPED, seconds, _message(skipped) if skipped is not None else "not run")
+    return Case(ident, Outcome.PASSED, seconds)
+
+
+def read(path: Path, prefix: str = "") -> list[Case]:
+    """Every <testcase> of a JUnit file, each id prefixed with *prefix* (a googletest binary's name: one id space
+    for every binary of a ctest run). ValueError names a file that is no JUnit report."""
+    root = _root(path)
+    if root.tag not in ("testsuites", "testsuite"):
+        raise ValueError(f"{path}: root element <{root.tag}>, not <testsuites> or <testsuite>")
+    return [_case(element, prefix) for element in root.iter("testcase")]
+
+
+def counts(cases: list[Case]) -> dict[Outcome, int]:
+    return {outcome: sum(1 for c in cases if c.outcome is outcome) for outcome in Outcome}

@@ -1,0 +1,91 @@
+"""The upstream-tests stage: each component's suite on the chosen profiles, judged, compared with the amd64 control,
+every case recorded beside its results for the build report (buildreport.py reads them back)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from crosslane import atomic
+from crosslane.archs import CONTROL_ARCH, Arch
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.registry import TEST_KINDS
+from crosslane.report import Row
+from crosslane.suites import SuiteRun, verdict
+from crosslane.suites.ctest import FOLDER
+from crosslane.suites.verdict import Judged
+
+CASES_FILE = "cases.json"
+
+
+def cases_path(ctx: Context, arch: Arch, name: str, profile: str) -> Path:
+    return ctx.component_dir(arch, name) / FOLDER / "results" / profile / CASES_FILE
+
+
+def record(ctx: Context, arch: Arch, name: str, profile: str, judged: Judged, *, control: bool) -> None:
+    path = cases_path(ctx, arch, name, profile)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    absent = {c.id: f for c, f in judged.absent}
+    exempt = {c.id: k for c, k in judged.exempt}
+    cases = [{**c.to_dict(), **({"absent": absent[c.id]} if c.id in absent else {}),
+              **({"exempt": exempt[c.id]} if c.id in exempt else {})} for c in judged.cases]
+    atomic.write_text(path, json.dumps({"component": name, "arch": arch.value, "profile": profile,
+                                        "control": control, "cases": cases}, indent=0) + "\n")
+
+
+def suite(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> SuiteRun:
+    spec = ctx.config.components[name].tests
+    assert spec is not None
+    run = TEST_KINDS.load(spec.kind)
+    assert callable(run)
+    found = run(ctx, arch, name, profiles)
+    assert isinstance(found, SuiteRun)
+    return found
+
+
+def judge_all(ctx: Context, arch: Arch, name: str, found: SuiteRun, *, control: bool = False
+              ) -> list[tuple[str, Judged]]:
+    spec = ctx.config.components[name].tests
+    assert spec is not None
+    judged = [(profile, verdict.judge(cases, spec.exempt.get(arch, {}), found.missing_data))
+              for profile, cases in found.cases.items()]
+    for profile, result in judged:
+        record(ctx, arch, name, profile, result, control=control)
+    return judged
+
+
+def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> list[Row]:
+    spec = ctx.config.components[name].tests
+    assert spec is not None
+    chosen = [p for p in profiles if not spec.profiles or p.name in spec.profiles]
+    where = f"versions.toml components.{name}.tests.exempt.{arch}"
+    found = suite(ctx, arch, name, chosen)
+    judged = judge_all(ctx, arch, name, found)
+    rows = [*found.rows, *(verdict.row(name, arch.value, p, j, where=where) for p, j in judged)]
+    control: Judged | None = None
+    if spec.control and arch is not CONTROL_ARCH and ctx.config.builds(name, CONTROL_ARCH) and judged:
+        arch_cfg = ctx.config.arches[CONTROL_ARCH]
+        profile = arch_cfg.profile(arch_cfg.default_profile)
+        with ctx.log.group(f"upstream tests: {name} on the amd64 control ({profile.name})"):
+            theirs = suite(ctx, CONTROL_ARCH, name, [profile])
+        rows += [dataclasses.replace(r, control=True) for r in theirs.rows]
+        control_judged = judge_all(ctx, CONTROL_ARCH, name, theirs, control=True)
+        if control_judged:
+            control = control_judged[0][1]
+            rows.append(verdict.row(name, CONTROL_ARCH.value, profile.name, control, control=True, where=where))
+            rows += [verdict.parity(name, arch.value, p, j, control) for p, j in judged]
+    if judged and rows:
+        rows[-1] = dataclasses.replace(rows[-1], detail=f"**{name} upstream tests on {arch}**\n\n"
+                                       + verdict.table(judged, control))
+    return rows
+
+
+def run(ctx: Context, arch: Arch, names: Sequence[str], profiles: Sequence[Profile]) -> list[Row]:
+    rows: list[Row] = []
+    for name in names:
+        if ctx.config.components[name].tests is not None:
+            rows += run_component(ctx, arch, name, profiles)
+    return rows
