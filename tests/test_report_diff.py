@@ -54,13 +54,13 @@ def test_a_changed_pin_is_exactly_what_the_diff_shows(cfg: Config, sysroots: dic
 
 
 def test_each_kind_of_change_is_one_line() -> None:
-    old = {"schema": 2, "tools": {"cmake": "3.31.6"},
+    old = {"schema": 3, "tools": {"cmake": "3.31.6"},
            "sysroots": {"riscv64": {"versions": {"libc6": "2.42-1", "python3.14": "3.14.0-1"}}},
            "components": [{"component": "c", "arch": "riscv64", "source": "git:u@a", "seconds": 100.0, "outputs": 9,
                            "bytes": 1000}, {"component": "slow", "arch": "riscv64", "seconds": 100.0},
                           {"component": "gone", "arch": "arm64"}],
            "rows": [{"component": "c", "arch": "riscv64", "check": "smoke", "profile": "rvv128", "verdict": "PASS"}]}
-    new = {"schema": 2, "tools": {"cmake": "3.31.7"},
+    new = {"schema": 3, "tools": {"cmake": "3.31.7"},
            "sysroots": {"riscv64": {"versions": {"libc6": "2.43-1", "python3.14": "3.14.0-1"}}},
            "components": [{"component": "c", "arch": "riscv64", "source": "git:u@b", "seconds": 110.0, "outputs": 12,
                            "bytes": 1500}, {"component": "slow", "arch": "riscv64", "seconds": 200.0},
@@ -82,7 +82,7 @@ def test_each_kind_of_change_is_one_line() -> None:
 
 def test_another_schema_or_shape_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "r.json").write_text(json.dumps({"schema": 99}))
-    with pytest.raises(UsageError, match="report schema 99, this crosslane reads schema 2"):
+    with pytest.raises(UsageError, match="report schema 99, this crosslane reads schema 3"):
         reportdiff.load(tmp_path / "r.json")
     (tmp_path / "rows.json").write_text("[]")
     with pytest.raises(UsageError, match="a --json row list, not a build report"):
@@ -90,8 +90,9 @@ def test_another_schema_or_shape_is_refused_by_name(tmp_path: Path, capsys: pyte
     unknown_check = {"component": "c", "arch": "riscv64", "check": "gate:elf-arch", "verdict": "PASS"}
     step_string = {"component": "c", "arch": "riscv64", "step": "gate:elf-arch", "verdict": "PASS"}
     for hostile in ({"sysroots": {"riscv64": "x"}}, {"sysroots": {"riscv64": {"versions": [1]}}}, {"rows": {"x": 1}},
-                    {"rows": [unknown_check]}, {"rows": [step_string]}):
-        (tmp_path / "odd.json").write_text(json.dumps({"schema": 2, **hostile}))
+                    {"rows": [unknown_check]}, {"rows": [step_string]}, {"tests": [{"component": "c"}]},
+                    {"tests": [{"component": "c", "arch": "a", "profile": "p", "cases": [{"id": 1}]}]}):
+        (tmp_path / "odd.json").write_text(json.dumps({"schema": 3, **hostile}))
         assert commands.diff_reports(tmp_path / "odd.json", tmp_path / "odd.json") == UsageError.exit_code
     (tmp_path / "bad.json").write_text("{")
     assert commands.diff_reports(tmp_path / "bad.json", tmp_path / "r.json") == UsageError.exit_code
@@ -118,3 +119,19 @@ def test_the_markdown_names_a_source_in_one_cell() -> None:
     assert buildreport.short_source("archive:http://h/p/x.tar.xz#sha256=" + "a" * 64) == \
         "archive x.tar.xz (sha256 aaaaaaaaaaaa…)"
     assert buildreport.short_source(None) == "—"
+
+
+def suite(cases: dict[str, str], profile: str = "rvv128") -> dict[str, object]:
+    return {"component": "cpuinfo", "arch": "riscv64", "profile": profile,
+            "cases": [{"id": i, "outcome": o, "seconds": 0.1} for i, o in cases.items()]}
+
+
+def test_upstream_cases_that_changed_outcome_are_listed() -> None:
+    old = {"schema": 3, "tests": [suite({"a": "passed", "b": "passed", "c": "failed"}), suite({"a": "passed"}, "x")]}
+    new = {"schema": 3, "tests": [suite({"a": "passed", "b": "failed", "c": "passed", "d": "passed"})]}
+    assert reportdiff.diff(old, new) == [
+        "test cpuinfo@riscv64/rvv128 b: passed → failed",
+        "test cpuinfo@riscv64/rvv128 c: failed → passed",
+        "tests cpuinfo@riscv64/rvv128: 1 cases added, 0 removed",
+        "tests cpuinfo@riscv64/x: removed (1 cases)",
+    ]

@@ -26,7 +26,7 @@ from crosslane.errors import UsageError
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.report import Check, Row, Verdict
 
-SCHEMA = 2  # 2: rows carry check, subject, profile and control instead of a step string
+SCHEMA = 3  # 2: rows carry check, subject, profile and control instead of a step string; 3: "tests" (upstream suites)
 # Sysroot packages whose versions a reader of the report needs (prefix match on the package name).
 KEY_PACKAGES = ("libc6", "libstdc++6", "libgcc-s1", "python3.", "libpython3.", "python3-numpy", "python3-onnxruntime",
                 "libonnxruntime")
@@ -108,6 +108,25 @@ def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) ->
     return facts
 
 
+def tests_facts(ctx: Context, rows: Sequence[Row]) -> list[dict[str, object]]:
+    """Every case of every upstream suite this run judged (its rows name them), as the stage recorded them."""
+    from crosslane.suites import stage, verdict
+
+    found: list[dict[str, object]] = []
+    for row in rows:
+        if row.check is not Check.TESTS or row.subject != verdict.SUBJECT or not row.profile:
+            continue
+        path = stage.cases_path(ctx, Arch(row.arch), row.component, row.profile)
+        try:
+            data = bounded.read_json(path, error=UsageError, fix="run invoke upstream-tests again")
+        except UsageError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("cases"), list):
+            found.append({"component": row.component, "arch": row.arch, "profile": row.profile,
+                          "control": row.control, "verdict": row.verdict.value, "cases": data["cases"]})
+    return found
+
+
 def build(ctx: Context, arches: Iterable[Arch], names: Mapping[Arch, Sequence[str]], rows: Sequence[Row]
           ) -> dict[str, object]:
     arch_list = list(arches)
@@ -117,6 +136,7 @@ def build(ctx: Context, arches: Iterable[Arch], names: Mapping[Arch, Sequence[st
         "sysroots": {arch.value: sysroot_facts(ctx, arch) for arch in arch_list},
         "components": [component_facts(ctx, arch, name, rows) for arch in arch_list for name in names.get(arch, ())],
         "asserted": asserted(ctx, arch_list, names),
+        "tests": tests_facts(ctx, rows),
         "rows": json.loads(report.to_json(rows)),
     }
 
@@ -183,6 +203,15 @@ def markdown(data: Mapping[str, Any]) -> str:
     if claims:
         lines += ["", "## Asserted by configuration (not measured by this run)", ""]
         lines += [f"- {claim['what']}: {claim['reason']}" for claim in claims]
+    suites = data.get("tests") or []
+    if suites:
+        lines += ["", "## Upstream tests", "", "| component | arch | profile | cases | passed | failed | skipped |",
+                  "|---|---|---|---|---|---|---|"]
+        for suite in suites:
+            outcomes = [c.get("outcome") for c in suite.get("cases") or []]
+            where = f"{suite['profile']}{' (control)' if suite.get('control') else ''}"
+            lines.append(f"| {suite['component']} | {suite['arch']} | {where} | {len(outcomes)} | "
+                         f"{outcomes.count('passed')} | {outcomes.count('failed')} | {outcomes.count('skipped')} |")
     lines += ["", "## Sysroots", "", "| arch | suite | key | packages that matter |", "|---|---|---|---|"]
     for arch, facts in (data.get("sysroots") or {}).items():
         if facts:
@@ -227,6 +256,11 @@ def check_shape(data: object, path: Path) -> None:
         raise wrong("'asserted'")
     if not isinstance(data.get("rows") or [], list):
         raise wrong("'rows'")
+    suites = data.get("tests") or []
+    if not isinstance(suites, list) or not all(
+            _is_text_object(t, ("component", "arch", "profile")) and isinstance(t.get("cases"), list)
+            and all(_is_text_object(c, ("id", "outcome")) for c in t["cases"]) for t in suites):
+        raise wrong("'tests'")
 
 
 def merge_facts(folder: Path) -> dict[str, object]:

@@ -80,8 +80,33 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
                 if key == "seconds" and (abs(a - b) < TIMING_FLOOR or max(a, b) <= TIMING_NOISE * min(a, b)):
                     continue
                 lines.append(f"{key} {name}: {a} → {b}")
+    lines += _test_changes(old, new)
     old_rows, new_rows = _rows(old), _rows(new)
     for key in sorted(set(old_rows) | set(new_rows)):
         if old_rows.get(key) != new_rows.get(key):
             lines.append(f"verdict {key}: {old_rows.get(key, '—')} → {new_rows.get(key, '—')}")
+    return lines
+
+
+def _cases(data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """Each upstream suite (component@arch/profile) → its cases' outcomes by id."""
+    return {f"{t['component']}@{t['arch']}/{t['profile']}": {str(c["id"]): str(c["outcome"]) for c in t["cases"]}
+            for t in data.get("tests") or []}
+
+
+def _test_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Cases whose outcome changed, one line each; cases a suite gained or lost, counted."""
+    lines = []
+    before, after = _cases(old), _cases(new)
+    for suite in sorted(set(before) | set(after)):
+        if suite not in before or suite not in after:
+            count = len(after.get(suite) or before.get(suite) or {})
+            lines.append(f"tests {suite}: {'added' if suite in after else 'removed'} ({count} cases)")
+            continue
+        a, b = before[suite], after[suite]
+        lines += [f"test {suite} {case}: {a[case]} → {b[case]}" for case in sorted(set(a) & set(b))
+                  if a[case] != b[case]]
+        gained, lost = len(set(b) - set(a)), len(set(a) - set(b))
+        if gained or lost:
+            lines.append(f"tests {suite}: {gained} cases added, {lost} removed")
     return lines

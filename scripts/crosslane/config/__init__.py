@@ -23,7 +23,7 @@ from crosslane.config.model import (
     SourceSpec,
     SysrootPackage,
     SysrootSpec,
-    TestsSpec,
+    SuiteSpec,
     Toolchain,
     ToolRootSpec,
     Tools,
@@ -35,6 +35,6 @@ from crosslane.config.model import (
 __all__ = ["DEFAULT_FILE", "SCHEMA_VERSION", "ArchConfig", "ArchiveSource", "BareMetalBuild", "BareMetalTarget",
            "Component", "Config", "Constrained", "DebianSource", "GitSource", "Lane", "ModelSpec", "PatchSpec",
            "PinnedSource", "Profile", "Registries", "SmokeSpec", "SourceSpec", "SysrootPackage", "SysrootSpec",
-           "TestsSpec", "ToolRootSpec", "Toolchain", "Tools", "TreeSource", "WheelSpec", "find_config", "load",
+           "SuiteSpec", "ToolRootSpec", "Toolchain", "Tools", "TreeSource", "WheelSpec", "find_config", "load",
            "parse",
            "version_of"]

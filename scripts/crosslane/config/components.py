@@ -41,7 +41,7 @@ from crosslane.config.model import (
     SmokeSpec,
     SourceSpec,
     SysrootPackage,
-    TestsSpec,
+    SuiteSpec,
     TreeSource,
     WheelSpec,
 )
@@ -252,7 +252,7 @@ TEST_ID_RE = re.compile(r"[^\s\x00-\x1f]{1,400}")
 TEST_FILE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.py")
 
 
-def _tests(table: Table, pins: Mapping[str, str]) -> TestsSpec | None:
+def _tests(table: Table, pins: Mapping[str, str]) -> SuiteSpec | None:
     if not table.has("tests"):
         return None
     sub = table.table("tests")
@@ -293,7 +293,7 @@ def _tests(table: Table, pins: Mapping[str, str]) -> TestsSpec | None:
             sub.fail(key, f"'{key}' is read by kind = \"{'pytest' if ctest else 'ctest'}\" only")
     if pytest and not paths:
         sub.fail("paths", "a pytest suite names its test files (paths = [\"test/python/test_x.py\"])")
-    spec = TestsSpec(kind=kind, timeout=timeout, cmake_args=sub.strings("cmake_args"), targets=sub.strings("targets"),
+    spec = SuiteSpec(kind=kind, timeout=timeout, cmake_args=sub.strings("cmake_args"), targets=sub.strings("targets"),
                      regex=regex, label=sub.string("label", ""), paths=paths, args=sub.strings("args"),
                      requirements=shorthand.pinned_requirements(sub.strings("requirements"), pins,
                                                                 Table({}, sub.file, sub.where("requirements"))),

@@ -218,7 +218,7 @@ class SmokeSpec:
 
 
 @dataclass(frozen=True)
-class TestsSpec:
+class SuiteSpec:
     """Upstream's own test suite (components.<c>.tests), run for the target on every CPU profile it lists.
 
     kind "ctest": the component configured again with *cmake_args* added (its own build stays as it is), the
@@ -347,7 +347,7 @@ class Component:
     # cmake-wheel: which CPythons, what is bundled, how the wheel is repaired and install-tested.
     wheel: WheelSpec = field(default_factory=WheelSpec)
     # Upstream's own tests (crosslane/suites/): None when the component declares none.
-    tests: TestsSpec | None = None
+    tests: SuiteSpec | None = None
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())

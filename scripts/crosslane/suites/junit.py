@@ -75,10 +75,10 @@ def _message(element: ET.Element) -> str:
     return (lines[0] if lines else "")[:MESSAGE_LIMIT]
 
 
-def _case(element: ET.Element, prefix: str) -> Case:
+def _case(element: ET.Element, prefix: str, separator: str) -> Case:
     classname, name = element.get("classname") or "", element.get("name") or ""
     # pytest: classname is the module (test_file or pkg.test_file.Class); googletest: the suite; ctest: the name.
-    ident = name if not classname or classname == name else f"{classname}::{name}"
+    ident = name if not classname or classname == name else f"{classname}{separator}{name}"
     ident = f"{prefix}{ident}"
     seconds = _seconds(element.get("time"))
     for tag in ("failure", "error"):
@@ -94,13 +94,14 @@ def _case(element: ET.Element, prefix: str) -> Case:
     return Case(ident, Outcome.PASSED, seconds)
 
 
-def read(path: Path, prefix: str = "") -> list[Case]:
-    """Every <testcase> of a JUnit file, each id prefixed with *prefix* (a googletest binary's name: one id space
-    for every binary of a ctest run). ValueError names a file that is no JUnit report."""
+def read(path: Path, prefix: str = "", separator: str = "::") -> list[Case]:
+    """Every <testcase> of a JUnit file, its id "<prefix><class><separator><name>": pytest's own (module::test);
+    googletest's is "<program>/Suite.case" (its --gtest_filter name, in one id space for every program of a ctest
+    run). ValueError names a file that is no JUnit report."""
     root = _root(path)
     if root.tag not in ("testsuites", "testsuite"):
         raise ValueError(f"{path}: root element <{root.tag}>, not <testsuites> or <testsuite>")
-    return [_case(element, prefix) for element in root.iter("testcase")]
+    return [_case(element, prefix, separator) for element in root.iter("testcase")]
 
 
 def counts(cases: list[Case]) -> dict[Outcome, int]:

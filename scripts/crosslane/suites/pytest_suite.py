@@ -23,7 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from crosslane.archs import Arch
-from crosslane.config import GitSource, Profile, SysrootSpec, TestsSpec
+from crosslane.config import GitSource, Profile, SysrootSpec, SuiteSpec
 from crosslane.context import Context
 from crosslane.recipes import cmake, cmake_wheel
 from crosslane.report import Check, Row, Verdict
@@ -39,7 +39,7 @@ SUITE_LIMIT = 7200.0
 INSTALL_TIMEOUT = 900.0
 
 
-def root_spec(ctx: Context, arch: Arch, name: str, spec: TestsSpec, version: str) -> SysrootSpec:
+def root_spec(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, version: str) -> SysrootSpec:
     """The board's root: the install test's for this CPython, plus what the tests import from the distribution."""
     base = wheel_install.root_spec(ctx, name, version)
     extra = (*spec.packages, *spec.arch_packages.get(arch, ()))
@@ -47,13 +47,20 @@ def root_spec(ctx: Context, arch: Arch, name: str, spec: TestsSpec, version: str
                        packages=tuple(dict.fromkeys((*base.packages, *extra))), arch_packages={})
 
 
+def test_cwd(spec: SuiteSpec) -> PurePosixPath:
+    """Where pytest runs: the first test file's folder (upstream's CI: --cwd test/python)."""
+    return SOURCE / PurePosixPath(spec.paths[0]).parent
+
+
 def test_dirs(paths: Sequence[str]) -> list[str]:
     """The top folders of the test files (test/python/x.py → test): copied whole, with the data beside them."""
     return sorted({PurePosixPath(p).parts[0] for p in paths})
 
 
-def pytest_argv(spec: TestsSpec, timeout: float) -> list[str]:
+def pytest_argv(spec: SuiteSpec, timeout: float) -> list[str]:
+    # --rootdir: the cases' ids are relative to it (test_x::test_y), whatever path-like arguments follow.
     argv = ["-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit2", f"--junitxml={RESULTS}", "-q",
+            f"--rootdir={test_cwd(spec)}",
             *(str(SOURCE / p) for p in spec.paths),
             *(cmake.substitute(a, {"source": str(SOURCE)}) for a in spec.args)]
     if any(Requirement(r).name.lower() == "pytest-timeout" for r in spec.requirements):
@@ -131,7 +138,7 @@ def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> Sui
                     missing_data=missing_data_of(source, absent_ok))
 
 
-def run_profile(ctx: Context, arch: Arch, name: str, spec: TestsSpec, wheel: Path, root: SysrootSpec, source: Path,
+def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Path, root: SysrootSpec, source: Path,
                 requirements: Path, profile: Profile) -> tuple[Row, tuple[Case, ...]]:
     def failed(reason: str) -> tuple[Row, tuple[Case, ...]]:
         return Row(name, arch.value, Check.TESTS, Verdict.FAIL, f"{wheel.name}: {reason}", subject=f"{FOLDER}:install",
@@ -158,9 +165,8 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: TestsSpec, wheel: Pat
             if missing:
                 return failed(f"pip install of {', '.join(missing)} failed: {wheel_install.last_line(result.output)}")
         timeout = payload.timeout_for(spec.timeout, arch, profile)
-        cwd = SOURCE / PurePosixPath(spec.paths[0]).parent
         result = where.run([str(wheel_install.VENV / "bin/python"), *pytest_argv(spec, timeout)], SUITE_LIMIT,
-                           cwd=str(cwd))
+                           cwd=str(test_cwd(spec)))
         report = where.root / RESULTS.relative_to("/")
         try:
             cases = tuple(junit.read(report))

@@ -16,6 +16,7 @@ from crosslane.report import Check, Row, Verdict
 from crosslane.suites.junit import Case, Outcome
 
 SUBJECT = "upstream-tests"
+PARITY_SUBJECT = "upstream-parity"
 SHOWN = 5  # failures named in a row's reason; the build report has every case
 
 
@@ -111,7 +112,7 @@ def parity(component: str, arch: str, profile: str, target: Judged, control: Jud
     defects = [c for c in only_here if c.id not in exempted]
 
     def verdict(state: Verdict, reason: str) -> Row:
-        return Row(component, arch, Check.PARITY, state, reason, subject=SUBJECT, profile=profile)
+        return Row(component, arch, Check.PARITY, state, reason, subject=PARITY_SUBJECT, profile=profile)
 
     if defects:
         return verdict(Verdict.FAIL, f"{len(defects)} cases pass on amd64 and fail here: {_named(defects)}")

@@ -1,0 +1,148 @@
+"""Upstream suites' results: JUnit files as ctest, googletest and pytest really wrote them (tests/fixtures/junit,
+captured from cpuinfo's tests under qemu and genai's pytest on a riscv64 board), hostile ones, and the verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crosslane.report import Check, Verdict
+from crosslane.suites import ctest, junit, verdict
+from crosslane.suites.junit import Case, Outcome
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "junit"
+
+
+def test_ctest_file_lists_each_program_once() -> None:
+    cases = junit.read(FIXTURES / "cpuinfo-ctest.xml")
+    assert [(c.id, c.outcome) for c in cases] == [("init-test", Outcome.FAILED), ("get-current-test", Outcome.PASSED)]
+
+
+def test_googletest_file_has_every_case_with_its_message() -> None:
+    cases = junit.read(FIXTURES / "cpuinfo-init-test.xml", prefix="init-test/", separator=".")
+    assert len(cases) == 131
+    failed = {c.id: c.message for c in cases if c.outcome is Outcome.FAILED}
+    assert failed["init-test/CORE.known_vendor"] == \
+        "init.cc:301: Expected: (cpuinfo_vendor_unknown) != (core->vendor), actual: 0 vs 0"
+    assert len(failed) == 8
+
+
+def test_merge_replaces_a_program_by_its_cases(tmp_path: Path) -> None:
+    (tmp_path / "init-test.xml").write_bytes((FIXTURES / "cpuinfo-init-test.xml").read_bytes())
+    merged = ctest.merge(junit.read(FIXTURES / "cpuinfo-ctest.xml"), tmp_path)
+    ids = [c.id for c in merged]
+    assert "init-test" not in ids  # its failures are named by case, not as one program
+    assert "get-current-test" in ids  # no XML of its own here: the ctest entry stands
+    assert sum(1 for c in merged if c.outcome is Outcome.FAILED) == 8
+
+
+def test_merge_keeps_a_program_that_failed_after_its_cases_passed(tmp_path: Path) -> None:
+    (tmp_path / "p.xml").write_text('<testsuites><testsuite name="S"><testcase classname="S" name="a" time="0.1"/>'
+                                    "</testsuite></testsuites>")
+    crashed = Case("p", Outcome.FAILED, 1.0, "Exception: SegFault")
+    merged = ctest.merge([crashed], tmp_path)
+    assert [c.id for c in merged] == ["p/S.a", "p"]
+
+
+def test_merge_shards_share_one_program_file(tmp_path: Path) -> None:
+    for name, case in (("t.xml", "a"), ("t_1.xml", "b")):
+        (tmp_path / name).write_text(f'<testsuites><testsuite name="S"><testcase classname="S" name="{case}"/>'
+                                     "</testsuite></testsuites>")
+    shards = [Case("t", Outcome.PASSED, 1.0), Case("t-1", Outcome.PASSED, 1.0)]
+    assert sorted(c.id for c in ctest.merge(shards, tmp_path)) == ["t/S.a", "t/S.b"]
+
+
+def test_a_truncated_or_hostile_file_is_a_value_error(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.xml"
+    cut.write_bytes((FIXTURES / "cpuinfo-init-test.xml").read_bytes()[:5000])
+    with pytest.raises(ValueError, match="not well-formed"):
+        junit.read(cut)
+    bomb = tmp_path / "bomb.xml"
+    bomb.write_text('<!DOCTYPE t [<!ENTITY a "aaaa">]><testsuites>&a;</testsuites>')
+    with pytest.raises(ValueError, match="document type"):
+        junit.read(bomb)
+    other = tmp_path / "other.xml"
+    other.write_text("<html/>")
+    with pytest.raises(ValueError, match="<html>"):
+        junit.read(other)
+    with pytest.raises(ValueError, match="a folder"):
+        junit.read(tmp_path)
+
+
+def test_pytest_skips_and_errors() -> None:
+    xml = FIXTURES / "genai-pytest-riscv64.xml"
+    cases = junit.read(xml)
+    outcomes = junit.counts(cases)
+    assert outcomes[Outcome.PASSED] > 10 and outcomes[Outcome.SKIPPED] > 10
+    assert all("::" in c.id and c.id.startswith("test_onnxruntime_genai_api::") for c in cases)
+
+
+def cases(*spec: tuple[str, Outcome]) -> list[Case]:
+    return [Case(i, o, 0.1, "boom" if o is Outcome.FAILED else "") for i, o in spec]
+
+
+P, F, S = Outcome.PASSED, Outcome.FAILED, Outcome.SKIPPED
+
+
+def no_data(case: Case) -> str | None:
+    return None
+
+
+def test_a_failure_is_named_and_fails_the_row() -> None:
+    judged = verdict.judge(cases(("a", P), ("b", F), ("c", S)), {}, no_data)
+    row = verdict.row("x", "riscv64", "rvv128", judged)
+    assert row.verdict is Verdict.FAIL and row.check is Check.TESTS
+    assert "1 of 3 failed: b (boom)" in row.reason and row.label == "upstream-tests@rvv128"
+
+
+def test_an_exempt_failure_passes_and_a_stale_exemption_fails() -> None:
+    exempt = {"b*": "fails on this target because of a named reason"}
+    judged = verdict.judge(cases(("a", P), ("b1", F), ("b2", F)), exempt, no_data)
+    assert verdict.row("x", "riscv64", "p", judged).verdict is Verdict.PASS
+    healed = verdict.judge(cases(("a", P), ("b1", P), ("b2", P)), exempt, no_data)
+    row = verdict.row("x", "riscv64", "p", healed, where="components.x.tests.exempt.riscv64")
+    assert row.verdict is Verdict.FAIL and "'b*'" in row.reason and "components.x.tests.exempt.riscv64" in row.reason
+    partly = verdict.judge(cases(("b1", P), ("b2", F)), exempt, no_data)
+    assert partly.stale == ()  # one of its cases still fails: the exemption still holds
+
+
+def test_absent_data_is_named_never_passed() -> None:
+    def missing(case: Case) -> str | None:
+        return "test/models/whisper/dummy_encoder.onnx" if case.id == "w" else None
+
+    judged = verdict.judge(cases(("a", P), ("w", F)), {}, missing)
+    row = verdict.row("x", "riscv64", "p", judged)
+    assert row.verdict is Verdict.PASS and judged.passed == 1
+    assert "1 not run for data the staged source lacks (test/models/whisper/dummy_encoder.onnx)" in row.reason
+
+
+def test_nothing_ran_or_nothing_passed_is_a_failure() -> None:
+    assert verdict.row("x", "a", "p", verdict.judge([], {}, no_data)).verdict is Verdict.FAIL
+    all_skipped = verdict.judge(cases(("a", S)), {}, no_data)
+    assert verdict.row("x", "a", "p", all_skipped).verdict is Verdict.FAIL
+
+
+def test_parity_calls_out_target_only_failures() -> None:
+    control = verdict.judge(cases(("a", P), ("b", P), ("c", F)), {}, no_data)
+    target = verdict.judge(cases(("a", P), ("b", F), ("c", F)), {}, no_data)
+    row = verdict.parity("x", "riscv64", "rvv256", target, control)
+    assert row.verdict is Verdict.FAIL and row.check is Check.PARITY and "b (boom)" in row.reason
+    exempted = verdict.judge(cases(("a", P), ("b", F)), {"b": "a measured reason of some length"}, no_data)
+    row = verdict.parity("x", "riscv64", "rvv256", exempted, control)
+    assert row.verdict is Verdict.PASS and "1 exempted target-only failures" in row.reason
+    table = verdict.table([("rvv256", target)], control)
+    assert "| rvv256 | 3 | 1 | 2 | 0 | 0 | 0 |" in table and "| amd64 control |" in table
+
+
+def test_targets_regex_matches_targets_and_their_shards() -> None:
+    import re
+
+    pattern = re.compile(ctest.targets_regex(["f32-gemm-test", "qd8.x"]))
+    assert pattern.match("f32-gemm-test") and pattern.match("f32-gemm-test-7") and pattern.match("qd8.x-1")
+    assert not pattern.match("f32-gemm-test2") and not pattern.match("qd8-x")
+
+
+def test_emulator_script_takes_the_cpu_from_the_environment() -> None:
+    text = ctest.emulator_script(["/usr/bin/qemu-riscv64-static", "-L", "/g r", "-cpu", "rv64,v=false"])
+    assert 'exec /usr/bin/qemu-riscv64-static -L \'/g r\' -cpu "${CROSSLANE_TEST_CPU:-rv64,v=false}" "$@"' in text
