@@ -32,6 +32,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"smokes"}),
     frozenset({"preflight"}),
     frozenset({"baremetal"}),
+    frozenset({"suites"}),
     frozenset({"plan", "pipeline", "buildreport", "reportdiff", "artifacts"}),
     frozenset({"cli"}),
 )

@@ -34,6 +34,15 @@ def test_plan_follows_each_components_arches() -> None:
     assert "riscv64" in one.doc and "b" in one.doc
 
 
+def test_a_component_with_upstream_tests_gets_a_tests_session_per_arch_it_lists() -> None:
+    data = {"arches": {"amd64": {}, "riscv64": {}},
+            "components": {"a": {"arches": ["riscv64"], "tests": {"kind": "ctest"}},
+                           "b": {"extends": "a", "arches": ["riscv64", "amd64"]}}}
+    tests = [s for s in sessions.plan(data) if s.action == "tests"]
+    assert [s.name for s in tests] == ["tests-amd64-b", "tests-riscv64-a", "tests-riscv64-b"]
+    assert tests[1].invoke_args() == ["upstream-tests", "--arch", "riscv64", "--component", "a"]
+
+
 @pytest.mark.spawns
 def test_nox_lists_the_riscv64_sessions_by_tag(repo: Path, cfg: Config) -> None:
     listed = subprocess.run([sys.executable, "-m", "nox", "-f", str(repo / "noxfile.py"), "-t", "riscv64", "-l",
@@ -41,7 +50,8 @@ def test_nox_lists_the_riscv64_sessions_by_tag(repo: Path, cfg: Config) -> None:
     names = {entry["session"] for entry in json.loads(listed.stdout)}
     riscv64 = [n for n, c in cfg.components.items() if Arch.RISCV64 in c.arches]
     per_component = {f"{kind}-riscv64-{name}" for name in riscv64 for kind in ("build", "smoke")}
-    assert names == {"build-riscv64", "smoke-riscv64"} | per_component
+    upstream = {f"tests-riscv64-{name}" for name in riscv64 if cfg.components[name].tests is not None}
+    assert upstream and names == {"build-riscv64", "smoke-riscv64"} | per_component | upstream
 
 
 @pytest.mark.spawns
@@ -120,5 +130,7 @@ def test_the_repository_sessions_cover_versions_toml(repo: Path, cfg: Config) ->
         wanted |= {f"build-{arch}", f"smoke-{arch}"}
         wanted |= {f"{kind}-{arch}-{name}" for name in cfg.components if cfg.builds(name, arch)
                    for kind in ("build", "smoke")}
+        wanted |= {f"tests-{arch}-{name}" for name, c in cfg.components.items()
+                   if arch in c.arches and c.tests is not None}
     wanted |= {f"build-{target}" for target in cfg.baremetal}
     assert planned == wanted == consistency.expected_sessions(cfg)

@@ -49,6 +49,21 @@ def test_the_plan_adds_the_control_and_narrows_profiles_on_pull_requests(cfg: Co
         matrix.plan(cfg, arch="sparc")
 
 
+def test_upstream_suites_are_one_job_per_profile_and_one_profile_on_pull_requests(cfg: Config) -> None:
+    nightly = matrix.plan(cfg, event="schedule", arch="riscv64")
+    jobs = {(j["component"], j["profile"]) for j in nightly.upstream}
+    assert ("cpuinfo", "novector") in jobs and ("cpuinfo", "rvv512") in jobs
+    assert ("xnnpack", "rvv256") in jobs and ("xnnpack", "novector") not in jobs  # the suite's own profiles
+    assert ("xnnpack-novector", "novector") in jobs and ("onnxruntime-genai", "rvv128") in jobs
+    pr = matrix.plan(cfg, event="pull_request", arch="riscv64", changed=["versions.toml"])
+    assert {(j["component"], j["profile"]) for j in pr.upstream} == {
+        ("cpuinfo", "rvv128"), ("onnxruntime-genai", "rvv128"), ("xnnpack", "rvv128"),
+        ("xnnpack-novector", "novector")}
+    lines = dict(line.split("=", 1) for line in pr.github_output().splitlines())
+    assert json.loads(lines["upstream"])["include"] == pr.upstream
+    assert matrix.plan(cfg, arch="riscv64", component="canary").upstream == []
+
+
 def built_component(ctx: Context, arch: Arch, name: str, outside: Path) -> Path:
     folder = ctx.component_dir(arch, name)
     (folder / "install" / "lib").mkdir(parents=True)
@@ -169,6 +184,8 @@ def test_the_plan_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_pat
     assert {"arch": "riscv64", "component": "onnxruntime-genai", "toolchain": "clang"} in build
     assert {"arch": "arm64", "component": "executorch-xnnpack", "toolchain": "clang"} in build
     assert {"arch": "riscv64", "profile": "rvv512"} in json.loads(plan["smoke"])["include"]
+    upstream = json.loads(plan["upstream"])["include"]
+    assert {"arch": "riscv64", "component": "xnnpack", "profile": "rvv512", "toolchain": "clang"} in upstream
 
 
 @pytest.mark.spawns

@@ -17,7 +17,7 @@ from crosslane.archs import Arch
 from crosslane.config import Component, Config, SuiteSpec, TreeSource
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.report import Check, Verdict
+from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Runner
 from crosslane.suites import stage
 
@@ -46,8 +46,8 @@ KERNEL = """int add(int a, int b) {
 #endif
 }
 """
-ADD_TEST = '#include <stdio.h>\nint add(int, int);\nint main(void) { int r = add(2, 3); printf("%d\\n", r); ' \
-           "return r == 5 ? 0 : 1; }\n"
+ADD_TEST = ('#include <stdio.h>\nint add(int, int);\nint main(void) { int r = add(2, 3); printf("%d\\n", r); '
+            "return r == 5 ? 0 : 1; }\n")
 # RISC-V's V bit in AT_HWCAP ('V' - 'A'): set exactly when qemu's -cpu has v=true.
 HWCAP_TEST = "#include <sys/auxv.h>\nint main(void) { return (getauxval(AT_HWCAP) >> ('V' - 'A')) & 1 ? 0 : 1; }\n"
 
@@ -65,7 +65,7 @@ def config_for(cfg: Config, tmp_path: Path, spec: SuiteSpec) -> Config:
 
 
 def run(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        spec: SuiteSpec) -> tuple[Context, list[object]]:
+        spec: SuiteSpec) -> tuple[Context, list[Row]]:
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     config = config_for(cfg, tmp_path, spec)
     ctx = Context(config, Runner(Log(io.StringIO())))
@@ -77,24 +77,24 @@ def test_cases_per_profile_and_a_broken_kernel(cfg: Config, sysroots: dict[Arch,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     spec = SuiteSpec(kind="ctest", timeout=60, control=False)
     ctx, rows = run(cfg, sysroots, tmp_path, monkeypatch, spec)
-    by_profile = {r.profile: r for r in rows if r.check is Check.TESTS and r.profile}  # type: ignore[attr-defined]
+    by_profile = {r.profile: r for r in rows if r.check is Check.TESTS and r.profile}
     assert by_profile["rvv128"].verdict is Verdict.PASS, by_profile["rvv128"].reason
     assert by_profile["rvv128"].reason == "2 cases: 2 passed"
     novector = by_profile["novector"]
     assert novector.verdict is Verdict.FAIL and "1 of 2 failed: hwcap-test" in novector.reason
     recorded = json.loads(stage.cases_path(ctx, Arch.RISCV64, "kernels", "rvv128").read_text())
     assert {c["id"]: c["outcome"] for c in recorded["cases"]} == {"add-test": "passed", "hwcap-test": "passed"}
-    facts = buildreport.build(ctx, [Arch.RISCV64], {Arch.RISCV64: ("kernels",)}, rows)  # type: ignore[arg-type]
+    facts = buildreport.build(ctx, [Arch.RISCV64], {Arch.RISCV64: ("kernels",)}, rows)
     suites = facts["tests"]
     assert isinstance(suites, list) and {s["profile"] for s in suites} == {"novector", "rvv128"}
 
     broken = dataclasses.replace(spec, cmake_args=("-DFLIP=ON",), profiles=("rvv128",),
                                  exempt={Arch.RISCV64: {"hwcap-test": "needs V, which this profile set lacks"}})
     _, rows = run(cfg, sysroots, tmp_path, monkeypatch, broken)
-    [row] = [r for r in rows if r.check is Check.TESTS and r.profile]  # type: ignore[attr-defined]
-    assert row.verdict is Verdict.FAIL and "1 of 2 failed: add-test" in row.reason  # type: ignore[attr-defined]
+    [row] = [r for r in rows if r.check is Check.TESTS and r.profile]
+    assert row.verdict is Verdict.FAIL and "1 of 2 failed: add-test" in row.reason
 
     stale = dataclasses.replace(broken, cmake_args=())
     _, rows = run(cfg, sysroots, tmp_path, monkeypatch, stale)
-    [row] = [r for r in rows if r.check is Check.TESTS and r.profile]  # type: ignore[attr-defined]
-    assert row.verdict is Verdict.FAIL and "exemption no longer holds: 'hwcap-test'" in row.reason  # type: ignore
+    [row] = [r for r in rows if r.check is Check.TESTS and r.profile]
+    assert row.verdict is Verdict.FAIL and "exemption no longer holds: 'hwcap-test'" in row.reason

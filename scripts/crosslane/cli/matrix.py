@@ -3,12 +3,14 @@
 `plan` answers three questions for one workflow run: whether the build jobs run at all (a pull request that
 touches none of BUILD_INPUTS runs only lint and tests), which arch × component builds run (each with the
 toolchain its ccache is keyed by; the amd64 control's copies of components whose smoke compares with it
-are added), which arch × CPU profile smokes run (every profile, or the default one on pull requests), and
-which bare-metal targets run (each a job of its own: its builds and runs all happen in the tool root).
+are added), which arch × CPU profile smokes run (every profile, or the default one on pull requests), which
+bare-metal targets run (each a job of its own: its builds and runs all happen in the tool root), and which
+upstream test suites run, sharded by arch × component × profile.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 from collections.abc import Sequence
@@ -30,13 +32,14 @@ class Plan:
     build: list[dict[str, str]]
     smoke: list[dict[str, str]]
     baremetal: list[dict[str, str]]
+    upstream: list[dict[str, str]] = dataclasses.field(default_factory=list)
 
     def github_output(self) -> str:
         """The lines a workflow appends to $GITHUB_OUTPUT."""
         def compact(include: list[dict[str, str]]) -> str:
             return json.dumps({"include": include}, separators=(",", ":"))
         return (f"run={str(self.run).lower()}\nbuild={compact(self.build)}\nsmoke={compact(self.smoke)}\n"
-                f"baremetal={compact(self.baremetal)}")
+                f"baremetal={compact(self.baremetal)}\nupstream={compact(self.upstream)}")
 
 
 def touches_build(changed: Sequence[str]) -> bool:
@@ -70,4 +73,22 @@ def plan(config: Config, *, event: str = "push", arch: str = "", component: str 
              for p in config.arches[each].profiles if full or p.name == config.arches[each].default_profile]
     # Bare-metal targets run when no arch or component narrows the plan (they are neither).
     baremetal = [{"target": name} for name in config.baremetal] if not (arch or component) else []
-    return Plan(run=full or touches_build(changed), build=build, smoke=smoke, baremetal=baremetal)
+    return Plan(run=full or touches_build(changed), build=build, smoke=smoke, baremetal=baremetal,
+                upstream=upstream(config, arches, component, full))
+
+
+def upstream(config: Config, arches: Sequence[Arch], component: str, full: bool) -> list[dict[str, str]]:
+    """Upstream test suites, one job per arch × component × profile (a shard each: no job runs them all), every
+    profile the suite runs on, or only the arch's default one on pull requests (then the suite's first)."""
+    jobs = []
+    for each in arches:
+        for name in config.arches[each].components:
+            spec = config.components[name].tests
+            if spec is None or (component and name != component):
+                continue
+            profiles = [p.name for p in config.arches[each].profiles if not spec.profiles or p.name in spec.profiles]
+            default = config.arches[each].default_profile
+            chosen = profiles if full else [default if default in profiles else profiles[0]] if profiles else []
+            jobs += [{"arch": each.value, "component": name, "profile": p,
+                      "toolchain": config.toolchain_for(name, each).name} for p in chosen]
+    return jobs

@@ -40,8 +40,8 @@ from crosslane.config.model import (
     Registries,
     SmokeSpec,
     SourceSpec,
-    SysrootPackage,
     SuiteSpec,
+    SysrootPackage,
     TreeSource,
     WheelSpec,
 )

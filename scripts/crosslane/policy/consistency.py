@@ -214,7 +214,7 @@ def scanned_files(root: Path) -> list[Path]:
 
 
 def expected_sessions(cfg: Config) -> set[str]:
-    """build-/smoke- sessions versions.toml implies (crosslane.sessions' plan, which the noxfile registers)."""
+    """build-/smoke-/tests- sessions versions.toml implies (crosslane.sessions' plan, which the noxfile registers)."""
     return {s.name for s in sessions.plan(tomlcompat.loads(cfg.path.read_text(encoding="utf-8")))}
 
 
@@ -235,7 +235,9 @@ def session_findings(cfg: Config, root: Path) -> list[Finding]:
     found = registered_sessions(root / "noxfile.py")
     if found is None:
         return []
-    per_job = {n for n in found if n.startswith(("build-", "smoke-"))}
+    # The planned ones: build-/smoke- per arch and component, tests-<arch>-<component> (not `tests`, `tests-slow`).
+    prefixes = ("build-", "smoke-", *(f"tests-{arch}-" for arch in cfg.arches))
+    per_job = {n for n in found if n.startswith(prefixes)}
     want = expected_sessions(cfg)
     return ([Finding("noxfile.py", 0, f"no session {n}", "one per arch × component it lists", "[components.*]")
              for n in sorted(want - per_job)] +
@@ -249,7 +251,7 @@ def lint_sessions(cfg: Config, root: Path) -> list[Row]:
     rows = [Row(f.file, "all", Check.POLICY, Verdict.FAIL, f.message(), subject=STEP) for f in found]
     count = len(expected_sessions(cfg))
     return rows or [Row("sessions", "all", Check.POLICY, Verdict.PASS,
-                        f"noxfile.py has the {count} build-/smoke- sessions versions.toml implies", subject=STEP)]
+                        f"noxfile.py has the {count} sessions versions.toml implies", subject=STEP)]
 
 
 def lint(cfg: Config, root: Path) -> list[Row]:

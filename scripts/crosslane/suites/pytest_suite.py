@@ -23,7 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from crosslane.archs import Arch
-from crosslane.config import GitSource, Profile, SysrootSpec, SuiteSpec
+from crosslane.config import GitSource, Profile, SuiteSpec, SysrootSpec
 from crosslane.context import Context
 from crosslane.recipes import cmake, cmake_wheel
 from crosslane.report import Check, Row, Verdict
