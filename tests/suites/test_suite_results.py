@@ -29,7 +29,7 @@ def test_googletest_file_has_every_case_with_its_message() -> None:
 
 
 def test_merge_replaces_a_program_by_its_cases(tmp_path: Path) -> None:
-    (tmp_path / "init-test.xml").write_bytes((FIXTURES / "cpuinfo-init-test.xml").read_bytes())
+    (tmp_path / "init-test-0.xml").write_bytes((FIXTURES / "cpuinfo-init-test.xml").read_bytes())
     merged = ctest.merge(junit.read(FIXTURES / "cpuinfo-ctest.xml"), tmp_path)
     ids = [c.id for c in merged]
     assert "init-test" not in ids  # its failures are named by case, not as one program
@@ -38,7 +38,7 @@ def test_merge_replaces_a_program_by_its_cases(tmp_path: Path) -> None:
 
 
 def test_merge_keeps_a_program_that_failed_after_its_cases_passed(tmp_path: Path) -> None:
-    (tmp_path / "p.xml").write_text('<testsuites><testsuite name="S"><testcase classname="S" name="a" time="0.1"/>'
+    (tmp_path / "p-0.xml").write_text('<testsuites><testsuite name="S"><testcase classname="S" name="a" time="0.1"/>'
                                     "</testsuite></testsuites>")
     crashed = Case("p", Outcome.FAILED, 1.0, "Exception: SegFault")
     merged = ctest.merge([crashed], tmp_path)
@@ -46,7 +46,7 @@ def test_merge_keeps_a_program_that_failed_after_its_cases_passed(tmp_path: Path
 
 
 def test_merge_shards_share_one_program_file(tmp_path: Path) -> None:
-    for name, case in (("t.xml", "a"), ("t_1.xml", "b")):
+    for name, case in (("t-0.xml", "a"), ("t-1.xml", "b")):
         (tmp_path / name).write_text(f'<testsuites><testsuite name="S"><testcase classname="S" name="{case}"/>'
                                      "</testsuite></testsuites>")
     shards = [Case("t", Outcome.PASSED, 1.0), Case("t-1", Outcome.PASSED, 1.0)]
@@ -146,3 +146,25 @@ def test_targets_regex_matches_targets_and_their_shards() -> None:
 def test_emulator_script_takes_the_cpu_from_the_environment() -> None:
     text = ctest.emulator_script(["/usr/bin/qemu-riscv64-static", "-L", "/g r", "-cpu", "rv64,v=false"])
     assert 'exec /usr/bin/qemu-riscv64-static -L \'/g r\' -cpu "${CROSSLANE_TEST_CPU:-rv64,v=false}" "$@"' in text
+    assert 'GTEST_OUTPUT="xml:${CROSSLANE_GTEST_DIR}/${1##*/}-${GTEST_SHARD_INDEX:-0}.xml"' in text
+
+
+@pytest.mark.spawns
+def test_the_emulator_wrapper_passes_the_cpu_and_names_each_shards_xml(tmp_path: Path) -> None:
+    import subprocess
+
+    fake = tmp_path / "qemu"
+    fake.write_text('#!/bin/sh\necho "args: $*"\necho "xml: $GTEST_OUTPUT"\n')
+    fake.chmod(0o755)
+    wrapper = tmp_path / "emulator"
+    wrapper.write_text(ctest.emulator_script([str(fake), "-L", "/root", "-cpu", "rv64"]))
+    wrapper.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "CROSSLANE_TEST_CPU": "rv64,v=true", "CROSSLANE_GTEST_DIR": "/r/gtest",
+           "GTEST_SHARD_INDEX": "3"}
+    done = subprocess.run([str(wrapper), "/b/test/f32-vadd-test", "--x"], env=env, capture_output=True, text=True,
+                          check=True)
+    assert done.stdout == ("args: -L /root -cpu rv64,v=true /b/test/f32-vadd-test --x\n"
+                           "xml: xml:/r/gtest/f32-vadd-test-3.xml\n")
+    plain = subprocess.run([str(wrapper), "/b/t"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                           check=True)
+    assert plain.stdout == "args: -L /root -cpu rv64 /b/t\nxml: \n"

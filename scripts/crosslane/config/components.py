@@ -253,6 +253,10 @@ TEST_FILE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.py")
 
 
 def _tests(table: Table, pins: Mapping[str, str]) -> SuiteSpec | None:
+    # `tests = false`: a variant (extends) that does not run the suite its parent declares.
+    if table.has("tests") and table.data["tests"] is False:
+        table.boolean("tests", False)
+        return None
     if not table.has("tests"):
         return None
     sub = table.table("tests")
