@@ -81,10 +81,11 @@ def targets_regex(targets: Sequence[str]) -> str:
     return f"^({'|'.join(re.escape(t) for t in targets)})(-[0-9]+)?$"
 
 
-def ctest_command(ctx: Context, build_dir: Path, spec: SuiteSpec, out: Path, timeout: float) -> list[str]:
+def ctest_command(ctx: Context, build_dir: Path, spec: SuiteSpec, out: Path, timeout: float,
+                  jobs: int | None = None) -> list[str]:
     ctest = ctx.tools().cmake.with_name("ctest")
-    argv = [str(ctest), "--test-dir", str(build_dir), "-j", str(os.cpu_count() or 2), "--output-junit", str(out),
-            "--timeout", f"{timeout:.0f}", "--no-tests=error", "--output-on-failure"]
+    argv = [str(ctest), "--test-dir", str(build_dir), "-j", str(jobs or os.cpu_count() or 2),
+            "--output-junit", str(out), "--timeout", f"{timeout:.0f}", "--no-tests=error", "--output-on-failure"]
     if spec.regex or spec.targets:
         argv += ["-R", spec.regex or targets_regex(spec.targets)]
     if spec.label:
@@ -110,8 +111,10 @@ def merge(ctest_cases: Sequence[Case], gtest_dir: Path) -> list[Case]:
     return cases
 
 
-def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, build_dir: Path, profile: Profile) -> list[Case]:
-    results = ctx.component_dir(arch, name) / FOLDER / "results" / profile.name
+def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, build_dir: Path, profile: Profile, *,
+                jobs: int | None = None, results: Path | None = None) -> list[Case]:
+    """ctest on one profile; its JUnit and googletest files in *results* (default: the stage's folder)."""
+    results = results or ctx.component_dir(arch, name) / FOLDER / "results" / profile.name
     shutil.rmtree(results, ignore_errors=True)
     (results / "gtest").mkdir(parents=True)
     out = results / "ctest.xml"
@@ -123,7 +126,7 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, build_dir:
         if found:
             progress.advance(0, f"[{found.group(1)}/{found.group(2)}] {found.group(3)}")
 
-    ctx.runner.run(ctest_command(ctx, build_dir, spec, out, timeout), env={
+    ctx.runner.run(ctest_command(ctx, build_dir, spec, out, timeout, jobs), env={
         CPU_ENV: profile.cpu, GTEST_DIR_ENV: str(results / "gtest")}, timeout=max(timeout * 50, 3600),
         check=False, quiet=True, on_line=on_line)
     progress.close()

@@ -1,0 +1,53 @@
+"""XNNPACK's microkernel tests (the upstream suite of [components.xnnpack.tests], already built by
+`nox -s tests-riscv64-xnnpack`) on each of its profiles: ctest -j2 against -j1 in the same run, and the cases
+run per minute on each profile against the first one's (what a wider VLEN costs under qemu).
+
+A subset of the suite's programs keeps the bench to about a minute per profile. Goal: -j2 ≤ 0.6 of -j1 on 2 cores.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from common import Measure
+
+from crosslane import config as config_mod
+from crosslane.archs import Arch
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.runner import Runner
+from crosslane.suites import ctest
+
+COMPONENT = "xnnpack"
+PROGRAMS = ("f32-gemm-minmax-test", "f32-vadd-test", "qs8-vadd-minmax-test")
+
+
+def run_bench() -> list[Measure]:
+    ctx = Context(config_mod.load(), Runner(Log()))
+    arch = Arch.RISCV64
+    spec = ctx.config.components[COMPONENT].tests
+    if spec is None:
+        raise ValueError(f"versions.toml declares no tests for {COMPONENT}")
+    build = ctx.component_dir(arch, COMPONENT) / ctest.FOLDER / "build"
+    if not (build / "CTestTestfile.cmake").is_file():
+        raise ValueError(f"{build}: not built; run nox -s tests-riscv64-{COMPONENT} first")
+    subset = dataclasses.replace(spec, targets=PROGRAMS, regex="")
+    profiles = [p for p in ctx.config.arches[arch].profiles if p.name in spec.profiles]
+    measures, per_minute = [], []
+    for profile in profiles:
+        seconds = {}
+        for jobs in (1, 2):
+            start = time.monotonic()
+            cases = ctest.run_profile(ctx, arch, COMPONENT, subset, build, profile, jobs=jobs,
+                                      results=ctx.build_root / "bench" / "upstream" / profile.name)
+            seconds[jobs] = time.monotonic() - start
+            if not cases:
+                raise ValueError(f"{profile.name}: ctest wrote no results")
+        per_minute.append((profile.name, len(cases) * 60 / seconds[2]))
+        measures.append(Measure(f"{COMPONENT} subset ({len(cases)} cases) on {profile.name}: ctest -j2 vs -j1",
+                                seconds[2], seconds[1], "s", "<= 0.6 on 2 cores"))
+    first, base = per_minute[0]
+    measures += [Measure(f"{COMPONENT} cases per minute at -j2: {name} vs {first}", rate, base, "/min",
+                         "informational: the cost of a wider VLEN under qemu") for name, rate in per_minute]
+    return measures
