@@ -79,3 +79,18 @@ def test_all_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, monkeypa
     err = capsys.readouterr().err
     assert f"plan: build {arch}: canary" in err and f"plan: smoke {arch} on" in err
     assert listing(tmp_path) == before
+
+
+def test_the_tests_plan_builds_what_the_suites_need_and_names_their_profiles(cfg: Config) -> None:
+    from crosslane.suites import stage
+
+    job = plan.for_tests(cfg, Arch.RISCV64, ["onnxruntime-genai"])
+    assert job.builds[Arch.RISCV64] == ("onnxruntime", "onnxruntime-genai")
+    assert job.builds[Arch.AMD64] == ("onnxruntime", "onnxruntime-genai")  # the control, for the parity rows
+    xnnpack = plan.for_tests(cfg, Arch.RISCV64, ["xnnpack"])
+    assert Arch.AMD64 not in xnnpack.builds  # control = false
+    assert stage.describe(cfg, Arch.RISCV64, xnnpack.smokes, xnnpack.profiles) == [
+        "upstream tests xnnpack (ctest) on riscv64 rvv128, rvv256, rvv512"]
+    assert set(plan.for_tests(cfg, Arch.RISCV64).smokes) >= {"cpuinfo", "xnnpack", "onnxruntime-genai"}
+    with pytest.raises(UsageError, match="canary declares no upstream tests for riscv64"):
+        plan.for_tests(cfg, Arch.RISCV64, ["canary"])

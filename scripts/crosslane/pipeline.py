@@ -218,7 +218,9 @@ def run_tests(ctx: Context, job: RunPlan) -> list[Row]:
     (and the control) → report."""
     from crosslane.suites import stage
 
-    ctx.log.info("\n".join(f"plan: {line}" for line in job.describe()).replace("plan: smoke ", "plan: upstream tests "))
+    lines = [line for line in job.describe() if not line.startswith("smoke ")]
+    lines += stage.describe(ctx.config, job.arch, job.smokes, job.profiles)
+    ctx.log.info("\n".join(f"plan: {line}" for line in lines))
     if ctx.runner.dry_run:
         return []
     rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)

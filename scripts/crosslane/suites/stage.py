@@ -10,7 +10,7 @@ from pathlib import Path
 
 from crosslane import atomic
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import Profile
+from crosslane.config import Config, Profile, SuiteSpec
 from crosslane.context import Context
 from crosslane.registry import TEST_KINDS
 from crosslane.report import Row
@@ -57,10 +57,27 @@ def judge_all(ctx: Context, arch: Arch, name: str, found: SuiteRun, *, control: 
     return judged
 
 
+def chosen_profiles(spec: SuiteSpec, profiles: Sequence[Profile]) -> list[Profile]:
+    """The profiles a suite runs on: the run's, narrowed to the suite's own `profiles` when it lists some."""
+    return [p for p in profiles if not spec.profiles or p.name in spec.profiles]
+
+
+def describe(config: Config, arch: Arch, names: Sequence[str], profiles: Sequence[Profile]) -> list[str]:
+    lines = []
+    for name in names:
+        spec = config.components[name].tests
+        if spec is not None:
+            shown = ", ".join(p.name for p in chosen_profiles(spec, profiles)) or "no profile of this run"
+            control = " and the amd64 control" if spec.control and arch is not CONTROL_ARCH and \
+                config.builds(name, CONTROL_ARCH) else ""
+            lines.append(f"upstream tests {name} ({spec.kind}) on {arch} {shown}{control}")
+    return lines
+
+
 def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[name].tests
     assert spec is not None
-    chosen = [p for p in profiles if not spec.profiles or p.name in spec.profiles]
+    chosen = chosen_profiles(spec, profiles)
     where = f"versions.toml components.{name}.tests.exempt.{arch}"
     found = suite(ctx, arch, name, chosen)
     judged = judge_all(ctx, arch, name, found)
