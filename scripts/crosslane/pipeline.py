@@ -255,6 +255,8 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
         if isinstance(component.sources[0], PinnedSource):
             wanted.append((name, name, pinned.pinned_only(component.sources)))
         wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.fetchcontent.items()]
+        if component.tests is not None:  # what its upstream tests' build reads too
+            wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.tests.fetchcontent.items()]
     rows = []
     for index, (owner, cache_name, specs) in enumerate(wanted, 1):
         fetched = pinned.fetch_pinned(ctx.runner, cache_name, specs, ctx.config.sysroot, arch=arch.value)

@@ -62,3 +62,13 @@ def test_the_real_suites_parse(cfg: object) -> None:
     assert {"cpuinfo", "onnxruntime-genai", "xnnpack", "xnnpack-novector"} <= declared
     novector = cfg.components["xnnpack-novector"].tests
     assert novector is not None and novector.profiles == ("novector",) and novector.targets  # merged from xnnpack
+
+
+def test_a_suites_own_dependencies_stay_out_of_the_components_build(cfg: object) -> None:
+    from crosslane.config import Config
+
+    assert isinstance(cfg, Config)
+    cpuinfo = cfg.components["cpuinfo"]
+    assert cpuinfo.tests is not None and "googletest" in cpuinfo.tests.fetchcontent
+    assert "googletest" not in cpuinfo.fetchcontent  # the library's build fetches only what it reads
+    assert "googletest" in cfg.components["xnnpack-novector"].tests.fetchcontent  # type: ignore[union-attr]

@@ -252,7 +252,7 @@ TEST_ID_RE = re.compile(r"[^\s\x00-\x1f]{1,400}")
 TEST_FILE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.py")
 
 
-def _tests(table: Table, pins: Mapping[str, str]) -> SuiteSpec | None:
+def _tests(table: Table, root: Path, pins: Mapping[str, str]) -> SuiteSpec | None:
     # `tests = false`: a variant (extends) that does not run the suite its parent declares.
     if table.has("tests") and table.data["tests"] is False:
         table.boolean("tests", False)
@@ -304,9 +304,16 @@ def _tests(table: Table, pins: Mapping[str, str]) -> SuiteSpec | None:
                      packages=package_names(sub, "packages"),
                      arch_packages=per_arch_strings(sub, "arch_packages", package_names),
                      profiles=sub.strings("profiles"), exempt=MappingProxyType(exempt),
-                     control=sub.boolean("control", True))
+                     control=sub.boolean("control", True), fetchcontent=_test_fetchcontent(sub, root))
     sub.finish()
     return spec
+
+
+def _test_fetchcontent(sub: Table, root: Path) -> Mapping[str, tuple[PinnedSource, ...]]:
+    deps, patched = _fetchcontent(sub, root)
+    if patched:
+        sub.fail("fetchcontent", "a test build's dependencies are used as pinned, without patches")
+    return deps
 
 
 def _links(table: Table) -> Mapping[str, str]:
@@ -386,7 +393,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         collect=relative_paths(table, "collect"),
         hostenvs=table.strings("hostenvs"),
         wheel=_wheel(table),
-        tests=_tests(table, pins or {}),
+        tests=_tests(table, root, pins or {}),
     )
     table.finish()
     return component

@@ -245,6 +245,9 @@ class SuiteSpec:
     exempt: Mapping[Arch, Mapping[str, str]] = field(default_factory=dict)
     # Run on the amd64 control too, for the parity table (tests passing there but failing on the target).
     control: bool = True
+    # FetchContent-style pinned dependencies only the test build reads (googletest), {fetchcontent[name]} there;
+    # the component's own build neither fetches nor sees them.
+    fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

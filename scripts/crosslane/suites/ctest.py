@@ -66,7 +66,8 @@ def test_plan(ctx: Context, arch: Arch, name: str, spec: SuiteSpec) -> cmake.Bui
     arch_cfg = ctx.config.arches[arch]
     line = qemu.target_command(ctx.runner, ctx.build_root, ctx.sysroot(arch),
                                arch_cfg.profile(arch_cfg.default_profile))
-    with_tests = dataclasses.replace(component, cmake_args=(*component.cmake_args, *spec.cmake_args), collect=())
+    with_tests = dataclasses.replace(component, cmake_args=(*component.cmake_args, *spec.cmake_args), collect=(),
+                                     fetchcontent={**component.fetchcontent, **spec.fetchcontent})
     planned = cmake.plan(ctx, with_tests, arch, prepared=worktree.prepare(ctx, component, arch), folder=folder,
                          emulator=[str(wrapper)])
     build = (*planned.build, "--target", *spec.targets) if spec.targets else planned.build
