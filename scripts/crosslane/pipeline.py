@@ -199,16 +199,26 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
     ctx.log.info("\n".join(f"plan: {line}" for line in job.describe()))
     if ctx.runner.dry_run:
         return []
-    rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
-    for each in job.arches:
-        rows += build(ctx, job, each)
+    rows = prepare_and_build(ctx, job)
     if not any(r.verdict is Verdict.FAIL for r in rows):
         rows += smoke(ctx, job)
         if job.whole_arch:
             # Every orchestrated run of a whole arch is an observation the floors may later be raised on.
             floors.record(rows, floors.observations_dir(ctx.build_root))
             rows += floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
-    written = buildreport.write(ctx, arch, dict(job.builds), rows)
+    return report_rows(ctx, job, rows)
+
+
+def prepare_and_build(ctx: Context, job: RunPlan) -> list[Row]:
+    """Host packages and tools, the sysroots, then every arch's builds of the plan."""
+    rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
+    for each in job.arches:
+        rows += build(ctx, job, each)
+    return rows
+
+
+def report_rows(ctx: Context, job: RunPlan, rows: list[Row]) -> list[Row]:
+    written = buildreport.write(ctx, job.arch, dict(job.builds), rows)
     ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
     return rows
 
@@ -223,14 +233,10 @@ def run_tests(ctx: Context, job: RunPlan) -> list[Row]:
     ctx.log.info("\n".join(f"plan: {line}" for line in lines))
     if ctx.runner.dry_run:
         return []
-    rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
-    for each in job.arches:
-        rows += build(ctx, job, each)
+    rows = prepare_and_build(ctx, job)
     if not any(r.verdict is Verdict.FAIL for r in rows):
         rows += stage.run(ctx, job.arch, job.smokes, job.profiles)
-    written = buildreport.write(ctx, job.arch, dict(job.builds), rows)
-    ctx.log.info(f"    report: {written} and {written.with_suffix('.md').name}")
-    return rows
+    return report_rows(ctx, job, rows)
 
 
 def run_baremetal(ctx: Context, name: str, cases: Sequence[str] = ()) -> list[Row]:
