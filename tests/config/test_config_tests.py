@@ -72,3 +72,13 @@ def test_a_suites_own_dependencies_stay_out_of_the_components_build(cfg: object)
     assert cpuinfo.tests is not None and "googletest" in cpuinfo.tests.fetchcontent
     assert "googletest" not in cpuinfo.fetchcontent  # the library's build fetches only what it reads
     assert "googletest" in cfg.components["xnnpack-novector"].tests.fetchcontent  # type: ignore[union-attr]
+
+
+def test_a_test_builds_dependency_takes_no_patches(tmp_path: Path) -> None:
+    text = (TESTS + 'kind = "ctest"\n[components.app.tests.fetchcontent.googletest]\n'
+            'source = { kind = "git", url = "https://example.invalid/g", commit = "' + "a" * 40 + '" }\n'
+            'patches = [{ path = "x.patch", sha256 = "' + "0" * 64 + '" }]\n')
+    (tmp_path / "patches").mkdir()
+    (tmp_path / "patches" / "x.patch").write_text("")
+    with pytest.raises(ConfigError, match=r"tests\.fetchcontent: a test build's dependencies are used as pinned"):
+        write_config(tmp_path, {"app": text})

@@ -168,3 +168,21 @@ def test_the_emulator_wrapper_passes_the_cpu_and_names_each_shards_xml(tmp_path:
     plain = subprocess.run([str(wrapper), "/b/t"], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
                            check=True)
     assert plain.stdout == "args: -L /root -cpu rv64 /b/t\nxml: \n"
+
+
+def test_the_nightly_runs_the_whole_suite() -> None:
+    from crosslane.config import SuiteSpec
+
+    spec = SuiteSpec(kind="ctest", timeout=60, targets=("a-test",), regex="^a", label="fast")
+    assert ctest.selection(spec, {}) == spec
+    whole = ctest.selection(spec, {"CROSSLANE_TESTS_FULL": "1"})
+    assert (whole.targets, whole.regex, whole.label) == ((), "", "")
+
+
+def test_pip_said_it_installed_or_found_each_requirement() -> None:
+    from crosslane.suites import pytest_suite
+
+    output = ("Requirement already satisfied: packaging>=20 in ./usr/lib/python3/dist-packages (from pytest)\n"
+              "Successfully installed iniconfig-2.3.1 pluggy-1.7.0 pytest-8.4.2 pytest_timeout-2.4.0\n")
+    assert pytest_suite.has_requirement("pytest", output) and pytest_suite.has_requirement("pytest-timeout", output)
+    assert pytest_suite.has_requirement("Packaging", output) and not pytest_suite.has_requirement("numpy", output)

@@ -34,6 +34,7 @@ from crosslane.suites.ctest import FOLDER
 from crosslane.suites.junit import Case
 
 SOURCE = PurePosixPath("/crosslane/src")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a requirement's name, before its version specifier
 RESULTS = PurePosixPath("/crosslane/junit.xml")
 SUITE_LIMIT = 7200.0
 INSTALL_TIMEOUT = 900.0
@@ -87,8 +88,9 @@ def has_requirement(name: str, output: str) -> bool:
     satisfied: name …")."""
     wanted = canonicalize_name(name)
     installed = {canonicalize_name(w.rsplit("-", 1)[0]) for w in wheel_install.installed(output)}
-    satisfied = {canonicalize_name(line.split(":", 1)[1].split()[0]) for line in output.splitlines()
-                 if line.startswith("Requirement already satisfied:") and line.split(":", 1)[1].split()}
+    satisfied = {canonicalize_name(found.group(0)) for line in output.splitlines()
+                 if line.startswith("Requirement already satisfied:")
+                 and (found := NAME.match(line.split(":", 1)[1].strip()))}
     return wanted in installed or wanted in satisfied
 
 
