@@ -57,6 +57,10 @@ def judge_all(ctx: Context, arch: Arch, name: str, found: SuiteRun, *, control: 
     return judged
 
 
+def exempt_table(name: str, arch: Arch) -> str:
+    return f"versions.toml components.{name}.tests.exempt.{arch}"
+
+
 def chosen_profiles(spec: SuiteSpec, profiles: Sequence[Profile]) -> list[Profile]:
     """The profiles a suite runs on: the run's, narrowed to the suite's own `profiles` when it lists some."""
     return [p for p in profiles if not spec.profiles or p.name in spec.profiles]
@@ -78,10 +82,9 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
     spec = ctx.config.components[name].tests
     assert spec is not None
     chosen = chosen_profiles(spec, profiles)
-    where = f"versions.toml components.{name}.tests.exempt.{arch}"
     found = suite(ctx, arch, name, chosen)
     judged = judge_all(ctx, arch, name, found)
-    rows = [*found.rows, *(verdict.row(name, arch.value, p, j, where=where) for p, j in judged)]
+    rows = [*found.rows, *(verdict.row(name, arch.value, p, j, where=exempt_table(name, arch)) for p, j in judged)]
     control: Judged | None = None
     if spec.control and arch is not CONTROL_ARCH and ctx.config.builds(name, CONTROL_ARCH) and judged:
         arch_cfg = ctx.config.arches[CONTROL_ARCH]
@@ -92,7 +95,8 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
         control_judged = judge_all(ctx, CONTROL_ARCH, name, theirs, control=True)
         if control_judged:
             control = control_judged[0][1]
-            rows.append(verdict.row(name, CONTROL_ARCH.value, profile.name, control, control=True, where=where))
+            rows.append(verdict.row(name, CONTROL_ARCH.value, profile.name, control, control=True,
+                                    where=exempt_table(name, CONTROL_ARCH)))
             rows += [verdict.parity(name, arch.value, p, j, control) for p, j in judged]
     if judged and rows:
         rows[-1] = dataclasses.replace(rows[-1], detail=f"**{name} upstream tests on {arch}**\n\n"
