@@ -25,9 +25,9 @@ from packaging.utils import canonicalize_name
 from crosslane.archs import Arch
 from crosslane.config import GitSource, Profile, SuiteSpec, SysrootSpec
 from crosslane.context import Context
-from crosslane.recipes import cmake, cmake_wheel
+from crosslane.recipes import cmake
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import payload, site, target, wheel_install
+from crosslane.smokes import genai, payload, site, target, wheel_install
 from crosslane.sources import worktree
 from crosslane.suites import SuiteRun, junit
 from crosslane.suites.ctest import FOLDER
@@ -64,7 +64,7 @@ def pytest_argv(spec: SuiteSpec, timeout: float) -> list[str]:
             f"--rootdir={test_cwd(spec)}",
             *(str(SOURCE / p) for p in spec.paths),
             *(cmake.substitute(a, {"source": str(SOURCE)}) for a in spec.args)]
-    if any(Requirement(r).name.lower() == "pytest-timeout" for r in spec.requirements):
+    if any(canonicalize_name(Requirement(r).name) == "pytest-timeout" for r in spec.requirements):
         argv += [f"--timeout={timeout:.0f}"]
     return argv
 
@@ -95,13 +95,9 @@ def has_requirement(name: str, output: str) -> bool:
 
 
 def lane_wheel(ctx: Context, arch: Arch, name: str) -> Path | None:
+    """A --wheel given for the component (site.given_wheel), else the lane's wheel for the sysroot's CPython."""
     given = ctx.wheels.get(name)
-    if given:
-        return site.given_wheel(given, arch)
-    from crosslane.guest import cpython
-
-    version = cpython.locate(ctx.sysroot(arch).path, arch).version
-    return cmake_wheel.lane_wheel(ctx.component_dir(arch, name) / "install", version)
+    return site.given_wheel(given, arch) if given else genai.lane_wheel(ctx, arch, name)
 
 
 def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> SuiteRun:
