@@ -98,3 +98,38 @@ def test_cases_per_profile_and_a_broken_kernel(cfg: Config, sysroots: dict[Arch,
     _, rows = run(cfg, sysroots, tmp_path, monkeypatch, stale)
     [row] = [r for r in rows if r.check is Check.TESTS and r.profile]
     assert row.verdict is Verdict.FAIL and "exemption no longer holds: 'hwcap-test'" in row.reason
+
+
+def test_a_suite_runs_under_its_tool_roots_qemu(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests.emulator: the wrapper runs the tool root's qemu-user (here one that logs each program, then runs the
+    host's), not the host's; a tool root without one is a one-line error naming the fix."""
+    import shutil
+
+    from crosslane.config import ToolRootSpec
+    from crosslane.errors import MissingPrerequisite
+    from crosslane.host import toolroot
+
+    root = tmp_path / "toolroot"
+    (root / toolroot.MANIFEST).parent.mkdir(parents=True)
+    (root / toolroot.MANIFEST).write_text('{"packages": {}}')
+    monkeypatch.setattr(toolroot, "root_path", lambda spec: root)
+    spec_root = ToolRootSpec(name="qemu-new", suite="forky", mirror="http://deb.debian.org/debian",
+                             packages=("qemu-user",), architectures=("amd64",))
+    cfg = dataclasses.replace(cfg, toolroots={"qemu-new": spec_root})
+    spec = SuiteSpec(kind="ctest", timeout=60, control=False, profiles=("rvv128",),
+                     emulator={Arch.RISCV64: "qemu-new"})
+    with pytest.raises(MissingPrerequisite, match=r"tool root qemu-new has no usr/bin/qemu-riscv64"):
+        run(cfg, sysroots, tmp_path, monkeypatch, spec)
+    calls = tmp_path / "calls.log"
+    host_qemu = shutil.which("qemu-riscv64-static")
+    assert host_qemu
+    qemu = root / "usr/bin/qemu-riscv64"
+    qemu.parent.mkdir(parents=True)
+    qemu.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {host_qemu} "$@"\n')
+    qemu.chmod(0o755)
+    _, rows = run(cfg, sysroots, tmp_path, monkeypatch, spec)
+    [row] = [r for r in rows if r.check is Check.TESTS and r.profile]
+    assert row.verdict is Verdict.PASS and row.reason == "2 cases: 2 passed", row.reason
+    assert {line.split()[-1].rsplit("/", 1)[-1] for line in calls.read_text().splitlines()} >= {"add-test",
+                                                                                              "hwcap-test"}

@@ -331,6 +331,11 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
                             "; add a [toolroots.<name>] table")
         if component.toolroot and not component.rust:
             Table({}, file, f"components.{name}").fail("toolroot", "a tool root for Rust needs rust = true")
+        for arch, root_name in (component.tests.emulator.items() if component.tests else ()):
+            if root_name not in toolroots:
+                Table({}, file, f"components.{name}.tests.emulator").fail(
+                    arch.value, f"unknown tool root '{root_name}'{suggestion(root_name, list(toolroots))}; add a "
+                                "[toolroots.<name>] table holding qemu-user")
     # Every CPython a wheel is built for is in the sysroot (its headers, libpython and interpreter for FindPython):
     # stated once, in the component's wheel.pythons.
     wanted = [pkg for c in components.values() for v in c.wheel.pythons for pkg in (f"python{v}", f"libpython{v}-dev")]

@@ -17,6 +17,15 @@ def qemu_binary(runner: Runner, arch: Arch) -> str:
     return runner.which(info(arch).qemu_binary, fix=f"invoke setup --arch {arch} (installs qemu-user-static)")
 
 
+def from_toolroot(root: Path, name: str, arch: Arch) -> str:
+    """The qemu-user of a tool root (Debian's qemu-user is static since trixie: it runs outside the root too)."""
+    path = root / "usr/bin" / info(arch).qemu_binary.removesuffix("-static")
+    if not path.is_file():
+        raise MissingPrerequisite(f"the tool root {name} has no {path.relative_to(root)}",
+                                  fix=f"add qemu-user to [toolroots.{name}].packages in versions.toml")
+    return str(path)
+
+
 def command(qemu: str, sysroot: Path, profile: Profile) -> list[str]:
     return [qemu, "-L", str(sysroot), "-cpu", profile.cpu]
 

@@ -25,7 +25,7 @@ from crosslane.recipes import cmake
 from crosslane.report import Verdict
 from crosslane.smokes import payload
 from crosslane.sources import worktree
-from crosslane.suites import SuiteRun, junit
+from crosslane.suites import SuiteRun, emulator, junit
 from crosslane.suites.junit import Case, Outcome
 
 CPU_ENV = "CROSSLANE_TEST_CPU"
@@ -66,6 +66,8 @@ def test_plan(ctx: Context, arch: Arch, name: str, spec: SuiteSpec) -> cmake.Bui
     arch_cfg = ctx.config.arches[arch]
     line = qemu.target_command(ctx.runner, ctx.build_root, ctx.sysroot(arch),
                                arch_cfg.profile(arch_cfg.default_profile))
+    own = emulator.qemu_for(ctx, arch, spec)
+    line = [own, *line[1:]] if own else line
     with_tests = dataclasses.replace(component, cmake_args=(*component.cmake_args, *spec.cmake_args), collect=(),
                                      fetchcontent={**component.fetchcontent, **spec.fetchcontent})
     planned = cmake.plan(ctx, with_tests, arch, prepared=worktree.prepare(ctx, component, arch), folder=folder,
