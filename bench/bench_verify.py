@@ -1,17 +1,21 @@
 """`invoke verify` vs `auditwheel show` on the PyPI onnxruntime-genai 0.18.0 aarch64 wheel (a 35 MB .so inside).
 
-auditwheel is a dependency (the manylinux repair and gate). Each side is timed best-of-3: both as processes (same
-start-up costs), and crosslane's verify in-process. Goal: verify >= 5x faster, i.e. ratio verify/auditwheel <= 0.2.
+auditwheel is a dependency (the manylinux repair). Both run as the processes a user starts, alternately, best of 5,
+with bytecode caching as a user has it (PYTHONDONTWRITEBYTECODE unset; one warm-up run each first); crosslane's
+verify in-process beside them. Goal (issue 24): the `invoke verify` process within 1.0x `auditwheel show`, RECORD
+verified and every other gate run too.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import Measure, best_of
+from common import Measure, best_of, timed
 
 from crosslane import config
 from crosslane.archs import Arch
@@ -47,8 +51,8 @@ class Timings:
     verify_in_process: float
 
 
-def measure(wheel: Path | None = None, repeat: int = 3) -> Timings:
-    """Best-of-*repeat* timings of both tools on one wheel, in this one run."""
+def measure(wheel: Path | None = None, repeat: int = 5) -> Timings:
+    """Best-of-*repeat* timings of both tools on one wheel, in this one run, the two processes alternating."""
     runner = Runner(Log())
     cfg = config.load()
     wheel = wheel or download(runner, build_root(cfg.root) / "bench")
@@ -59,10 +63,18 @@ def measure(wheel: Path | None = None, repeat: int = 3) -> Timings:
     python_version = target_python_version(sysroot_path, ARCH)
     in_process = best_of(repeat, lambda: verify(ARCH, [wheel], sysroot_path=sysroot_path,
                                                 python_version=python_version))
-    verify_cli = best_of(repeat, lambda: runner.run([invoke, "verify", "--arch", ARCH.value, "--path", wheel],
-                                                    cwd=cfg.root, quiet=True, timeout=600))
-    show = best_of(repeat, lambda: runner.run([auditwheel, "show", wheel], quiet=True, timeout=600))
-    return Timings(wheel, sysroot_path, show, verify_cli, in_process)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    verify_argv = [invoke, "verify", "--arch", ARCH.value, "--path", str(wheel)]
+    show_argv = [auditwheel, "show", str(wheel)]
+    for argv in (verify_argv, show_argv):  # warm-up: bytecode written, the wheel in the page cache
+        subprocess.run(argv, cwd=cfg.root, env=env, check=True, capture_output=True, timeout=600)
+    verify_times, show_times = [], []
+    for _ in range(repeat):
+        verify_times.append(timed(lambda: subprocess.run(verify_argv, cwd=cfg.root, env=env, check=True,
+                                                         capture_output=True, timeout=600)))
+        show_times.append(timed(lambda: subprocess.run(show_argv, env=env, check=True, capture_output=True,
+                                                       timeout=600)))
+    return Timings(wheel, sysroot_path, min(show_times), min(verify_times), in_process)
 
 
 
@@ -72,6 +84,6 @@ def run_bench() -> list[Measure]:
         return []
     t = measure()
     return [Measure("invoke verify vs auditwheel show, processes (onnxruntime-genai 0.18.0 aarch64)",
-                    t.verify_cli, t.auditwheel_show, "s", "ratio <= 0.2"),
+                    t.verify_cli, t.auditwheel_show, "s", "ratio <= 1.0"),
             Measure("crosslane.verify in-process vs auditwheel show process", t.verify_in_process,
-                    t.auditwheel_show, "s", "ratio <= 0.2")]
+                    t.auditwheel_show, "s", "(no goal: the start-up the processes share)")]

@@ -11,6 +11,9 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from crosslane.log import Log
+from crosslane.runner import Runner
+
 
 def elf_header(machine: int, *, elf_class: int = 64, little: bool = True, e_flags: int = 0, e_type: int = 3) -> bytes:
     """A valid ELF header with no sections or segments (what the gates read first)."""
@@ -56,3 +59,17 @@ def plain_member(name: str, data: bytes = b"x") -> tuple[zipfile.ZipInfo, bytes]
     info = zipfile.ZipInfo(name)
     info.compress_type = zipfile.ZIP_DEFLATED
     return info, data
+
+
+# Real shared objects for the manylinux gate and the policy parity tests (gcc, or a cross gcc).
+THREADS_C = ("#include <pthread.h>\nstatic void *f(void *a) { return a; }\n"
+             "int start(void) { pthread_t t; return pthread_create(&t, 0, f, 0); }\n")
+PLAIN_C = "int plain(int x) { return x + 1; }\n"
+USES_DEP_C = "int dep(void);\nint uses(void) { return dep(); }\n"
+
+
+def compiled(tmp_path: Path, name: str, source: str, *flags: str, cc: str = "gcc") -> bytes:
+    (tmp_path / f"{name}.c").write_text(source)
+    out = tmp_path / f"{name}.so"
+    Runner(Log()).run([cc, "-shared", "-fPIC", "-O1", "-o", out, tmp_path / f"{name}.c", *flags], quiet=True)
+    return out.read_bytes()

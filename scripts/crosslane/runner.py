@@ -21,13 +21,13 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from plumbum import local
-from plumbum.commands.base import BaseCommand
-from plumbum.commands.processes import CommandNotFound
+from typing import TYPE_CHECKING
 
 from crosslane.errors import MissingPrerequisite, StepFailed
 from crosslane.log import INTERESTING_ENV, Log
+
+if TYPE_CHECKING:  # plumbum is imported where a program is looked up or run: `invoke verify` runs none (~70 ms)
+    from plumbum.commands.base import BaseCommand
 
 LONGEST_TIMEOUT = 7 * 86400.0
 
@@ -57,6 +57,9 @@ class Runner:
     commands: list[tuple[str, ...]] = field(default_factory=list)
 
     def which(self, name: str, fix: str) -> str:
+        from plumbum import local
+        from plumbum.commands.processes import CommandNotFound
+
         try:
             return str(local.which(name))
         except CommandNotFound:
@@ -64,6 +67,9 @@ class Runner:
 
     def find(self, name: str) -> str | None:
         """The path of *name* on PATH, or None: for optional tools such as ccache."""
+        from plumbum import local
+        from plumbum.commands.processes import CommandNotFound
+
         try:
             return str(local.which(name))
         except CommandNotFound:
@@ -101,6 +107,9 @@ class Runner:
 
     def _execute(self, args: tuple[str, ...], cwd: Path | None, env: dict[str, str], timeout: float | None,
                  check: bool, on_line: Callable[[str], None] | None, quoted: str) -> Result:
+        from plumbum import local
+        from plumbum.commands.processes import CommandNotFound
+
         try:
             command: BaseCommand = local[args[0]]
         except CommandNotFound:

@@ -109,7 +109,7 @@ def test_repair_grafts_from_the_search_path_and_the_tag_is_what_auditwheel_says(
     with zipfile.ZipFile(repaired) as archive:
         grafted = [n for n in archive.namelist() if n.startswith("demo.libs/libcrosslanedep-")]
     assert len(grafted) == 1
-    found = manylinux.tag_row(repaired, Arch.RISCV64, "")
+    found = manylinux.tag_row(repaired, Arch.RISCV64)
     assert found is not None and found.verdict is Verdict.PASS, found
 
 

@@ -87,7 +87,7 @@ class Resolver:
     def read(self, path: Path) -> elf.ElfInfo | elf.ElfDefect:
         key = path.resolve()
         if key not in self._cache:
-            self._cache[key] = elf.read(key)
+            self._cache[key] = elf.read_links(key)
         return self._cache[key]
 
     def _expand(self, entry: str, origin: Path) -> Path:

@@ -6,6 +6,7 @@ name) but cannot be parsed becomes an `ElfDefect` naming the file: never a crash
 
 from __future__ import annotations
 
+import mmap
 import re
 import struct
 from dataclasses import dataclass
@@ -27,6 +28,10 @@ ATOMIC_PREFIX = b"__atomic_"
 PYINIT_PREFIX = b"PyInit_"
 LIBATOMIC = "libatomic.so.1"
 SHARED_OBJECT_NAME = re.compile(r"\.so(\.\d+)*$")
+STB_WEAK = 2
+NT_GNU_PROPERTY_TYPE_0 = 5
+GNU_PROPERTY_X86_ISA_1_NEEDED = 0xC0008002
+EM_X86_64 = 62
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,12 @@ class ElfInfo:
     py_inits: tuple[str, ...]
     # Symbol versions it needs from other objects (.gnu.version_r): GLIBC_2.34, GLIBCXX_3.4.30, …
     version_needs: tuple[str, ...] = ()
+    # The same per library it names them for: (("libc.so.6", ("GLIBC_2.17", …)), …), as .gnu.version_r lists them.
+    version_needs_by_library: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Names of the symbols it takes from other objects (.dynsym, undefined, not weak).
+    undefined: frozenset[str] = frozenset()
+    # x86-64 only: the GNU_PROPERTY_X86_ISA_1_NEEDED bits of .note.gnu.property (x86-64-v2 = 2, v3 = 4, v4 = 8).
+    x86_isa_needed: int = 0
 
     @property
     def arch(self) -> ArchInfo | None:
@@ -137,15 +148,9 @@ def _undefined_atomics(elf: ELFFile, dynstr: bytes) -> tuple[str, ...]:
     # pyelftools' per-symbol parsing costs ~70 µs a symbol, and libstdc++ has thousands.
     if ATOMIC_PREFIX not in dynstr:
         return ()
-    from elftools.elf.sections import SymbolTableSection
-
-    dynsym = elf.get_section_by_name(".dynsym")
-    if not isinstance(dynsym, SymbolTableSection):
+    fmt, name_at, _, shndx_at, data = _dynsym_fields(elf)
+    if not fmt:
         return ()
-    order = "<" if elf.little_endian else ">"
-    # (format, index of st_name, index of st_shndx): Elf64_Sym and Elf32_Sym order their fields differently.
-    fmt, name_at, shndx_at = (f"{order}IBBHQQ", 0, 3) if elf.elfclass == 64 else (f"{order}IIIBBH", 0, 5)
-    data = bytes(dynsym.data())
     usable = len(data) - len(data) % struct.calcsize(fmt)
     found = set()
     for fields in struct.iter_unpack(fmt, data[:usable]):
@@ -154,6 +159,62 @@ def _undefined_atomics(elf: ELFFile, dynstr: bytes) -> tuple[str, ...]:
             end = dynstr.find(b"\0", offset)
             found.add(dynstr[offset:end if end >= 0 else None].decode("ascii", "replace"))
     return tuple(sorted(found))
+
+
+def _dynsym_fields(elf: ELFFile) -> tuple[str, int, int, int, bytes]:
+    """(struct format, index of st_name, of st_info, of st_shndx, the table's bytes) of .dynsym."""
+    from elftools.elf.sections import SymbolTableSection
+
+    dynsym = elf.get_section_by_name(".dynsym")
+    if not isinstance(dynsym, SymbolTableSection):
+        return "", 0, 0, 0, b""
+    order = "<" if elf.little_endian else ">"
+    # Elf64_Sym and Elf32_Sym order their fields differently.
+    fmt, name_at, info_at, shndx_at = (f"{order}IBBHQQ", 0, 1, 3) if elf.elfclass == 64 else (f"{order}IIIBBH", 0, 3, 5)
+    return fmt, name_at, info_at, shndx_at, bytes(dynsym.data())
+
+
+def _undefined(elf: ELFFile, dynstr: bytes) -> frozenset[str]:
+    """The names a library takes from others (auditwheel's blacklist is checked against them), unpacked with
+    struct: pyelftools' per-symbol parsing costs ~70 µs a symbol, and libstdc++ has thousands."""
+    fmt, name_at, info_at, shndx_at, data = _dynsym_fields(elf)
+    if not fmt:
+        return frozenset()
+    usable = len(data) - len(data) % struct.calcsize(fmt)
+    found = set()
+    for fields in struct.iter_unpack(fmt, data[:usable]):
+        offset = fields[name_at]
+        if fields[shndx_at] == 0 and offset and fields[info_at] >> 4 != STB_WEAK:
+            end = dynstr.find(b"\0", offset)
+            found.add(dynstr[offset:end if end >= 0 else None].decode("ascii", "replace"))
+    return frozenset(found)
+
+
+def _x86_isa_needed(elf: ELFFile) -> int:
+    """GNU_PROPERTY_X86_ISA_1_NEEDED of .note.gnu.property (0: none), as auditwheel reads it for x86-64."""
+    section = elf.get_section_by_name(".note.gnu.property")
+    if section is None:
+        return 0
+    data = bytes(section.data())
+    order = "<" if elf.little_endian else ">"
+    align = 8 if elf.elfclass == 64 else 4
+    at = 0
+    while at + 12 <= len(data):
+        namesz, descsz, kind = struct.unpack_from(f"{order}III", data, at)
+        name = data[at + 12:at + 12 + namesz].rstrip(b"\0")
+        start = at + 12 + ((namesz + 3) & ~3)
+        desc = data[start:start + descsz]
+        at = start + ((descsz + align - 1) & ~(align - 1))
+        if kind != NT_GNU_PROPERTY_TYPE_0 or name != b"GNU":
+            continue
+        inner = 0
+        while inner + 8 <= len(desc):
+            pr_type, size = struct.unpack_from(f"{order}II", desc, inner)
+            if pr_type == GNU_PROPERTY_X86_ISA_1_NEEDED and size == 4 and inner + 12 <= len(desc):
+                value: int = struct.unpack_from(f"{order}I", desc, inner + 8)[0]
+                return value
+            inner += 8 + ((size + align - 1) & ~(align - 1))
+    return 0
 
 
 def read(path: Path) -> ElfInfo | ElfDefect:
@@ -191,10 +252,13 @@ def read(path: Path) -> ElfInfo | ElfDefect:
             dynstr = _dynstr(elf)
             machine = _raw_machine(elf)
             needs: list[str] = []
+            by_library: list[tuple[str, tuple[str, ...]]] = []
             verneed = elf.get_section_by_name(".gnu.version_r")
             if isinstance(verneed, GNUVerNeedSection):
-                for _, auxiliaries in verneed.iter_versions():
-                    needs += [aux.name for aux in auxiliaries]
+                for entry, auxiliaries in verneed.iter_versions():
+                    versions = tuple(aux.name for aux in auxiliaries)
+                    by_library.append((str(entry.name), versions))
+                    needs += versions
             return ElfInfo(
                 path=path,
                 machine=machine,
@@ -211,12 +275,86 @@ def read(path: Path) -> ElfInfo | ElfDefect:
                 undefined_atomics=_undefined_atomics(elf, dynstr),
                 py_inits=_py_inits(dynstr),
                 version_needs=tuple(sorted(set(needs))),
+                version_needs_by_library=tuple(by_library),
+                undefined=_undefined(elf, dynstr),
+                x86_isa_needed=_x86_isa_needed(elf) if machine == EM_X86_64 else 0,
             )
     except (ELFError, ELFParseError, ELFRelocationError, struct.error, ValueError, KeyError, UnicodeDecodeError,
             EOFError) as exc:
         return ElfDefect(path, f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
     except OSError as exc:
         return ElfDefect(path, f"unreadable ({exc.strerror or exc})")
+
+
+PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
+DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 5, 14, 15, 29
+
+
+def read_links(path: Path) -> ElfInfo | ElfDefect:
+    """Only what a loader follows (machine, class, DT_NEEDED, SONAME, RPATH/RUNPATH, interpreter), from the
+    program headers with struct: what dt-needed reads of each library a closure loads from a sysroot, where
+    pyelftools' section parsing of every library would cost more than the check."""
+    try:
+        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return _links(path, data)
+    except (struct.error, IndexError, KeyError, ValueError, UnicodeDecodeError) as exc:
+        return ElfDefect(path, f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
+    except OSError as exc:
+        return ElfDefect(path, f"unreadable ({exc.strerror or exc})")
+
+
+def _links(path: Path, data: mmap.mmap) -> ElfInfo | ElfDefect:
+    if data[:4] != MAGIC:
+        return ElfDefect(path, "not an ELF file (no \\x7fELF magic)")
+    elf_class, little = {1: 32, 2: 64}[data[4]], data[5] == 1
+    order = "<" if little else ">"
+    wide = elf_class == 64
+    e_type, machine, _, _, phoff, _, e_flags, _, phentsize, phnum = struct.unpack_from(
+        f"{order}HHIQQQIHHH" if wide else f"{order}HHIIIIIHHH", data, 16)
+    segment = f"{order}IIQQQQQQ" if wide else f"{order}IIIIIIII"
+    loads: list[tuple[int, int, int]] = []
+    dynamic = interp = None
+    for index in range(phnum):
+        fields = struct.unpack_from(segment, data, phoff + index * phentsize)
+        kind, offset, vaddr, filesz = (fields[0], fields[2], fields[3], fields[5]) if wide else (*fields[:3],
+                                                                                                 fields[4])
+        if kind == PT_LOAD:
+            loads.append((vaddr, offset, filesz))
+        elif kind == PT_DYNAMIC:
+            dynamic = (offset, filesz)
+        elif kind == PT_INTERP:
+            interp = data[offset:offset + filesz].rstrip(b"\0").decode()
+    tags: list[tuple[int, int]] = []
+    if dynamic is not None:
+        entry = f"{order}qQ" if wide else f"{order}iI"
+        size = struct.calcsize(entry)
+        for at in range(dynamic[0], dynamic[0] + dynamic[1] - size + 1, size):
+            tag, value = struct.unpack_from(entry, data, at)
+            if tag == 0:
+                break
+            tags.append((tag, value))
+    strtab = next((v for t, v in tags if t == DT_STRTAB), None)
+    base = next((off + strtab - va for va, off, size in loads if strtab is not None and va <= strtab < va + size),
+                None)
+
+    def string(offset: int) -> str:
+        if base is None:
+            raise ValueError("DT_STRTAB lies in no PT_LOAD segment")
+        end = data.find(b"\0", base + offset)
+        if end < 0:
+            raise ValueError(f"a string at {base + offset} runs past the file's end")
+        return data[base + offset:end].decode()
+
+    def paths(tag: int) -> tuple[str, ...]:
+        return tuple(p for t, v in tags if t == tag for p in string(v).split(":") if p)
+
+    names = {1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
+    soname = [string(v) for t, v in tags if t == DT_SONAME]
+    return ElfInfo(path=path, machine=machine, machine_name=machine_name(machine, f"EM_{machine}"),
+                   elf_class=elf_class, little_endian=little, elf_type=names.get(e_type, str(e_type)),
+                   e_flags=e_flags, interpreter=interp, needed=tuple(string(v) for t, v in tags if t == DT_NEEDED),
+                   soname=soname[0] if soname else None, runpath=paths(DT_RUNPATH), rpath=paths(DT_RPATH),
+                   undefined_atomics=(), py_inits=())
 
 
 def _header_bounds(header: Any, size: int) -> str:

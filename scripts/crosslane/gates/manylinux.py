@@ -1,23 +1,25 @@
-"""The manylinux gate: a wheel's platform tag is what auditwheel's analysis of its contents allows.
+"""The manylinux gate: a wheel's platform tag is what auditwheel's policies allow for its contents.
 
 A wheel named manylinux_2_X promises that it loads on every glibc >= 2.X distribution with only the policy's
-libraries present. auditwheel's own analysis (in-process, the pinned version; libraries looked up in the
-target sysroot, never the host) gives the most compatible tag the contents satisfy. A name that claims more
-than that is a FAIL naming what breaks the promise: a library outside the policy's whitelist that the wheel
-does not bundle, a symbol version newer than the policy has, or a blacklisted symbol. A linux_* wheel claims
-nothing and is only reported.
+libraries present. gates/policy.py applies auditwheel's rules and policy file to the ELF facts the wheel gate
+read (auditwheel's own analysis would parse every file again); a name that claims more than the most compatible
+policy the contents meet is a FAIL naming what breaks the promise: a library outside the policy's whitelist that
+the wheel does not bundle, a symbol version newer than the policy has, or a blacklisted symbol. A linux_* wheel
+claims nothing and is only reported. A failed repair is explained by auditwheel's own analysis (blockers()),
+with libraries looked up in the target sysroot, never the host.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from crosslane.archs import Arch, info
-from crosslane.gates import row
+from crosslane.gates import elf, policy, row
+from crosslane.gates import wheel as wheel_gate
 from crosslane.report import Row, Verdict
 
 CHECK = "manylinux"
@@ -94,26 +96,57 @@ def blockers(wheel: Path, search: str) -> str:
     return f"{info.policies.lowest.name}: {why_not(info, info.policies.lowest.name)}"
 
 
-def tag_row(wheel: Path, arch: Arch, search: str) -> Row | None:
-    """PASS when every manylinux tag in the name is one auditwheel allows; None for a name that claims none."""
-    tags = claimed(wheel)
+def members(root: Path, found: Sequence[elf.ElfInfo]) -> tuple[list[policy.Member], list[PurePosixPath]]:
+    """The ELF files of a wheel unpacked at *root* as policy members, and every file it holds."""
+    files = [PurePosixPath(p.relative_to(root).as_posix()) for p in root.rglob("*") if not p.is_dir()]
+    return [policy.Member(PurePosixPath(f.path.relative_to(root).as_posix()), f) for f in found], files
+
+
+def judge(name: str, arch: Arch, analysis: policy.Analysis) -> Row | None:
+    """PASS when every manylinux tag in *name* is one the analysis allows; None for a name that claims none."""
+    tags = claimed(Path(name))
     if not tags:
         return None
-    info = _analyze(wheel, search)
-    if isinstance(info, str):
-        return row(wheel.name, arch, CHECK, Verdict.FAIL, f"auditwheel cannot analyze it: {info}")
-    overall = info.overall_policy
+    overall = analysis.overall
     lies = []
     for tag in tags:
-        try:
-            policy = info.policies.get_policy_by_name(tag)
-        except LookupError:
+        wanted = policy.by_name(analysis.arch, tag)
+        if wanted is None:
             lies.append(f"{tag} is no policy auditwheel knows for this arch")
-            continue
-        if policy.priority > overall.priority:
-            lies.append(f"{tag}: {why_not(info, policy.name)}")
+        elif wanted.priority > overall.priority:
+            lies.append(f"{tag}: {analysis.why_not(wanted)}")
     if lies:
-        return row(wheel.name, arch, CHECK, Verdict.FAIL,
-                   f"its name claims more than its contents allow (auditwheel: {overall.name}): {'; '.join(lies)}")
-    return row(wheel.name, arch, CHECK, Verdict.PASS, f"{', '.join(tags)}: auditwheel's analysis allows "
-                                                      f"{overall.name}")
+        return row(name, arch, CHECK, Verdict.FAIL,
+                   f"its name claims more than its contents allow (auditwheel's policies: {overall.name}): "
+                   f"{'; '.join(lies)}")
+    return row(name, arch, CHECK, Verdict.PASS, f"{', '.join(tags)}: auditwheel's policies allow {overall.name}")
+
+
+def wheel_arch(arch: Arch) -> str:
+    return info(arch).wheel_platform.removeprefix("linux_")
+
+
+def analyze_wheel(wheel: Path, arch: Arch) -> policy.Analysis | str:
+    """The policy analysis of a wheel on its own (unpacked safely by the wheel gate), or why it has none."""
+    found: list[policy.Analysis] = []
+
+    def analyze(root: Path, elfs: list[elf.ElfInfo]) -> list[Row]:
+        own = [e for e in elfs if e.arch is not None and e.arch.arch is arch]
+        found.append(policy.analyze(wheel_arch(arch), *members(root, own)))
+        return []
+
+    rows = wheel_gate.verify_wheel(wheel, arch, extra=analyze)
+    if found:
+        return found[0]
+    failed = [r.reason for r in rows if r.verdict is Verdict.FAIL]
+    return failed[0] if failed else "the wheel gate did not unpack it"
+
+
+def tag_row(wheel: Path, arch: Arch) -> Row | None:
+    """judge() for a wheel on its own."""
+    if not claimed(wheel):
+        return None
+    analysis = analyze_wheel(wheel, arch)
+    if isinstance(analysis, str):
+        return row(wheel.name, arch, CHECK, Verdict.FAIL, f"cannot analyze it: {analysis}")
+    return judge(wheel.name, arch, analysis)

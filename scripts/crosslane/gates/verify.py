@@ -1,7 +1,7 @@
 """`invoke verify --arch A PATH...`: the applicable gates on any mix of wheels, folders and ELF files.
 
 wheel   → platform tag, safe unpack, RECORD, then per member: ELF arch, EXT_SUFFIX, DT_NEEDED; a manylinux
-          tag in its name is checked against auditwheel's analysis of its contents (gates/manylinux.py)
+          tag in its name is checked against auditwheel's policies for its contents (gates/manylinux.py)
 folder  → every wheel in it as above; every ELF (by magic) or .so-named file: ELF arch, EXT_SUFFIX, DT_NEEDED
 ELF     → ELF arch, EXT_SUFFIX, DT_NEEDED
 and on all ELF files found: RUNPATH (no build-machine paths) and the glibc floor against the target's glibc.
@@ -16,7 +16,17 @@ from pathlib import Path
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
-from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, dtneeded, elf, manylinux, portability, row
+from crosslane.gates import (
+    check_elf_arch,
+    check_ext_suffix,
+    defect_row,
+    dtneeded,
+    elf,
+    manylinux,
+    policy,
+    portability,
+    row,
+)
 from crosslane.gates import wheel as wheel_gate
 from crosslane.guest import cpython, sysroot
 from crosslane.report import Row, Verdict
@@ -44,13 +54,18 @@ def _candidates(folder: Path) -> tuple[list[Path], list[Path]]:
     return wheels, elfs
 
 
-def _scan_wheel(arch: Arch, sysroot_path: Path | None, staging: Sequence[Path]) -> wheel_gate.Extra:
+def _scan_wheel(wheel: Path, arch: Arch, sysroot_path: Path | None, staging: Sequence[Path]) -> wheel_gate.Extra:
     def extra(root: Path, found: list[elf.ElfInfo]) -> list[Row]:
         matching = [f for f in found if check_elf_arch(f, "", arch).verdict is Verdict.PASS]
         resolver = dtneeded.Resolver(arch, sysroot_path, staging=staging,
                                      artifacts=sorted({f.path.parent for f in matching}))
         named = [(f, f.path.relative_to(root).as_posix()) for f in matching]
-        return dtneeded.scan(resolver, named) + portability.rows(named, portability.ALL, arch, sysroot_path)
+        rows = dtneeded.scan(resolver, named) + portability.rows(named, portability.ALL, arch, sysroot_path)
+        if manylinux.claimed(wheel):
+            tagged = manylinux.judge(wheel.name, arch, policy.analyze(manylinux.wheel_arch(arch),
+                                                                      *manylinux.members(root, matching)))
+            rows += [tagged] if tagged is not None else []
+        return rows
     return extra
 
 
@@ -83,10 +98,8 @@ def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, pyth
         if path.is_dir() and not wheels and not files:
             rows.append(row(str(path), arch, "verify", Verdict.SKIP, f"{path}: no wheel or ELF file inside"))
         for wheel in wheels:
-            rows += wheel_gate.verify_wheel(wheel, arch, limits=limits, extra=_scan_wheel(arch, sysroot_path, staging))
-            tagged = manylinux.tag_row(wheel, arch, manylinux.ldpaths(sysroot_path, arch, staging))
-            if tagged is not None:
-                rows.append(tagged)
+            rows += wheel_gate.verify_wheel(wheel, arch, limits=limits,
+                                            extra=_scan_wheel(wheel, arch, sysroot_path, staging))
         for file in files:
             subject = file.relative_to(base).as_posix()
             file_rows, ok = _elf_rows(elf.read(file), subject, arch, python_version)
