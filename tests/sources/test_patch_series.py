@@ -183,3 +183,16 @@ def test_a_failure_half_way_restores_the_tree_exactly(tmp_path: Path, monkeypatc
     with pytest.raises(PatchConflict, match="the tree was restored as it was"):
         fx.apply()
     assert tree_hash(fx.tree) == before
+
+
+def test_a_no_op_reads_the_recorded_state_until_a_touched_file_changes(tmp_path: Path) -> None:
+    fx = Series(tmp_path, overlapping())
+    assert fx.apply() == [State.APPLICABLE, State.APPLICABLE]
+    fx.ctx.runner.commands.clear()
+    assert fx.states() == [State.APPLIED, State.APPLIED]
+    assert not [c for c in fx.ctx.runner.commands if c[0] == "patch"]  # the recorded state, patch not run
+    (fx.tree / "src.txt").write_bytes(BASE)  # reverted by hand: the state recorded for the pristine tree
+    assert fx.states() == [State.APPLICABLE, State.APPLICABLE]
+    (fx.tree / "src.txt").write_bytes(edit(BASE, 10, "by hand"))  # evidence never seen: patch judges again
+    assert fx.states() == [State.CONFLICT]
+    assert [c for c in fx.ctx.runner.commands if c[0] == "patch"]

@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from crosslane.archs import Arch
 from crosslane.config import Component, PatchSpec
 from crosslane.errors import ConfigError, PatchConflict
+from crosslane.host import probecache
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result, Runner
 
@@ -195,12 +196,35 @@ def series_state(runner: Runner, tree: Path, specs: Sequence[PatchSpec]) -> Seri
     return first_failure
 
 
+def evidence(tree: Path, specs: Sequence[PatchSpec]) -> dict[str, object]:
+    """What decides a series' state on *tree*: the patches' bytes, the content of every file they touch, and
+    which patch program judges them. Equal evidence, equal state: a no-op reads the state it recorded instead of
+    running patch twice per patch (the reverse and forward checks, in scratch copies)."""
+    digest = hashlib.sha256()
+    for spec in specs:
+        digest.update(f"{spec.strip}\0".encode() + spec.path.read_bytes() + b"\0")
+    for rel in sorted(_touched(specs)):
+        path = tree / rel
+        content = (b"link:" + str(path.readlink()).encode() if path.is_symlink()
+                   else b"file:" + path.read_bytes() if path.is_file() else b"absent")
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(content).digest())
+    program = shutil.which(PATCH[0]) or PATCH[0]
+    return {"tree": str(tree), "series": digest.hexdigest(), "patch": probecache.identity(program)}
+
+
 def plan(runner: Runner, root: Path, component: Component, arch: Arch, tree: Path) -> list[Step]:
     """Every patch's state for *arch*, in series order, from the series' state; lists nothing after a
     CONFLICT. Changes nothing."""
     verify_pins(root, component)
     relevant = [spec for spec in component.patches if arch in spec.arches]
-    state = series_state(runner, tree, relevant)
+    key = evidence(tree, relevant) if relevant else {}
+    recorded = probecache.read_cached("patch-series", key) if relevant else None
+    if isinstance(recorded, int) and 0 <= recorded <= len(relevant):
+        state = Series(recorded)
+    else:
+        state = series_state(runner, tree, relevant)
+        if relevant and state.conflict is None and not runner.dry_run:
+            probecache.write_cached("patch-series", key, state.applied)
     steps: list[Step] = []
     for spec in component.patches:
         name = name_of(root, spec)
@@ -243,6 +267,9 @@ def apply(runner: Runner, root: Path, component: Component, arch: Arch, tree: Pa
                 raise PatchConflict(f"patch {name_of(root, spec)} failed on {tree} although planned: "
                                     f"{conflict_detail(result.output)}; the tree was restored as it was",
                                     fix="is the tree writable, and is nothing else writing to it?")
+    if todo:
+        relevant = [spec for spec in component.patches if arch in spec.arches]
+        probecache.write_cached("patch-series", evidence(tree, relevant), len(relevant))
     return steps
 
 

@@ -39,7 +39,7 @@ from crosslane.config import (
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
-from crosslane.sources import debsrc, gitexport, net, safe_extract
+from crosslane.sources import gitexport, safe_extract
 
 FETCH_TIMEOUT = 1800.0
 OFFLINE_ENV = "CROSSLANE_OFFLINE"
@@ -157,6 +157,8 @@ def fetch_pinned(runner: Runner, name: str, specs: Sequence[PinnedSource], defau
     if runner.dry_run:
         runner.log.info(f"    would fetch {name} from {describe(first)}")
         return Fetched(cache_entry(name, first) / "tree", identity(first), f"{describe(first)} (not fetched: dry run)")
+    from crosslane.sources import net  # urllib: only when a source is not staged yet
+
     staged_only = offline()
     failures: list[net.Unavailable] = []
     for index, spec in enumerate(specs):
@@ -244,6 +246,8 @@ def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootS
 
 
 def fetch_git(runner: Runner, spec: GitSource, work: Path) -> Path:
+    from crosslane.sources import net
+
     tree = work / "tree"
     tree.mkdir()
     mirror = git_mirror(spec)
@@ -354,6 +358,8 @@ def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dic
 
 
 def fetch_archive(spec: ArchiveSource, work: Path) -> Path:
+    from crosslane.sources import net
+
     download = work / "download"
     actual = net.download(spec.url, download)
     if actual != spec.sha256:
@@ -364,6 +370,8 @@ def fetch_archive(spec: ArchiveSource, work: Path) -> Path:
 
 
 def fetch_debian(runner: Runner, spec: DebianSource, work: Path, defaults: SysrootSpec) -> Path:
+    from crosslane.sources import debsrc
+
     origin = debsrc.Origin(spec.package, spec.version, spec.suite or defaults.suite, spec.mirror or defaults.mirror,
                            defaults.keyring)
     state = cache_dir() / "sources" / ".apt" / hashlib.sha256(
