@@ -1,0 +1,110 @@
+"""The ExecuTorch riscv-ci matrix's cost: upstream's way (each of its 17 jobs sets up ExecuTorch and builds the
+runner before its runs) against crosslane's (three runners built once, then every case on every profile), in
+CPU-minutes (user + system of every process, from getrusage of the children).
+
+Only with CROSSLANE_BENCH_COLD=1 (the sources staged; ~45 minutes on 2 cores): builds are cold (ccache off).
+- upstream, one job measured here: setup (a fresh venv with the pinned torch and executorch wheels from the pip
+  cache; upstream's install_executorch builds the package from source, so this is a lower bound), then
+  examples/riscv/run.sh --model=add (its export, its preset's GCC cross build of the runner, one qemu run),
+  bounded by UPSTREAM_LIMIT (a run killed there is a lower bound, and said so). Extrapolated: 17 × that job.
+- crosslane, measured whole: `invoke build` of the three ExecuTorch runners into an empty build folder, then
+  `invoke smoke` of every case on every profile (cases "all").
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import BIN, ROOT, Measure
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+JOBS = 17  # ExecuTorch's riscv64.yml matrix (versions.toml [cases.riscv-ci])
+RUNNERS = ("executorch-portable", "executorch-xnnpack", "executorch-xnnpack-novector")
+COLD = {"CCACHE_DISABLE": "1", "CROSSLANE_OFFLINE": "1"}
+UPSTREAM_LIMIT = 1200.0
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_of(argv: list[str], env: dict[str, str], cwd: Path, limit: float | None = None) -> tuple[float, bool]:
+    """CPU seconds of *argv* and everything it waited for; False when *limit* (wall seconds) killed it first."""
+    before = children_cpu()
+    with subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, start_new_session=True) as process:
+        try:
+            code = process.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return children_cpu() - before, False
+    if code != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} exited {code}")
+    return children_cpu() - before, True
+
+
+def upstream_job(tmp: Path) -> tuple[float, float, bool]:
+    """(setup CPU s, build-and-run CPU s, finished) of one upstream job, on the staged ExecuTorch source."""
+    from crosslane import config
+    from crosslane.paths import cache_dir
+    from crosslane.sources import pinned
+
+    cfg = config.load(ROOT / "versions.toml")
+    source = cfg.components["executorch-portable"].sources[0]
+    assert isinstance(source, config.PinnedSource)
+    staged = pinned.cached("executorch-portable", source)
+    if staged is None:
+        raise SystemExit("executorch is not staged: invoke sources --arch riscv64 --component executorch-portable")
+    venv = tmp / "venv"
+    tmp.mkdir(parents=True)
+    setup, _ = cpu_of([sys.executable, "-m", "venv", str(venv)], {}, tmp)
+    more, _ = cpu_of([str(venv / "bin/pip"), "install", "-q", *cfg.hostenvs["executorch"]], {}, tmp)
+    tree = tmp / "executorch"
+    subprocess.run(["cp", "-a", str(staged), str(tree)], check=True)
+    cmake = next(cache_dir().glob(f"buildtools/cmake-{cfg.tools.cmake}-*/bin/cmake"))
+    path = f"{venv / 'bin'}:{cmake.parent}:{os.environ['PATH']}"
+    run, finished = cpu_of(["bash", str(tree / "examples/riscv/run.sh"), "--model=add",
+                            f"--build_dir={tmp}/cmake-out-riscv", f"--output_dir={tmp}/riscv_test"],
+                           {"CCACHE_DISABLE": "1", "PATH": path, "QEMU_CPU": "rv64,v=false"}, tree, UPSTREAM_LIMIT)
+    return setup + more, run, finished
+
+
+def crosslane_matrix(tmp: Path) -> tuple[float, float]:
+    """(CPU s of the three cold runner builds, CPU s of every case on every profile)."""
+    env = {**COLD, "CROSSLANE_BUILD_DIR": str(tmp / "build")}
+    components = [word for c in RUNNERS for word in ("--component", c)]
+    build, _ = cpu_of([str(BIN / "invoke"), "build", "--arch", "riscv64", *components], env, ROOT)
+    smoke, _ = cpu_of([str(BIN / "invoke"), "smoke", "--arch", "riscv64", *components, "--case", "all"], env, ROOT)
+    return build, smoke
+
+
+def run_bench() -> list[Measure]:
+    if os.environ.get("CROSSLANE_BENCH_COLD") != "1":
+        print("   (matrix cost, upstream's 17 jobs vs crosslane's matrix: set CROSSLANE_BENCH_COLD=1, ~45 minutes)")
+        return []
+    with tempfile.TemporaryDirectory(prefix="crosslane-bench-matrix-") as tmp:
+        started = time.perf_counter()
+        setup, run, finished = upstream_job(Path(tmp) / "upstream")
+        build, smoke = crosslane_matrix(Path(tmp) / "crosslane")
+        wall = time.perf_counter() - started
+    one_job = setup + run
+    upstream = JOBS * one_job
+    ours = build + smoke
+    bound = "" if finished else f"; run.sh killed at {UPSTREAM_LIMIT:.0f} s, a lower bound"
+    print(f"   upstream, one job: setup {setup / 60:.1f} + export/build/run {run / 60:.1f} CPU-min{bound}; "
+          f"extrapolated: {JOBS} jobs x {one_job / 60:.1f} = {upstream / 60:.1f} CPU-min", flush=True)
+    print(f"   crosslane: 3 runner builds {build / 60:.1f} + every case on every profile {smoke / 60:.1f} = "
+          f"{ours / 60:.1f} CPU-min (measured whole; this bench's wall time {wall / 60:.1f} min)", flush=True)
+    return [Measure("riscv-ci matrix: crosslane (3 builds, every case x profile) vs upstream (17 x one job)",
+                    ours / 60, upstream / 60, " CPU-min", "reported (issue 24)")]
+
