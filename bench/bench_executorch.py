@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import io
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, Measure, invoke, run, timed
+from common import ROOT, Measure, invoke, run, run_bounded, timed
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -57,19 +55,10 @@ UPSTREAM_LIMIT = 900.0
 
 
 def timed_bounded(argv: list[str], env: dict[str, str], cwd: Path, limit: float) -> tuple[float, bool]:
-    """Seconds taken and whether it finished; on the limit the whole process group is killed (make's children)."""
+    """Seconds taken and whether it finished before *limit*."""
     start = time.perf_counter()
-    with subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, start_new_session=True) as process:
-        try:
-            code = process.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            return time.perf_counter() - start, False
-    if code != 0:
-        raise SystemExit(f"{argv[1]} exited {code}")
-    return time.perf_counter() - start, True
+    finished = run_bounded(argv, env, cwd, limit)
+    return time.perf_counter() - start, finished
 
 
 def build_measure() -> Measure:

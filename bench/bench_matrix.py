@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 import resource
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import BIN, ROOT, Measure
+from common import BIN, ROOT, Measure, run_bounded
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -38,19 +37,10 @@ def children_cpu() -> float:
 
 
 def cpu_of(argv: list[str], env: dict[str, str], cwd: Path, limit: float | None = None) -> tuple[float, bool]:
-    """CPU seconds of *argv* and everything it waited for; False when *limit* (wall seconds) killed it first."""
+    """CPU seconds of *argv* and everything it waited for, and whether it finished before *limit*."""
     before = children_cpu()
-    with subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, start_new_session=True) as process:
-        try:
-            code = process.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            return children_cpu() - before, False
-    if code != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} exited {code}")
-    return children_cpu() - before, True
+    finished = run_bounded(argv, env, cwd, limit)
+    return children_cpu() - before, finished
 
 
 def upstream_job(tmp: Path) -> tuple[float, float, bool]:

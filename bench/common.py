@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,6 +50,22 @@ def median_of(runs: int, action: Callable[[], object]) -> float:
 def run(argv: Sequence[str | Path], env: dict[str, str] | None = None, cwd: Path = ROOT) -> None:
     subprocess.run([str(a) for a in argv], check=True, cwd=cwd, env={**os.environ, **(env or {})},
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def run_bounded(argv: Sequence[str], env: dict[str, str], cwd: Path, limit: float | None) -> bool:
+    """Run *argv* in its own process group; False when *limit* (wall seconds) killed the whole group first (make's
+    children too). A non-zero exit is an error naming the command."""
+    with subprocess.Popen(list(argv), cwd=cwd, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, start_new_session=True) as process:
+        try:
+            code = process.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return False
+    if code != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} exited {code}")
+    return True
 
 
 def run_all(commands: Sequence[Sequence[str | Path]], env: dict[str, str] | None = None) -> None:
