@@ -77,3 +77,9 @@ def test_the_search_path_is_the_sysroots_never_the_hosts(tmp_path: Path) -> None
     (prefix / "lib").mkdir(parents=True)
     search = manylinux.ldpaths(root, Arch.RISCV64, [prefix, tmp_path / "missing"])
     assert search.split(":") == [str(prefix / "lib"), str(root / "usr/lib/riscv64-linux-gnu"), str(root / "usr/lib")]
+
+
+def test_a_manylinux_name_on_a_wheel_without_elf_files_fails(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", {"demo/__init__.py": b""})
+    found = manylinux.tag_row(wheel, Arch.AMD64)
+    assert found is not None and found.verdict is Verdict.FAIL and "holds no ELF file" in found.reason

@@ -107,6 +107,9 @@ def judge(name: str, arch: Arch, analysis: policy.Analysis) -> Row | None:
     tags = claimed(Path(name))
     if not tags:
         return None
+    if not analysis.members:
+        return row(name, arch, CHECK, Verdict.FAIL, f"its name claims {', '.join(tags)} but it holds no ELF file for "
+                                                    f"this arch (auditwheel: not a platform wheel)")
     overall = analysis.overall
     lies = []
     for tag in tags:

@@ -92,6 +92,7 @@ class Analysis:
     blacklisted: Mapping[str, tuple[str, ...]]  # policy name → "symbol of library" it forbids
     isa: tuple[str, ...]  # files that need an x86-64 ISA level above the baseline
     pyfpe: tuple[str, ...]
+    members: int = 0  # ELF files analyzed (none: not a platform wheel at all)
 
     def why_not(self, policy: Policy) -> str:
         """What keeps the wheel from *policy*, in the words of the manylinux gate."""
@@ -171,4 +172,4 @@ def analyze(arch: str, members: Sequence[Member], files: Iterable[PurePosixPath]
     # with the priority (PEP 600, auditwheel validates its file for it), so that is the best policy meeting all.
     return Analysis(arch=arch, overall=max(allowed, key=lambda p: p.priority), versions=versions, libraries=libraries,
                     external=external,
-                    blacklisted=blacklisted, isa=isa, pyfpe=pyfpe)
+                    blacklisted=blacklisted, isa=isa, pyfpe=pyfpe, members=len(members))
