@@ -141,6 +141,9 @@ def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) ->
     facts = buildreport.component_facts(ctx, ARCH, "canary", [])
     assert str(facts["source"]).startswith("tree:") and "clang" in str(facts["compiler"])
     assert isinstance(facts["seconds"], float) and facts["seconds"] > 0
+    phases = json.loads((built / ".crosslane-stamp.json").read_text())["facts"]["phases"]
+    assert set(phases) == {"setup", "configure", "compile", "install"} and phases["compile"] > 0
+    assert sum(phases.values()) <= facts["seconds"] + 0.1  # the split of the build's own time, nothing else
     cache = facts["ccache"]
     assert isinstance(cache, dict) and set(cache) == {"hits", "misses"}
     assert cache["hits"] + cache["misses"] >= 1  # the canary compiles at least one file through ccache
