@@ -47,3 +47,26 @@ def test_a_dry_build_writes_nothing(cfg: Config, sysroots: dict[Arch, Path], tmp
     assert rows and all(r.verdict.value != "FAIL" for r in rows), rows
     assert any("--build" in argv for argv in runner.commands)  # it did plan the builds
     assert [listing(p) for p in watched] == before
+
+
+@pytest.mark.network
+def test_dry_sources_and_upstream_tests_write_nothing(cfg: Config, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`invoke sources --dry-run` names what it would fetch (every pin, the tool roots, the host venvs) and
+    `invoke upstream-tests --dry-run` prints its plan; neither writes to the build folder or the cache."""
+    from crosslane import plan
+
+    for key, value in fresh_cache(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    (tmp_path / "build").mkdir()
+    watched = [tmp_path / "build", tmp_path / "cache"]
+    before = [listing(p) for p in watched]
+    log = io.StringIO()
+    ctx = Context(cfg, Runner(Log(log), dry_run=True))
+    rows = pipeline.stage_sources(ctx, Arch.ARM64, ["onnxruntime-genai"])
+    subjects = {r.subject for r in rows}
+    assert {"main", "llguidance", "toolroot:rust", "toolroot:qemu-user"} <= subjects, subjects
+    assert all(r.verdict.value == "SKIP" for r in rows), [r for r in rows if r.verdict.value != "SKIP"]
+    assert pipeline.run_tests(ctx, plan.for_tests(cfg, Arch.ARM64, ["onnxruntime-genai"], None)) == []
+    assert "plan: upstream tests onnxruntime-genai (pytest) on arm64 max and the amd64 control" in log.getvalue()
+    assert [listing(p) for p in watched] == before

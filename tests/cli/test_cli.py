@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -61,5 +62,13 @@ def test_setup_packages_and_dpkg_query(cfg: Config) -> None:
     wanted = hostsetup.packages_needed(cfg, [Arch.RISCV64])
     assert {"gcc-riscv64-linux-gnu", "clang-19", "qemu-user-static"} <= set(wanted)
     assert "gcc-aarch64-linux-gnu" not in wanted
+    # A tool root (Rust's, or a suite's qemu-user) needs mmdebstrap; a component without one does not.
+    assert "mmdebstrap" in hostsetup.packages_needed(cfg, [Arch.ARM64], ["onnxruntime-genai"])
+    assert "mmdebstrap" not in hostsetup.packages_needed(cfg, [Arch.RISCV64], ["cpuinfo"])
+    tests = cfg.components["onnxruntime-genai"].tests
+    assert tests is not None
+    only_suite = dataclasses.replace(cfg, components={"app": dataclasses.replace(
+        cfg.components["cpuinfo"], name="app", tests=dataclasses.replace(tests, emulator={Arch.ARM64: "qemu-user"}))})
+    assert "mmdebstrap" in hostsetup.packages_needed(only_suite, [Arch.ARM64], ["app"])
     runner = Runner(Log())
     assert hostsetup.missing_packages(runner, ["dpkg", "no-such-package-xyz"]) == ("no-such-package-xyz",)

@@ -12,6 +12,7 @@ import pytest
 from crosslane.archs import Arch
 from crosslane.gates import manylinux, policy
 from crosslane.paths import build_root
+from crosslane.report import Verdict
 from gatekit import PLAIN_C, THREADS_C, USES_DEP_C, compiled, make_wheel
 
 pytestmark = pytest.mark.spawns
@@ -78,6 +79,29 @@ def test_the_same_policy_as_auditwheel(tmp_path: Path, case: str) -> None:
     assert {"threads": "manylinux_2_34_x86_64", "plain": "manylinux_2_5_x86_64", "external": "linux_x86_64",
             "grafted": "manylinux_2_5_x86_64", "zlib-internal": "linux_x86_64", "isa-v3": "linux_x86_64",
             "pyfpe": "linux_x86_64"}[case] == expected
+    # The name claims manylinux_2_17: the gate names the rule that breaks the claim, or passes it.
+    found = manylinux.tag_row(wheel, Arch.AMD64)
+    assert found is not None
+    reason = {"threads": "needs GLIBC_2.34 of libc.so.6 (newer than the policy allows)",
+              "external": "needs libcrosslanedep.so (outside the policy's libraries",
+              "zlib-internal": "uses symbols the policy forbids: _tr_init of libz.so.1",
+              "isa-v3": "needs an x86-64 ISA level above the baseline: demo/libdemo.so",
+              "pyfpe": "takes PyFPE_jbuf: demo.cpython-311-x86_64-linux-gnu.so"}.get(case)
+    if reason is None:
+        assert found.verdict is Verdict.PASS, found.reason
+    else:
+        assert found.verdict is Verdict.FAIL and reason in found.reason, found.reason
+        assert manylinux.blockers(wheel).startswith("manylinux_2_41_x86_64: ")
+
+
+def test_aliases_and_names_without_an_arch(tmp_path: Path) -> None:
+    plain = {"demo/libdemo.so": compiled(tmp_path, "p", PLAIN_C)}
+    legacy = make_wheel(tmp_path, "demo-1.0-cp311-cp311-manylinux2014_x86_64.whl", plain)
+    found = manylinux.tag_row(legacy, Arch.AMD64)
+    assert found is not None and found.verdict is Verdict.PASS and "manylinux_2_5_x86_64" in found.reason
+    assert policy.by_name("x86_64", "manylinux2014_x86_64") == policy.by_name("x86_64", "manylinux_2_17_x86_64")
+    odd = make_wheel(tmp_path, "demo-1.0-cp311-cp311-manylinux_2_17_sparc.whl", plain)
+    assert "no arch of crosslane's" in manylinux.blockers(odd)
 
 
 def lane_wheels() -> list[tuple[Arch, Path]]:

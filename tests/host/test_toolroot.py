@@ -89,3 +89,25 @@ def test_the_command_is_argv_only_and_binds_each_folder_once(tmp_path: Path) -> 
                             cwd=tmp_path, mode="userns")
     assert argv[:6] == ["unshare", "--map-root-user", "--mount", "--propagation", "private", "--"]
     assert argv.count("--bind") == 2 and argv[-3:] == ["--", "cc", "a b.c"]
+
+
+@pytest.mark.network
+@pytest.mark.spawns
+def test_the_qemu_user_root_runs_a_target_program_outside_it(cfg: object, tmp_path: Path) -> None:
+    """versions.toml's [toolroots.qemu-user]: forky's static qemu-user, run from the root's path on the host (as
+    tests.emulator does) on a real aarch64 program: the newer qemu the arm64 suite needs."""
+    from crosslane.archs import Arch
+    from crosslane.config import Config
+    from crosslane.guest import qemu
+
+    assert isinstance(cfg, Config)
+    runner = Runner(Log(io.StringIO()))
+    hostsetup.install(runner, ("mmdebstrap",))
+    root = toolroot.ensure(runner, cfg.toolroots["qemu-user"])
+    binary = qemu.from_toolroot(root.path, "qemu-user", Arch.ARM64)
+    assert int(qemu.version(runner, binary).split(".")[0]) >= 10  # Debian 12's own is 7.2
+    source = tmp_path / "hello.c"
+    source.write_text('#include <stdio.h>\nint main(void) { puts("hello from aarch64"); return 0; }\n')
+    program = tmp_path / "hello"
+    runner.run(["aarch64-linux-gnu-gcc", "-static", "-O1", "-o", program, source], quiet=True)
+    assert runner.run([binary, "-cpu", "max", program], quiet=True).output.strip() == "hello from aarch64"

@@ -5,24 +5,26 @@ libraries present. gates/policy.py applies auditwheel's rules and policy file to
 read (auditwheel's own analysis would parse every file again); a name that claims more than the most compatible
 policy the contents meet is a FAIL naming what breaks the promise: a library outside the policy's whitelist that
 the wheel does not bundle, a symbol version newer than the policy has, or a blacklisted symbol. A linux_* wheel
-claims nothing and is only reported. A failed repair is explained by auditwheel's own analysis (blockers()),
-with libraries looked up in the target sysroot, never the host.
+claims nothing and is only reported. A failed repair is explained the same way (blockers()). ldpaths() is where
+auditwheel's repair looks libraries up: the target sysroot, never the host.
 """
 
 from __future__ import annotations
 
-import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from crosslane.archs import Arch, info
+from crosslane.archs import ARCHS, Arch, info
 from crosslane.gates import elf, policy, row
 from crosslane.gates import wheel as wheel_gate
 from crosslane.report import Row, Verdict
 
 CHECK = "manylinux"
+# linux_x86_64, manylinux2014_x86_64, manylinux_2_39_riscv64 → the architecture part
+PLATFORM_ARCH = re.compile(r"(?:linux|manylinux\d+|(?:many|musl)linux_\d+_\d+)_(.+)")
 
 
 def ldpaths(sysroot: Path | None, arch: Arch, prefixes: Sequence[Path] = ()) -> str:
@@ -36,64 +38,28 @@ def ldpaths(sysroot: Path | None, arch: Arch, prefixes: Sequence[Path] = ()) -> 
 
 
 def claimed(wheel: Path) -> list[str]:
+    return [t for t in platform_tags(wheel) if t.startswith("manylinux")]
+
+
+def blockers(wheel: Path) -> str:
+    """What keeps *wheel* from the least demanding manylinux policy of its arch (for a repair that failed)."""
+    platforms = {found.group(1) for t in platform_tags(wheel) if (found := PLATFORM_ARCH.fullmatch(t))}
+    arch = next((a.arch for a in ARCHS.values() if wheel_arch(a.arch) in platforms), None)
+    if arch is None:
+        return f"{wheel.name}: no arch of crosslane's has its platform tag"
+    analysis = analyze_wheel(wheel, arch)
+    if isinstance(analysis, str):
+        return analysis
+    lowest = policy.policies(analysis.arch)[1]
+    return f"{lowest.name}: {analysis.why_not(lowest)}"
+
+
+def platform_tags(wheel: Path) -> list[str]:
     try:
         _, _, _, tags = parse_wheel_filename(wheel.name)
     except InvalidWheelFilename:
         return []
-    return sorted({t.platform for t in tags if t.platform.startswith("manylinux")})
-
-
-def _analyze(wheel: Path, search: str):  # type: ignore[no-untyped-def]  # auditwheel has no type hints
-    from auditwheel.error import AuditwheelError
-    from auditwheel.wheel_abi import analyze_wheel_abi
-    from auditwheel.wheeltools import get_wheel_architecture, get_wheel_libc
-
-    logging.getLogger("auditwheel").setLevel(logging.WARNING)
-    try:  # as `auditwheel show` does: a name without a libc (linux_*) leaves it to the analysis
-        libc = get_wheel_libc(wheel.name)
-    except AuditwheelError:
-        libc = None
-    try:
-        return analyze_wheel_abi(libc, get_wheel_architecture(wheel.name), wheel, frozenset(),
-                                 disable_isa_ext_check=False, allow_graft=False, args_ldpaths=search or None)
-    except AuditwheelError as exc:
-        return str(getattr(exc, "message", exc))
-
-
-def _too_new(info, policy) -> list[str]:  # type: ignore[no-untyped-def]
-    found = []
-    for library, symbols in sorted(info.versioned_symbols.items()):
-        for symbol in sorted(symbols):
-            family, _, version = symbol.partition("_")
-            allowed = policy.symbol_versions.get(family)
-            if allowed is not None and version not in allowed:
-                found.append(f"{symbol} of {library}")
-    return found
-
-
-def why_not(info, name: str) -> str:  # type: ignore[no-untyped-def]
-    """What keeps the wheel's contents from policy *name*: libraries, symbol versions, blacklisted symbols."""
-    policy = info.policies.get_policy_by_name(name)
-    reference = info.external_refs.get(policy.name)
-    parts = []
-    if reference is not None and reference.libs:
-        parts.append(f"needs {', '.join(sorted(reference.libs))} (outside the policy's libraries; bundle it: "
-                     "auditwheel repair)")
-    newer = _too_new(info, policy)
-    if newer:
-        parts.append(f"needs {', '.join(newer[:4])}{' …' if len(newer) > 4 else ''} (newer than the policy allows)")
-    if reference is not None and reference.blacklist:
-        parts.append("uses symbols the policy forbids: " + ", ".join(
-            f"{sym} of {lib}" for lib, syms in sorted(reference.blacklist.items()) for sym in sorted(syms)))
-    return "; ".join(parts) or "auditwheel's policy is not satisfied"
-
-
-def blockers(wheel: Path, search: str) -> str:
-    """What keeps *wheel* from the most compatible manylinux policy (for a repair that failed)."""
-    info = _analyze(wheel, search)
-    if isinstance(info, str):
-        return info
-    return f"{info.policies.lowest.name}: {why_not(info, info.policies.lowest.name)}"
+    return sorted({t.platform for t in tags})
 
 
 def members(root: Path, found: Sequence[elf.ElfInfo]) -> tuple[list[policy.Member], list[PurePosixPath]]:

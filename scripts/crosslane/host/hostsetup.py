@@ -27,8 +27,9 @@ def packages_needed(config: Config, arches: Iterable[Arch], components: Iterable
             chains = [config.toolchain_for(n, arch) for n in names if config.builds(n, arch)]
         for toolchain in chains:
             wanted += toolchain.packages.get(arch, ())
-    if any(config.components[n].toolroot for n in (names if names is not None else config.components)):
-        wanted.append("mmdebstrap")  # makes the tool root a component's Rust comes from (host/toolroot.py)
+    chosen = [config.components[n] for n in (names if names is not None else config.components)]
+    if any(c.toolroot or (c.tests and c.tests.emulator) for c in chosen):
+        wanted.append("mmdebstrap")  # makes the tool roots of Rust and of a suite's qemu-user (host/toolroot.py)
     return tuple(dict.fromkeys(wanted))
 
 

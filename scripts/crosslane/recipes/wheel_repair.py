@@ -98,7 +98,7 @@ def repair(runner: Runner, wheel: Path, out: Path, search: str) -> Path:
     if not result.ok or len(repaired) != 1:
         last = [line for line in result.output.splitlines() if line.strip()][-1:] or ["no output"]
         raise StepFailed(f"auditwheel repair of {wheel.name} failed: {last[0].strip()} "
-                         f"(what blocks {manylinux.blockers(wheel, search)})",
+                         f"(what blocks {manylinux.blockers(wheel)})",
                          fix="a library outside the policy must be in a dependency's lib folder or the sysroot; a "
                              "symbol newer than every policy needs an older target suite for the build")
     return repaired[0]
