@@ -140,11 +140,15 @@ def rates(arch: str) -> dict[str, float]:
     from crosslane.archs import Arch
 
     rows = []
+    # The lane's cp314 wheel given as --wheel: the same payload and tokens as the lane's smoke, without its install
+    # tests of every CPython's wheel (minutes of pip under qemu that measure nothing here).
+    wheels = sorted((ROOT / "build" / arch / COMPONENT / "install").rglob("*-cp314-*.whl"))
+    given = ["--wheel", str(wheels[0])] if wheels else []
     for profile in config.load(ROOT / "versions.toml").arches[Arch(arch)].profiles:
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "smoke.json"
             run([BIN / "invoke", "smoke", "--arch", arch, "--component", COMPONENT, "--cpu", profile.name,
-                 "--json", report])
+                 *given, "--json", report])
             rows += json.loads(report.read_text())
     found = {}
     for row in rows:
