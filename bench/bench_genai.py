@@ -140,7 +140,7 @@ def rates(arch: str) -> dict[str, float]:
     from crosslane import config
     from crosslane.archs import Arch
 
-    rows = []
+    rows: list[dict[str, str]] = []
     # The lane's cp314 wheel given as --wheel: the same payload and tokens as the lane's smoke, without its install
     # tests of every CPython's wheel (minutes of pip under qemu that measure nothing here).
     wheels = sorted((ROOT / "build" / arch / COMPONENT / "install").rglob("*-cp314-*.whl"))
