@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from functools import partial
 from pathlib import Path
 
@@ -110,8 +111,12 @@ def build_measures() -> list[Measure]:
                            **build_env["set"]}
             drop_caches()
             for phase, command in commands:
-                hand_split[phase] = timed(partial(subprocess.run, command, check=True, cwd=ROOT, env=environment,
-                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                began = time.perf_counter()
+                done = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, check=False)
+                hand_split[phase] = time.perf_counter() - began
+                if done.returncode != 0:  # the by-hand side's own words, not only its exit status
+                    tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+                    raise SystemExit(f"by hand, {phase} exited {done.returncode}: {' | '.join(tail)}")
             return sum(hand_split.values())
 
         hand.mkdir()
