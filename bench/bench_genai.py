@@ -67,6 +67,16 @@ def hand_commands(ours: Path, hand: Path) -> list[tuple[str, list[str]]]:
             ("install", [cmake, "--install", str(build_dir)]), ("package", ["sh", "-c", package])]
 
 
+def rebase_wrappers(prepared: Path, hand: Path) -> None:
+    """The toolchain files and the rustc/cargo wrappers crosslane wrote name its build folder (the tool root binds
+    it): in the copy they name the copy's, as they would had crosslane prepared that folder."""
+    for folder in (hand / "riscv64" / "toolchains", *(hand / "riscv64").glob("*/rust")):
+        for path in (p for p in folder.rglob("*") if p.is_file() and p.stat().st_size < 1 << 20):
+            text = path.read_text(errors="surrogateescape")
+            if str(prepared) in text:
+                path.write_text(text.replace(str(prepared), str(hand)), errors="surrogateescape")
+
+
 def drop_caches() -> bool:
     """Start from cold file caches (root only); False where the kernel does not let us."""
     try:
@@ -105,6 +115,7 @@ def build_measures() -> list[Measure]:
             # the patched source copy); the build, install and wheel folders are this run's own.
             run(["cp", "-a", prepared / "riscv64", hand / "riscv64"])
             run(["rm", "-rf", wheel_folder(hand)])
+            rebase_wrappers(prepared, hand)
             commands = hand_commands(prepared, hand)
             build_env = json.loads((wheel_folder(prepared) / ".crosslane-stamp.json").read_text())["inputs"]["env"]
             environment = {**{k: v for k, v in os.environ.items() if k not in build_env["unset"]}, **COLD,
