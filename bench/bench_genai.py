@@ -118,8 +118,10 @@ def build_measures() -> list[Measure]:
             rebase_wrappers(prepared, hand)
             commands = hand_commands(prepared, hand)
             build_env = json.loads((wheel_folder(prepared) / ".crosslane-stamp.json").read_text())["inputs"]["env"]
-            environment = {**{k: v for k, v in os.environ.items() if k not in build_env["unset"]}, **COLD,
-                           **build_env["set"]}
+            # The build's environment names its folder too (CARGO_HOME: the cargo config that replaces crates.io
+            # with the tool root's crates); the copy's, as for the wrappers.
+            own = {k: v.replace(str(prepared), str(hand)) for k, v in build_env["set"].items()}
+            environment = {**{k: v for k, v in os.environ.items() if k not in build_env["unset"]}, **COLD, **own}
             drop_caches()
             for phase, command in commands:
                 began = time.perf_counter()
