@@ -24,7 +24,7 @@ EM_RISCV = 243
 EF_RISCV_RVC = 0x1
 EF_RISCV_FLOAT_ABI = 0x6
 RISCV_FLOAT_ABIS = {0x0: "soft", 0x2: "single", 0x4: "double", 0x6: "quad"}
-ATOMIC_PREFIX = b"__atomic_"
+ATOMIC_STR = "__atomic_"
 PYINIT_PREFIX = b"PyInit_"
 LIBATOMIC = "libatomic.so.1"
 SHARED_OBJECT_NAME = re.compile(r"\.so(\.\d+)*$")
@@ -143,51 +143,27 @@ def _py_inits(dynstr: bytes) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _undefined_atomics(elf: ELFFile, dynstr: bytes) -> tuple[str, ...]:
-    # Cheap first: most libraries never mention __atomic_. Then .dynsym is unpacked with struct directly:
-    # pyelftools' per-symbol parsing costs ~70 µs a symbol, and libstdc++ has thousands.
-    if ATOMIC_PREFIX not in dynstr:
-        return ()
-    fmt, name_at, _, shndx_at, data = _dynsym_fields(elf)
-    if not fmt:
-        return ()
-    usable = len(data) - len(data) % struct.calcsize(fmt)
-    found = set()
-    for fields in struct.iter_unpack(fmt, data[:usable]):
-        offset = fields[name_at]
-        if fields[shndx_at] == 0 and dynstr.startswith(ATOMIC_PREFIX, offset):
-            end = dynstr.find(b"\0", offset)
-            found.add(dynstr[offset:end if end >= 0 else None].decode("ascii", "replace"))
-    return tuple(sorted(found))
-
-
-def _dynsym_fields(elf: ELFFile) -> tuple[str, int, int, int, bytes]:
-    """(struct format, index of st_name, of st_info, of st_shndx, the table's bytes) of .dynsym."""
+def _undefined_symbols(elf: ELFFile, dynstr: bytes) -> list[tuple[str, bool]]:
+    """(name, weak) of every symbol .dynsym takes from other objects, unpacked with struct directly: pyelftools'
+    per-symbol parsing costs ~70 µs a symbol, and libstdc++ has thousands."""
     from elftools.elf.sections import SymbolTableSection
 
     dynsym = elf.get_section_by_name(".dynsym")
     if not isinstance(dynsym, SymbolTableSection):
-        return "", 0, 0, 0, b""
+        return []
     order = "<" if elf.little_endian else ">"
-    # Elf64_Sym and Elf32_Sym order their fields differently.
+    # (format, index of st_name, st_info, st_shndx): Elf64_Sym and Elf32_Sym order their fields differently.
     fmt, name_at, info_at, shndx_at = (f"{order}IBBHQQ", 0, 1, 3) if elf.elfclass == 64 else (f"{order}IIIBBH", 0, 3, 5)
-    return fmt, name_at, info_at, shndx_at, bytes(dynsym.data())
-
-
-def _undefined(elf: ELFFile, dynstr: bytes) -> frozenset[str]:
-    """The names a library takes from others (auditwheel's blacklist is checked against them), unpacked with
-    struct: pyelftools' per-symbol parsing costs ~70 µs a symbol, and libstdc++ has thousands."""
-    fmt, name_at, info_at, shndx_at, data = _dynsym_fields(elf)
-    if not fmt:
-        return frozenset()
+    data = bytes(dynsym.data())
     usable = len(data) - len(data) % struct.calcsize(fmt)
-    found = set()
+    found = []
     for fields in struct.iter_unpack(fmt, data[:usable]):
         offset = fields[name_at]
-        if fields[shndx_at] == 0 and offset and fields[info_at] >> 4 != STB_WEAK:
+        if fields[shndx_at] == 0 and offset:
             end = dynstr.find(b"\0", offset)
-            found.add(dynstr[offset:end if end >= 0 else None].decode("ascii", "replace"))
-    return frozenset(found)
+            found.append((dynstr[offset:end if end >= 0 else None].decode("ascii", "replace"),
+                          fields[info_at] >> 4 == STB_WEAK))
+    return found
 
 
 def _x86_isa_needed(elf: ELFFile) -> int:
@@ -251,6 +227,7 @@ def read(path: Path) -> ElfInfo | ElfDefect:
                 rpath = _strings(dynamic, "DT_RPATH")
             dynstr = _dynstr(elf)
             machine = _raw_machine(elf)
+            undefined = _undefined_symbols(elf, dynstr)
             needs: list[str] = []
             by_library: list[tuple[str, tuple[str, ...]]] = []
             verneed = elf.get_section_by_name(".gnu.version_r")
@@ -272,11 +249,11 @@ def read(path: Path) -> ElfInfo | ElfDefect:
                 soname=soname[0] if soname else None,
                 runpath=tuple(runpath),
                 rpath=tuple(rpath),
-                undefined_atomics=_undefined_atomics(elf, dynstr),
+                undefined_atomics=tuple(sorted({n for n, _ in undefined if n.startswith(ATOMIC_STR)})),
                 py_inits=_py_inits(dynstr),
                 version_needs=tuple(sorted(set(needs))),
                 version_needs_by_library=tuple(by_library),
-                undefined=_undefined(elf, dynstr),
+                undefined=frozenset(n for n, weak in undefined if not weak),
                 x86_isa_needed=_x86_isa_needed(elf) if machine == EM_X86_64 else 0,
             )
     except (ELFError, ELFParseError, ELFRelocationError, struct.error, ValueError, KeyError, UnicodeDecodeError,

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from crosslane.archs import ARCHS, Arch, info
-from crosslane.gates import elf, policy, row
+from crosslane.gates import check_elf_arch, elf, policy, row
 from crosslane.gates import wheel as wheel_gate
 from crosslane.report import Row, Verdict
 
@@ -62,10 +62,11 @@ def platform_tags(wheel: Path) -> list[str]:
     return sorted({t.platform for t in tags})
 
 
-def members(root: Path, found: Sequence[elf.ElfInfo]) -> tuple[list[policy.Member], list[PurePosixPath]]:
-    """The ELF files of a wheel unpacked at *root* as policy members, and every file it holds."""
+def analysis(root: Path, found: Sequence[elf.ElfInfo], arch: Arch) -> policy.Analysis:
+    """auditwheel's policies applied to a wheel unpacked at *root*: *found* are its ELF files of *arch*."""
     files = [PurePosixPath(p.relative_to(root).as_posix()) for p in root.rglob("*") if not p.is_dir()]
-    return [policy.Member(PurePosixPath(f.path.relative_to(root).as_posix()), f) for f in found], files
+    own = [policy.Member(PurePosixPath(f.path.relative_to(root).as_posix()), f) for f in found]
+    return policy.analyze(wheel_arch(arch), own, files)
 
 
 def judge(name: str, arch: Arch, analysis: policy.Analysis) -> Row | None:
@@ -100,8 +101,7 @@ def analyze_wheel(wheel: Path, arch: Arch) -> policy.Analysis | str:
     found: list[policy.Analysis] = []
 
     def analyze(root: Path, elfs: list[elf.ElfInfo]) -> list[Row]:
-        own = [e for e in elfs if e.arch is not None and e.arch.arch is arch]
-        found.append(policy.analyze(wheel_arch(arch), *members(root, own)))
+        found.append(analysis(root, [e for e in elfs if check_elf_arch(e, "", arch).verdict is Verdict.PASS], arch))
         return []
 
     rows = wheel_gate.verify_wheel(wheel, arch, extra=analyze)

@@ -23,7 +23,6 @@ from crosslane.gates import (
     dtneeded,
     elf,
     manylinux,
-    policy,
     portability,
     row,
 )
@@ -62,8 +61,7 @@ def _scan_wheel(wheel: Path, arch: Arch, sysroot_path: Path | None, staging: Seq
         named = [(f, f.path.relative_to(root).as_posix()) for f in matching]
         rows = dtneeded.scan(resolver, named) + portability.rows(named, portability.ALL, arch, sysroot_path)
         if manylinux.claimed(wheel):
-            tagged = manylinux.judge(wheel.name, arch, policy.analyze(manylinux.wheel_arch(arch),
-                                                                      *manylinux.members(root, matching)))
+            tagged = manylinux.judge(wheel.name, arch, manylinux.analysis(root, matching, arch))
             rows += [tagged] if tagged is not None else []
         return rows
     return extra

@@ -30,11 +30,12 @@ def command(qemu: str, sysroot: Path, profile: Profile) -> list[str]:
     return [qemu, "-L", str(sysroot), "-cpu", profile.cpu]
 
 
-def target_command(runner: Runner, build_root: Path, root: Sysroot, profile: Profile) -> list[str]:
+def target_command(runner: Runner, build_root: Path, root: Sysroot, profile: Profile,
+                   qemu: str | None = None) -> list[str]:
     """qemu-user for a target program: the guest root (the sysroot, plus a guest /proc/cpuinfo where the
     arch needs one) as -L and an explicit -cpu. CMake's emulator and every smoke use this one line. Only the
-    line: what runs it makes the guest root first (guest_root.ensure)."""
-    return command(qemu_binary(runner, root.arch), guest_root.path_for(build_root, root), profile)
+    line: what runs it makes the guest root first (guest_root.ensure). *qemu*: a qemu-user other than the host's."""
+    return command(qemu or qemu_binary(runner, root.arch), guest_root.path_for(build_root, root), profile)
 
 
 def version(runner: Runner, qemu: str) -> str:

@@ -311,7 +311,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
             progress.advance(0, line.split("]")[0] + "]")
 
     # Seconds per phase, in the stamp: the split a cold build's overhead is measured by (bench_genai).
-    phases: dict[str, float] = {"setup": time.monotonic() - setup_started}
+    phases: dict[str, float] = {"setup": round(time.monotonic() - setup_started, 2)}
     mark = time.monotonic()
 
     def phase(done: str) -> None:
@@ -357,7 +357,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     counts = ccache_counts(stats_log)
     stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
                  facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
-                        "phases": {k: round(v, 2) for k, v in phases.items()}})
+                        "phases": phases})
     return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
 
 

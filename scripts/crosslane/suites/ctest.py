@@ -65,9 +65,7 @@ def test_plan(ctx: Context, arch: Arch, name: str, spec: SuiteSpec) -> cmake.Bui
     wrapper = folder / "emulator"
     arch_cfg = ctx.config.arches[arch]
     line = qemu.target_command(ctx.runner, ctx.build_root, ctx.sysroot(arch),
-                               arch_cfg.profile(arch_cfg.default_profile))
-    own = emulator.qemu_for(ctx, arch, spec)
-    line = [own, *line[1:]] if own else line
+                               arch_cfg.profile(arch_cfg.default_profile), emulator.qemu_for(ctx, arch, spec))
     with_tests = dataclasses.replace(component, cmake_args=(*component.cmake_args, *spec.cmake_args), collect=(),
                                      fetchcontent={**component.fetchcontent, **spec.fetchcontent})
     planned = cmake.plan(ctx, with_tests, arch, prepared=worktree.prepare(ctx, component, arch), folder=folder,
