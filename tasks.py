@@ -52,7 +52,8 @@ def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = Fals
 @task(help={"arch": ARCH_HELP, "dry_run": "print the apt commands only", **COMMON_HELP})
 def sysroot(c: Context, arch: str, dry_run: bool = False, debug: bool = False, json: str = "",
             config: str = "") -> None:
-    """Build (or reuse) the Debian sysroot of an arch from versions.toml's package list."""
+    """Build (or reuse) the Debian sysroot of an arch from versions.toml's package list (and its qemu-user tool root
+    where arches.<arch>.emulator names one)."""
     from crosslane import pipeline
     from crosslane.cli import commands
     _run(lambda ctx: pipeline.sysroots(ctx, [commands.parse_arch(arch)]), debug=debug, dry_run=dry_run, json=json,

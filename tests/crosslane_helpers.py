@@ -114,13 +114,14 @@ def fake_buildtools(cfg: config_mod.Config, cmake_text: str, ninja_text: str) ->
 
 
 def fresh_cache(tmp_path: Path) -> dict[str, str]:
-    """Environment for a run with its own cache and build folder that shares only the (read-only) sysroots
-    and build tools of the real cache: whatever the run stages or probes lands under *tmp_path*."""
+    """Environment for a run with its own cache and build folder that shares only the (read-only) sysroots,
+    tool roots and build tools of the real cache: whatever the run stages or probes lands under *tmp_path*."""
     from crosslane.paths import cache_dir
 
     real, fresh = cache_dir(), tmp_path / "cache"
     fresh.mkdir()
-    for shared in ("sysroots", "buildtools"):
+    for shared in ("sysroots", "toolroots", "buildtools"):
+        (real / shared).mkdir(parents=True, exist_ok=True)  # a link to a folder, not to nothing
         (fresh / shared).symlink_to(real / shared)
     return {"CROSSLANE_CACHE": str(fresh), "CROSSLANE_BUILD_DIR": str(tmp_path / "build")}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-import platform
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -121,9 +121,9 @@ def ext_suffix(arch: Arch | str, python_version: str) -> str:
 
 
 def host_arch(machine: str | None = None) -> Arch | None:
-    """The build machine's arch: platform.machine() matched against the table's cmake_processor (None: a
-    machine crosslane has no arch for)."""
-    name = machine if machine is not None else platform.machine()
+    """The build machine's arch: uname's machine (what platform.machine() returns) matched against the table's
+    cmake_processor (None: a machine crosslane has no arch for)."""
+    name = machine if machine is not None else os.uname().machine
     for arch, record in ARCHS.items():
         if record.cmake_processor == name:
             return arch

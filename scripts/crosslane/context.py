@@ -1,8 +1,8 @@
 """What every step receives: the configuration, the runner, the run's choices, and what it already found.
 
 Frozen: a command builds it once from its options (cli/commands.py); a step that needs other choices makes a
-new one (`dataclasses.replace`). The three caches are memos of facts found on the machine (a compiler, a
-sysroot, the build tools), filled on first use; they never change what a choice means."""
+new one (`dataclasses.replace`). The caches are memos of facts found on the machine (a compiler, a
+sysroot, an emulator, the build tools), filled on first use; they never change what a choice means."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.errors import MissingPrerequisite
-from crosslane.guest import sysroot
+from crosslane.guest import qemu, sysroot
 from crosslane.guest.sysroot import Sysroot
 from crosslane.host import buildtools, toolchains
 from crosslane.log import Log
@@ -37,6 +37,7 @@ class Context:
     builds: tuple[str, ...] = ()
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
     _sysroots: dict[Arch, Sysroot] = field(default_factory=dict)
+    _emulators: dict[Arch, str] = field(default_factory=dict)
 
     @property
     def log(self) -> Log:
@@ -71,8 +72,15 @@ class Context:
 
     def ensure_sysroot(self, arch: Arch) -> Sysroot:
         found = sysroot.ensure(self.runner, self.config.sysroot, arch)
+        qemu.ensure_emulator(self.runner, self.config, arch)  # the guest is its root and the qemu that runs it
         self._sysroots[arch] = found
         return found
+
+    def qemu(self, arch: Arch) -> str:
+        """The qemu-user *arch*'s programs run under (guest/qemu.for_arch), found once per run."""
+        if arch not in self._emulators:
+            self._emulators[arch] = qemu.for_arch(self.runner, self.config, arch)
+        return self._emulators[arch]
 
     @functools.cached_property
     def _build_tools(self) -> buildtools.BuildTools:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -10,10 +11,15 @@ from crosslane.errors import MissingPrerequisite
 
 def cache_dir() -> Path:
     """CROSSLANE_CACHE, else $XDG_CACHE_HOME/crosslane, else ~/.cache/crosslane."""
-    override = os.environ.get("CROSSLANE_CACHE")
+    return _resolved(os.environ.get("CROSSLANE_CACHE") or None, os.environ.get("XDG_CACHE_HOME") or None,
+                     os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved(override: str | None, xdg: str | None, home: str | None) -> Path:
+    # Asked for on every cache lookup; resolved once per value of the variables it reads.
     if override:
         return Path(override).resolve()
-    xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return (base / "crosslane").resolve()
 

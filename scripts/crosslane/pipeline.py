@@ -306,13 +306,13 @@ def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
 
 
 def stage_toolroots(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
-    """The tool roots the job's components take their Rust (or their suite's qemu) from, made now (mmdebstrap needs
-    the archive)."""
+    """The tool roots the job's components take their Rust from, and the arch's qemu-user, made now (mmdebstrap
+    needs the archive)."""
     from crosslane.host import toolroot
 
     components = [ctx.config.components[n] for n in plan.components_for(ctx.config, arch, names)]
-    wanted = dict.fromkeys([*(c.toolroot for c in components if c.toolroot),
-                            *(c.tests.emulator[arch] for c in components if c.tests and arch in c.tests.emulator)])
+    emulator = ctx.config.arches[arch].emulator
+    wanted = dict.fromkeys([*(c.toolroot for c in components if c.toolroot), *([emulator] if emulator else [])])
     rows = []
     for name in wanted:
         root = toolroot.ensure(ctx.runner, ctx.config.toolroots[name])

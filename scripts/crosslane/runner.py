@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 from crosslane.errors import MissingPrerequisite, StepFailed
 from crosslane.log import INTERESTING_ENV, Log
 
-if TYPE_CHECKING:  # plumbum is imported where a program is looked up or run: `invoke verify` runs none (~70 ms)
+if TYPE_CHECKING:  # plumbum is imported where a program is run: `invoke verify` runs none (~70 ms)
     from plumbum.commands.base import BaseCommand
 
 LONGEST_TIMEOUT = 7 * 86400.0
@@ -57,23 +58,15 @@ class Runner:
     commands: list[tuple[str, ...]] = field(default_factory=list)
 
     def which(self, name: str, fix: str) -> str:
-        from plumbum import local
-        from plumbum.commands.processes import CommandNotFound
-
-        try:
-            return str(local.which(name))
-        except CommandNotFound:
-            raise MissingPrerequisite(f"{name} not found", fix=fix) from None
+        found = self.find(name)
+        if found is None:
+            raise MissingPrerequisite(f"{name} not found", fix=fix)
+        return found
 
     def find(self, name: str) -> str | None:
-        """The path of *name* on PATH, or None: for optional tools such as ccache."""
-        from plumbum import local
-        from plumbum.commands.processes import CommandNotFound
-
-        try:
-            return str(local.which(name))
-        except CommandNotFound:
-            return None
+        """The path of *name* on PATH, or None: for optional tools such as ccache. (shutil's search, as plumbum's
+        local.which: a lookup need not import plumbum, which a no-op never runs a command with.)"""
+        return shutil.which(name)
 
     def run(
         self,

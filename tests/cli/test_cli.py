@@ -62,13 +62,12 @@ def test_setup_packages_and_dpkg_query(cfg: Config) -> None:
     wanted = hostsetup.packages_needed(cfg, [Arch.RISCV64])
     assert {"gcc-riscv64-linux-gnu", "clang-19", "qemu-user-static"} <= set(wanted)
     assert "gcc-aarch64-linux-gnu" not in wanted
-    # A tool root (Rust's, or a suite's qemu-user) needs mmdebstrap; a component without one does not.
-    assert "mmdebstrap" in hostsetup.packages_needed(cfg, [Arch.ARM64], ["onnxruntime-genai"])
+    # A tool root (a component's Rust, or an arch's qemu-user) needs mmdebstrap; without either, none.
+    assert "mmdebstrap" in hostsetup.packages_needed(cfg, [Arch.RISCV64], ["onnxruntime-genai"])
     assert "mmdebstrap" not in hostsetup.packages_needed(cfg, [Arch.RISCV64], ["cpuinfo"])
-    tests = cfg.components["onnxruntime-genai"].tests
-    assert tests is not None
-    only_suite = dataclasses.replace(cfg, components={"app": dataclasses.replace(
-        cfg.components["cpuinfo"], name="app", tests=dataclasses.replace(tests, emulator={Arch.ARM64: "qemu-user"}))})
-    assert "mmdebstrap" in hostsetup.packages_needed(only_suite, [Arch.ARM64], ["app"])
+    assert "mmdebstrap" in hostsetup.packages_needed(cfg, [Arch.ARM64], ["cpuinfo"])  # arches.arm64.emulator
+    host_qemu = dataclasses.replace(cfg, arches={**cfg.arches, Arch.ARM64: dataclasses.replace(
+        cfg.arches[Arch.ARM64], emulator=None)})
+    assert "mmdebstrap" not in hostsetup.packages_needed(host_qemu, [Arch.ARM64], ["cpuinfo"])
     runner = Runner(Log())
     assert hostsetup.missing_packages(runner, ["dpkg", "no-such-package-xyz"]) == ("no-such-package-xyz",)

@@ -141,7 +141,10 @@ def test_find_config_walks_up(tmp_path: Path) -> None:
     (('path = "src"', 'path = "missing"'), "'missing' is not a folder"),
     (("[arches.amd64]\n", "[arches.amd64]\ndefault_profile = \"x\"\n"), "unknown profile 'x'"),
     (('arches = ["amd64", "riscv64"]', 'arches = ["amd64", "arm64"]'), "arch 'arm64' has no [arches.arm64] table"),
-], ids=["toolchain", "arch-components", "family", "source-kind", "missing-folder", "profile", "arch-table"])
+    (("[arches.amd64]\n", "[arches.amd64]\nemulator = \"qemu-new\"\n"),
+     "arches.amd64.emulator: unknown tool root 'qemu-new'"),
+], ids=["toolchain", "arch-components", "family", "source-kind", "missing-folder", "profile", "arch-table",
+        "emulator"])
 def test_reference_errors(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         config.load(write(tmp_path, GOOD.replace(*edit)))

@@ -113,3 +113,18 @@ def test_manifest_records_versions_and_hashes(tmp_path: Path) -> None:
     data = json.loads((tmp_path / sysroot.MANIFEST).read_text())
     assert data["packages"] == [{"package": "libfoo1", "version": "1:2.0-1",
                                  "sha256": hashlib.sha256(b"not really a deb").hexdigest()}]
+
+
+def test_a_sysconfig_variable_is_read_from_its_line_or_from_the_parsed_file(tmp_path: Path) -> None:
+    """The one line CPython writes for a string value, else the file parsed (a value split over lines, or two
+    candidate lines); never by running the file."""
+    from crosslane.guest import cpython
+
+    data = tmp_path / "_sysconfigdata__linux_riscv64-linux-gnu.py"
+    data.write_text("build_time_vars = {'ABIFLAGS': '',\n 'EXT_SUFFIX': '.cpython-314-riscv64-linux-gnu.so',\n"
+                    " 'CC': 'riscv64-linux-gnu-gcc'\n        ' -pthread'}\nraise SystemExit('never run')\n")
+    assert cpython.read_sysconfig_var(data, "EXT_SUFFIX") == ".cpython-314-riscv64-linux-gnu.so"
+    assert cpython.read_sysconfig_var(data, "CC") == "riscv64-linux-gnu-gcc -pthread"  # two literals: parsed
+    assert cpython.read_sysconfig_var(data, "MISSING") is None
+    data.write_text("build_time_vars = {\n 'X': 'a',\n 'X': 'b'}\n")
+    assert cpython.read_sysconfig_var(data, "X") == "a"  # as the parse reads it, not a guess between lines

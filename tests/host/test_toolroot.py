@@ -95,7 +95,7 @@ def test_the_command_is_argv_only_and_binds_each_folder_once(tmp_path: Path) -> 
 @pytest.mark.spawns
 def test_the_qemu_user_root_runs_a_target_program_outside_it(cfg: object, tmp_path: Path) -> None:
     """versions.toml's [toolroots.qemu-user]: forky's static qemu-user, run from the root's path on the host (as
-    tests.emulator does) on a real aarch64 program: the newer qemu the arm64 suite needs."""
+    arches.arm64.emulator does) on a real aarch64 program: the newer qemu arm64's programs need."""
     from crosslane.archs import Arch
     from crosslane.config import Config
     from crosslane.guest import qemu
@@ -111,3 +111,24 @@ def test_the_qemu_user_root_runs_a_target_program_outside_it(cfg: object, tmp_pa
     program = tmp_path / "hello"
     runner.run(["aarch64-linux-gnu-gcc", "-static", "-O1", "-o", program, source], quiet=True)
     assert runner.run([binary, "-cpu", "max", program], quiet=True).output.strip() == "hello from aarch64"
+
+
+@pytest.mark.spawns
+def test_the_entry_mode_that_worked_is_kept_and_none_is_probed_again(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A no-op build need not run unshare: the mode found is read back under the same unshare binary, user and
+    namespace settings; a host where no mode worked is asked again each time (fail closed)."""
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    calls = tmp_path / "calls"
+    fake = tmp_path / "bin" / "unshare"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\n[ "$1" = --mount ] && exit "${{REFUSE:-0}}"\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    runner = Runner(Log(io.StringIO()))
+    assert toolroot.entry_mode(runner) == "root" and toolroot.entry_mode(runner) == "root"
+    assert calls.read_text().splitlines() == ["--mount -- true"]
+    fake.write_text(fake.read_text() + "\n")  # another unshare binary: probed again, and it refuses this time
+    monkeypatch.setenv("REFUSE", "1")
+    assert toolroot.entry_mode(runner) is None and toolroot.entry_mode(runner) is None
+    assert len(calls.read_text().splitlines()) == 1 + 2 * 2

@@ -102,8 +102,8 @@ def test_cases_per_profile_and_a_broken_kernel(cfg: Config, sysroots: dict[Arch,
 
 def test_a_suite_runs_under_its_tool_roots_qemu(cfg: Config, sysroots: dict[Arch, Path], tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """tests.emulator: the wrapper runs the tool root's qemu-user (here one that logs each program, then runs the
-    host's), not the host's; a tool root without one is a one-line error naming the fix."""
+    """arches.<arch>.emulator: the wrapper runs the tool root's qemu-user (here one that logs each program, then runs
+    the host's), not the host's; a tool root without one is a one-line error naming the fix."""
     import shutil
 
     from crosslane.config import ToolRootSpec
@@ -116,9 +116,9 @@ def test_a_suite_runs_under_its_tool_roots_qemu(cfg: Config, sysroots: dict[Arch
     monkeypatch.setattr(toolroot, "root_path", lambda spec: root)
     spec_root = ToolRootSpec(name="qemu-new", suite="forky", mirror="http://deb.debian.org/debian",
                              packages=("qemu-user",), architectures=("amd64",))
-    cfg = dataclasses.replace(cfg, toolroots={"qemu-new": spec_root})
-    spec = SuiteSpec(kind="ctest", timeout=60, control=False, profiles=("rvv128",),
-                     emulator={Arch.RISCV64: "qemu-new"})
+    cfg = dataclasses.replace(cfg, toolroots={"qemu-new": spec_root}, arches={
+        **cfg.arches, Arch.RISCV64: dataclasses.replace(cfg.arches[Arch.RISCV64], emulator="qemu-new")})
+    spec = SuiteSpec(kind="ctest", timeout=60, control=False, profiles=("rvv128",))
     with pytest.raises(MissingPrerequisite, match=r"tool root qemu-new has no usr/bin/qemu-riscv64"):
         run(cfg, sysroots, tmp_path, monkeypatch, spec)
     calls = tmp_path / "calls.log"

@@ -289,9 +289,6 @@ def _tests(table: Table, root: Path, pins: Mapping[str, str]) -> SuiteSpec | Non
         per_arch.finish()
         exempt[arch] = MappingProxyType(found)
     exempt_table.finish()
-    emulator_table = sub.table("emulator")
-    emulator = {read_arch(emulator_table, a, a): emulator_table.string(a) for a in list(emulator_table.keys())}
-    emulator_table.finish()
     ctest, pytest = kind == "ctest", kind == "pytest"
     for key, allowed in (("cmake_args", ctest), ("targets", ctest), ("regex", ctest), ("label", ctest),
                          ("paths", pytest), ("args", pytest), ("requirements", pytest), ("packages", pytest),
@@ -307,8 +304,7 @@ def _tests(table: Table, root: Path, pins: Mapping[str, str]) -> SuiteSpec | Non
                      packages=package_names(sub, "packages"),
                      arch_packages=per_arch_strings(sub, "arch_packages", package_names),
                      profiles=sub.strings("profiles"), exempt=MappingProxyType(exempt),
-                     control=sub.boolean("control", True), fetchcontent=_test_fetchcontent(sub, root),
-                     emulator=MappingProxyType(emulator))
+                     control=sub.boolean("control", True), fetchcontent=_test_fetchcontent(sub, root))
     sub.finish()
     return spec
 

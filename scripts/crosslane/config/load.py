@@ -69,7 +69,8 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
         table.fail("components", "an arch's job is every component whose arches list it (components.<name>.arches); "
                                  "delete this list and name the arch there")
     result = ArchConfig(arch=arch, toolchain=table.string("toolchain", required=True),
-                        components=(), profiles=profiles, default_profile=default)
+                        components=(), profiles=profiles, default_profile=default,
+                        emulator=table.optional_string("emulator"))
     table.finish()
     return result
 
@@ -322,6 +323,11 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     arches_table = top.table("arches", required=True)
     read_arches = {read_arch(arches_table, name, name): _arch_config(Arch(name), t)
                    for name, t in arches_table.subtables()}
+    for arch, arch_cfg in read_arches.items():
+        if arch_cfg.emulator is not None and arch_cfg.emulator not in toolroots:
+            Table({}, file, f"arches.{arch}").fail(
+                "emulator", f"unknown tool root '{arch_cfg.emulator}'{suggestion(arch_cfg.emulator, list(toolroots))}; "
+                            "add a [toolroots.<name>] table holding qemu-user")
     components = MappingProxyType(_shared_sources(file, {name: read_component(name, t, root, registries, pins)
                                                          for name, t in top.table("components").subtables()}))
     for name, component in components.items():
@@ -331,11 +337,6 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
                             "; add a [toolroots.<name>] table")
         if component.toolroot and not component.rust:
             Table({}, file, f"components.{name}").fail("toolroot", "a tool root for Rust needs rust = true")
-        for arch, root_name in (component.tests.emulator.items() if component.tests else ()):
-            if root_name not in toolroots:
-                Table({}, file, f"components.{name}.tests.emulator").fail(
-                    arch.value, f"unknown tool root '{root_name}'{suggestion(root_name, list(toolroots))}; add a "
-                                "[toolroots.<name>] table holding qemu-user")
     # Every CPython a wheel is built for is in the sysroot (its headers, libpython and interpreter for FindPython):
     # stated once, in the component's wheel.pythons.
     wanted = [pkg for c in components.values() for v in c.wheel.pythons for pkg in (f"python{v}", f"libpython{v}-dev")]

@@ -112,6 +112,9 @@ class ArchConfig:
     components: tuple[str, ...]
     profiles: tuple[Profile, ...]
     default_profile: str
+    # The [toolroots.*] whose (static) qemu-user runs every program of this arch (builds' emulator, probes,
+    # smokes, suites) instead of the host's, where the host's qemu cannot run what the lanes need.
+    emulator: str | None = None
 
     def profile(self, name: str) -> Profile:
         for profile in self.profiles:
@@ -248,9 +251,6 @@ class SuiteSpec:
     # FetchContent-style pinned dependencies only the test build reads (googletest), {fetchcontent[name]} there;
     # the component's own build neither fetches nor sees them.
     fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = field(default_factory=dict)
-    # Per arch: the [toolroots.*] whose (static) qemu-user runs this suite instead of the host's, where the host's
-    # qemu cannot run what the suite imports.
-    emulator: Mapping[Arch, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

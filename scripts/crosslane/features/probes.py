@@ -140,9 +140,9 @@ class Probes:
         if name not in self._tools:
             fix = f"invoke setup --arch {arch} (installs qemu-user-static)"
             try:
-                path = qemu.qemu_binary(self.runner, arch)
+                path = qemu.for_arch(self.runner, self.config, arch)
             except MissingPrerequisite as exc:
-                self._tools[name] = Tool(name, None, None, exc.message, fix)
+                self._tools[name] = Tool(name, None, None, exc.message, exc.fix or fix)
             else:
                 try:
                     self._tools[name] = Tool(name, path, version_from(qemu.version(self.runner, path)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,12 @@ class TargetPython:
 
 
 def read_sysconfig_var(sysconfigdata: Path, name: str) -> str | None:
-    """Read one build_time_vars entry without executing the file."""
+    """Read one build_time_vars entry without executing the file: the one line CPython writes for a plain string
+    value (pprint's `'NAME': 'value',`), else the whole file parsed."""
+    text = sysconfigdata.read_text()
+    lines = re.findall(rf"^ *'{re.escape(name)}': '([^'\\\n]*)'[,}}]$", text, re.MULTILINE)
+    if len(lines) == 1:
+        return str(lines[0])
     return _sysconfig_vars(sysconfigdata, sysconfigdata.stat().st_mtime_ns).get(name)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from crosslane.archs import Arch, info
-from crosslane.config import Profile
+from crosslane.config import Config, Profile
 from crosslane.errors import MissingPrerequisite
 from crosslane.guest import guest_root
 from crosslane.guest.sysroot import Sysroot
-from crosslane.host import probecache
+from crosslane.host import probecache, toolroot
 from crosslane.runner import Runner
 
 
@@ -17,9 +17,35 @@ def qemu_binary(runner: Runner, arch: Arch) -> str:
     return runner.which(info(arch).qemu_binary, fix=f"invoke setup --arch {arch} (installs qemu-user-static)")
 
 
+def for_arch(runner: Runner, config: Config, arch: Arch) -> str:
+    """The qemu-user every program of *arch* runs under: the host's, or the one of the tool root
+    arches.<arch>.emulator names (made with the arch's sysroot: ensure_emulator)."""
+    name = config.arches[arch].emulator
+    if name is None:
+        return qemu_binary(runner, arch)
+    root = toolroot.find(config.toolroots[name])
+    if root is None:  # as a sysroot not made: a dry run too reports it (preflight) rather than guess a path
+        raise MissingPrerequisite(f"the tool root {name} (arches.{arch}.emulator) is not made",
+                                  fix=f"invoke sysroot --arch {arch}")
+    return from_toolroot(root.path, name, arch)
+
+
+def ensure_emulator(runner: Runner, config: Config, arch: Arch) -> str | None:
+    """Make the tool root arches.<arch>.emulator names (None: the arch runs under the host's qemu)."""
+    name = config.arches[arch].emulator
+    if name is None:
+        return None
+    toolroot.ensure(runner, config.toolroots[name])
+    return for_arch(runner, config, arch)
+
+
+def _tool_name(arch: Arch) -> str:
+    return info(arch).qemu_binary.removesuffix("-static")
+
+
 def from_toolroot(root: Path, name: str, arch: Arch) -> str:
     """The qemu-user of a tool root (Debian's qemu-user is static since trixie: it runs outside the root too)."""
-    path = root / "usr/bin" / info(arch).qemu_binary.removesuffix("-static")
+    path = root / "usr/bin" / _tool_name(arch)
     if not path.is_file():
         raise MissingPrerequisite(f"the tool root {name} has no {path.relative_to(root)}",
                                   fix=f"add qemu-user to [toolroots.{name}].packages in versions.toml")
@@ -30,12 +56,11 @@ def command(qemu: str, sysroot: Path, profile: Profile) -> list[str]:
     return [qemu, "-L", str(sysroot), "-cpu", profile.cpu]
 
 
-def target_command(runner: Runner, build_root: Path, root: Sysroot, profile: Profile,
-                   qemu: str | None = None) -> list[str]:
-    """qemu-user for a target program: the guest root (the sysroot, plus a guest /proc/cpuinfo where the
-    arch needs one) as -L and an explicit -cpu. CMake's emulator and every smoke use this one line. Only the
-    line: what runs it makes the guest root first (guest_root.ensure). *qemu*: a qemu-user other than the host's."""
-    return command(qemu or qemu_binary(runner, root.arch), guest_root.path_for(build_root, root), profile)
+def target_command(qemu: str, build_root: Path, root: Sysroot, profile: Profile) -> list[str]:
+    """*qemu* (for_arch's) for a target program: the guest root (the sysroot, plus a guest /proc/cpuinfo where
+    the arch needs one) as -L and an explicit -cpu. CMake's emulator and every smoke use this one line. Only the
+    line: what runs it makes the guest root first (guest_root.ensure)."""
+    return command(qemu, guest_root.path_for(build_root, root), profile)
 
 
 def version(runner: Runner, qemu: str) -> str:

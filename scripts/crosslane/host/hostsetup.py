@@ -20,6 +20,7 @@ def packages_needed(config: Config, arches: Iterable[Arch], components: Iterable
     default), or with *components* only the toolchains those components build with."""
     wanted: list[str] = list(config.host_packages)
     names = tuple(components) if components is not None else None
+    arches = tuple(arches)
     for arch in arches:
         if names is None:
             chains = list(config.toolchains.values())
@@ -28,8 +29,8 @@ def packages_needed(config: Config, arches: Iterable[Arch], components: Iterable
         for toolchain in chains:
             wanted += toolchain.packages.get(arch, ())
     chosen = [config.components[n] for n in (names if names is not None else config.components)]
-    if any(c.toolroot or (c.tests and c.tests.emulator) for c in chosen):
-        wanted.append("mmdebstrap")  # makes the tool roots of Rust and of a suite's qemu-user (host/toolroot.py)
+    if any(c.toolroot for c in chosen) or any(config.arches[a].emulator for a in arches if a in config.arches):
+        wanted.append("mmdebstrap")  # makes the tool roots of Rust and of an arch's qemu-user (host/toolroot.py)
     return tuple(dict.fromkeys(wanted))
 
 

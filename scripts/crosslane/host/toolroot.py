@@ -24,6 +24,7 @@ from typing import Literal
 from crosslane import atomic
 from crosslane.config import ToolRootSpec
 from crosslane.errors import MissingPrerequisite
+from crosslane.host import probecache
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
 
@@ -65,12 +66,39 @@ def find(spec: ToolRootSpec) -> ToolRoot | None:
     return ToolRoot(spec, path, root_key(spec)) if (path / MANIFEST).is_file() else None
 
 
+# What decides whether a user namespace may be made (read into the probe key, not interpreted).
+USERNS_SYSCTLS = ("/proc/sys/kernel/unprivileged_userns_clone",
+                  "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "/proc/sys/user/max_user_namespaces",
+                  "/proc/sys/kernel/random/boot_id")
+
+
 def entry_mode(runner: Runner) -> EntryMode | None:
     """How this host lets crosslane enter a root: as root (a private mount namespace), through an unprivileged
-    user namespace, or (None) not at all. Probed by running `true` each way."""
+    user namespace, or (None) not at all. Probed by running `true` each way; a mode that worked is kept in the probe
+    cache under the user, the unshare binary and the kernel's namespace settings of this boot (None is probed
+    again each time)."""
     unshare = runner.find("unshare")
     if unshare is None:
         return None
+    key: dict[str, object] = {"unshare": probecache.identity(unshare), "uid": os.getuid(),
+                              "sysctls": [_read(Path(p)) for p in USERNS_SYSCTLS]}
+    cached = probecache.read_cached("entry-mode", key)
+    if cached in ("root", "userns"):
+        return "root" if cached == "root" else "userns"
+    mode = _probe_mode(runner, unshare)
+    if mode is not None and not runner.dry_run:
+        probecache.write_cached("entry-mode", key, mode)
+    return mode
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _probe_mode(runner: Runner, unshare: str) -> EntryMode | None:
     if runner.run([unshare, "--mount", "--", "true"], check=False, probe=True, quiet=True, timeout=30).ok:
         return "root"
     userns = runner.run([unshare, "--map-root-user", "--mount", "--", "true"], check=False, probe=True, quiet=True,

@@ -204,7 +204,7 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     folder = folder or ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
     profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
-    default_emulator = qemu.target_command(ctx.runner, ctx.build_root, root, profile)
+    default_emulator = qemu.target_command(ctx.qemu(arch), ctx.build_root, root, profile)
     toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake" \
         if emulator is None else folder / "toolchain.cmake"
     toolchain_text = cmake_toolchain.render(compiler, root.path, list(emulator or default_emulator),

@@ -20,7 +20,7 @@ U = TypeVar("U")
 
 def qemu_prefix(ctx: Context, arch: Arch, profile: Profile) -> list[str]:
     guest_root.ensure(ctx.build_root, ctx.sysroot(arch))
-    return qemu.target_command(ctx.runner, ctx.build_root, ctx.sysroot(arch), profile)
+    return qemu.target_command(ctx.qemu(arch), ctx.build_root, ctx.sysroot(arch), profile)
 
 
 def run(ctx: Context, arch: Arch, profile: Profile, argv: Sequence[str | Path], *, timeout: float,

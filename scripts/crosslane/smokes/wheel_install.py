@@ -116,11 +116,11 @@ class Board:
 
 
 def board(ctx: Context, arch: Arch, spec: SysrootSpec, work: Path, profile: Profile, *,
-          binds: Sequence[Path] = (), env: Mapping[str, str] | None = None, qemu: str | None = None) -> Board:
-    """The install root of *spec* (made once by the sysroot machinery), copied fresh into *work*; *qemu*: the
-    host's qemu-user unless given."""
+          binds: Sequence[Path] = (), env: Mapping[str, str] | None = None) -> Board:
+    """The install root of *spec* (made once by the sysroot machinery), copied fresh into *work*, run under the
+    arch's qemu-user."""
     root = sysroot_mod.ensure(ctx.runner, spec, arch)
-    qemu = qemu or ctx.runner.which(info(arch).qemu_binary, fix=f"invoke setup --arch {arch}")
+    qemu = ctx.qemu(arch)
     base = {"HOME": "/crosslane/home", "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
             "PIP_NO_INPUT": "1"}
     copy = fresh_copy(root.path, work)

@@ -258,6 +258,8 @@ def apply(runner: Runner, root: Path, component: Component, arch: Arch, tree: Pa
     if check or runner.dry_run:
         return steps
     todo = [step.spec for step in steps if step.state is State.APPLICABLE]
+    if not todo:
+        return steps
     with tempfile.TemporaryDirectory(prefix="crosslane-patch-backup-") as tmp:
         backup = Backup(tree, Path(tmp), _touched(todo))
         for spec in todo:
@@ -267,9 +269,8 @@ def apply(runner: Runner, root: Path, component: Component, arch: Arch, tree: Pa
                 raise PatchConflict(f"patch {name_of(root, spec)} failed on {tree} although planned: "
                                     f"{conflict_detail(result.output)}; the tree was restored as it was",
                                     fix="is the tree writable, and is nothing else writing to it?")
-    if todo:
-        relevant = [spec for spec in component.patches if arch in spec.arches]
-        probecache.write_cached("patch-series", evidence(tree, relevant), len(relevant))
+    relevant = [spec for spec in component.patches if arch in spec.arches]
+    probecache.write_cached("patch-series", evidence(tree, relevant), len(relevant))
     return steps
 
 

@@ -8,6 +8,7 @@ An arch that no patch is for builds the pristine tree itself: byte-identical to 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from dataclasses import dataclass
@@ -74,7 +75,11 @@ def copy_inputs(component: Component, fetched: pinned.Fetched) -> dict[str, obje
 
 def mark_patched(ctx: Context, component: Component, arch: Arch, fetched: pinned.Fetched) -> None:
     marker = ctx.component_dir(arch, component.name) / MARKER
-    atomic.write_text(marker, json.dumps({**copy_inputs(component, fetched), "patched": True}, indent=1) + "\n")
+    text = json.dumps({**copy_inputs(component, fetched), "patched": True}, indent=1) + "\n"
+    with contextlib.suppress(OSError):
+        if marker.read_text() == text:  # a no-op writes nothing
+            return
+    atomic.write_text(marker, text)
 
 
 def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:

@@ -25,7 +25,7 @@ from crosslane.recipes import cmake
 from crosslane.report import Verdict
 from crosslane.smokes import payload
 from crosslane.sources import worktree
-from crosslane.suites import SuiteRun, emulator, junit
+from crosslane.suites import SuiteRun, junit
 from crosslane.suites.junit import Case, Outcome
 
 CPU_ENV = "CROSSLANE_TEST_CPU"
@@ -64,8 +64,8 @@ def test_plan(ctx: Context, arch: Arch, name: str, spec: SuiteSpec) -> cmake.Bui
     folder = ctx.component_dir(arch, name) / FOLDER
     wrapper = folder / "emulator"
     arch_cfg = ctx.config.arches[arch]
-    line = qemu.target_command(ctx.runner, ctx.build_root, ctx.sysroot(arch),
-                               arch_cfg.profile(arch_cfg.default_profile), emulator.qemu_for(ctx, arch, spec))
+    line = qemu.target_command(ctx.qemu(arch), ctx.build_root, ctx.sysroot(arch),
+                               arch_cfg.profile(arch_cfg.default_profile))
     with_tests = dataclasses.replace(component, cmake_args=(*component.cmake_args, *spec.cmake_args), collect=(),
                                      fetchcontent={**component.fetchcontent, **spec.fetchcontent})
     planned = cmake.plan(ctx, with_tests, arch, prepared=worktree.prepare(ctx, component, arch), folder=folder,

@@ -29,7 +29,7 @@ from crosslane.recipes import cmake
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import genai, payload, site, target, wheel_install
 from crosslane.sources import worktree
-from crosslane.suites import SuiteRun, emulator, junit
+from crosslane.suites import SuiteRun, junit
 from crosslane.suites.ctest import FOLDER
 from crosslane.suites.junit import Case
 
@@ -144,8 +144,7 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Pat
 
     with ctx.log.group(f"upstream tests: {name} ({', '.join(spec.paths)}) on {arch} {profile.name}"):
         where = wheel_install.board(ctx, arch, root, ctx.component_dir(arch, name) / FOLDER / f"board-{profile.name}",
-                                    profile, env={"PYTHONDONTWRITEBYTECODE": "1"},
-                                    qemu=emulator.qemu_for(ctx, arch, spec))
+                                    profile, env={"PYTHONDONTWRITEBYTECODE": "1"})
         wheels = where.root / wheel_install.WHEELS.relative_to("/")
         shutil.copytree(requirements, wheels, dirs_exist_ok=True)
         absent = wheel_install.fetch_requirements(ctx, arch, where, wheel, wheel_install.arch_root_glibc(arch, root))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes, Tool
 from crosslane.guest.sysroot import find as find_sysroot
@@ -91,5 +90,5 @@ def cpu_profiles(probes: Probes, subject: Subject) -> Outcome:
         return Outcome(Verdict.FAIL, f"qemu {version} rejects " + "; ".join(rejected),
                        f"fix arches.{arch}.profiles in versions.toml for qemu {version} (property names differ "
                        "between qemu versions, e.g. zvfh)")
-    return Outcome(Verdict.PASS, f"qemu {version} ({info(arch).qemu_binary}) runs every profile: "
+    return Outcome(Verdict.PASS, f"qemu {version} ({probes.qemu(arch).path}) runs every profile: "
                    + ", ".join(results))
