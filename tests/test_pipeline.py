@@ -171,6 +171,7 @@ def test_sysroot_dry_run_touches_nothing(cfg: Config, tmp_path: Path, monkeypatc
     rows = pipeline.sysroots(ctx, [Arch.ARM64])
     assert rows[0].verdict is Verdict.PASS
     assert any("apt-get" in c for c in ctx.runner.commands)
+    assert any("mmdebstrap" in " ".join(c) for c in ctx.runner.commands)  # and arm64's qemu-user tool root
     assert list(tmp_path.rglob("*.deb")) == []
     assert not sysroot.sysroot_path(cfg.sysroot, Arch.ARM64).exists()
 

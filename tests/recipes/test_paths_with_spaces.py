@@ -21,7 +21,8 @@ def test_a_cache_and_build_folder_with_spaces(tmp_path: Path, sysroots: object, 
     real = cache_dir()
     cache = tmp_path / "my cache (user's)"
     cache.mkdir()
-    for shared in ("sysroots", "buildtools", "probes"):  # what a build reads, reached through the spaced path
+    # What a build reads, reached through the spaced path.
+    for shared in ("sysroots", "toolroots", "buildtools", "probes"):
         (cache / shared).symlink_to(real / shared)
     build = tmp_path / "build folder"
     env = {**os.environ, "CROSSLANE_CACHE": str(cache), "CROSSLANE_BUILD_DIR": str(build)}

@@ -30,13 +30,15 @@ def for_arch(runner: Runner, config: Config, arch: Arch) -> str:
     return from_toolroot(root.path, name, arch)
 
 
-def ensure_emulator(runner: Runner, config: Config, arch: Arch) -> str | None:
-    """Make the tool root arches.<arch>.emulator names (None: the arch runs under the host's qemu)."""
+def ensure_emulator(runner: Runner, config: Config, arch: Arch) -> None:
+    """Make the tool root arches.<arch>.emulator names, if any, and check it holds the arch's qemu-user (a dry run
+    only names the mmdebstrap command)."""
     name = config.arches[arch].emulator
     if name is None:
-        return None
+        return
     toolroot.ensure(runner, config.toolroots[name])
-    return for_arch(runner, config, arch)
+    if not runner.dry_run:
+        for_arch(runner, config, arch)
 
 
 def _tool_name(arch: Arch) -> str:
