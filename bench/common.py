@@ -7,6 +7,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,17 +55,20 @@ def run(argv: Sequence[str | Path], env: dict[str, str] | None = None, cwd: Path
 
 def run_bounded(argv: Sequence[str], env: dict[str, str], cwd: Path, limit: float | None) -> bool:
     """Run *argv* in its own process group; False when *limit* (wall seconds) killed the whole group first (make's
-    children too). A non-zero exit is an error naming the command."""
-    with subprocess.Popen(list(argv), cwd=cwd, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, start_new_session=True) as process:
+    children too). A non-zero exit is an error naming the command and its last lines of output."""
+    with tempfile.TemporaryFile() as output, subprocess.Popen(
+            list(argv), cwd=cwd, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT,
+            start_new_session=True) as process:
         try:
             code = process.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             return False
-    if code != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} exited {code}")
+        if code != 0:
+            output.seek(max(output.seek(0, os.SEEK_END) - 4096, 0))
+            tail = output.read().decode(errors="replace").strip().splitlines()[-4:]
+            raise RuntimeError(f"{' '.join(argv[:4])} exited {code}: {' | '.join(tail)}")
     return True
 
 

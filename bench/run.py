@@ -23,8 +23,8 @@ def main(names: list[str]) -> int:
         try:
             measures = importlib.import_module(name).run_bench()
         # A bench whose tool fails is a failed measurement with its reason, whatever raised it (a crosslane
-        # error, a tool's exit status, a missing build); the others still run.
-        except Exception as exc:
+        # error, a tool's exit status, a missing build, a SystemExit naming what is not staged); the others still run.
+        except (Exception, SystemExit) as exc:
             what = f"exit {exc.returncode}: {' '.join(map(str, exc.cmd))[:300]}" \
                 if isinstance(exc, subprocess.CalledProcessError) else f"{type(exc).__name__}: {exc}"
             print(f"   FAILED measurement ({name}): {what}", flush=True)

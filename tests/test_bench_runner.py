@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ def test_a_failing_bench_is_a_failed_measurement_not_a_traceback(tmp_path: Path,
     (tmp_path / "bench_aaa_boom.py").write_text(
         "from crosslane.errors import StepFailed\n"
         "def run_bench():\n    raise StepFailed('debootstrap --foreign failed', fix='see its log')\n")
+    (tmp_path / "bench_mmm_exit.py").write_text(
+        "def run_bench():\n    raise SystemExit('executorch is not staged: invoke sources')\n")
     (tmp_path / "bench_zzz_fine.py").write_text(
         "from common import Measure\n"
         "def run_bench():\n    return [Measure('fine', 1.0, 2.0, 's', '<= 1')]\n")
@@ -29,7 +32,25 @@ def test_a_failing_bench_is_a_failed_measurement_not_a_traceback(tmp_path: Path,
     assert runner.main([]) == 1
     out = capsys.readouterr().out
     assert "FAILED measurement (bench_aaa_boom): StepFailed: debootstrap --foreign failed" in out
-    assert "fine: 1.000s vs 2.000s ratio 0.500" in out  # the bench after it still ran
+    assert "FAILED measurement (bench_mmm_exit): SystemExit: executorch is not staged: invoke sources" in out
+    assert "fine: 1.000s vs 2.000s ratio 0.500" in out  # the benches after them still ran
     assert "Traceback" not in out
-    for name in ("bench_aaa_boom", "bench_zzz_fine"):
+    for name in ("bench_aaa_boom", "bench_mmm_exit", "bench_zzz_fine"):
         sys.modules.pop(name, None)
+
+
+@pytest.mark.spawns
+def test_a_bounded_command_that_fails_names_its_last_lines_and_one_too_slow_is_killed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import common
+
+    failing = ["sh", "-c", "echo step 1; echo 'cmake: no preset riscv64-linux' >&2; exit 3"]
+    with pytest.raises(RuntimeError, match=r"sh -c .* exited 3: step 1 \| cmake: no preset riscv64-linux"):
+        common.run_bounded(failing, {}, tmp_path, None)
+    marker = tmp_path / "survived"
+    slow = ["sh", "-c", f"(sleep 2; touch {marker}) & sleep 30"]
+    assert common.run_bounded(slow, {}, tmp_path, 0.5) is False
+    assert common.run_bounded(["true"], {}, tmp_path, 5) is True
+    time.sleep(2.5)
+    assert not marker.exists()  # the whole group was killed, its background child too
