@@ -70,7 +70,9 @@ class Attempt:
         if self.result.timed_out:
             return f"timed out after {self.timeout:.0f}s {where}"
         if sentinel.crash_reason(self.result.returncode):
-            return f"{info(self.arch).qemu_binary} {self.outcome.reason} {where}"
+            # The qemu that ran it (the arch's: the host's, or a tool root's), as the command line names it.
+            emulator = Path(self.result.argv[0]).name if self.result.argv else info(self.arch).qemu_binary
+            return f"{emulator} {self.outcome.reason} {where}"
         if self.outcome.verdict is Verdict.PASS:
             return summary(self.outcome.detail)
         return self.outcome.reason
