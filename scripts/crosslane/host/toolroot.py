@@ -75,12 +75,13 @@ USERNS_SYSCTLS = ("/proc/sys/kernel/unprivileged_userns_clone",
 def entry_mode(runner: Runner) -> EntryMode | None:
     """How this host lets crosslane enter a root: as root (a private mount namespace), through an unprivileged
     user namespace, or (None) not at all. Probed by running `true` each way; a mode that worked is kept in the probe
-    cache under the user, the unshare binary and the kernel's namespace settings of this boot (None is probed
-    again each time)."""
+    cache under the user and its capabilities, the unshare binary and the kernel's namespace settings of this boot
+    (None is probed again each time)."""
     unshare = runner.find("unshare")
     if unshare is None:
         return None
     key: dict[str, object] = {"unshare": probecache.identity(unshare), "uid": os.getuid(),
+                              "capabilities": _effective_capabilities(),
                               "sysctls": [_read(Path(p)) for p in USERNS_SYSCTLS]}
     cached = probecache.read_cached("entry-mode", key)
     if cached in ("root", "userns"):
@@ -89,6 +90,14 @@ def entry_mode(runner: Runner) -> EntryMode | None:
     if mode is not None and not runner.dry_run:
         probecache.write_cached("entry-mode", key, mode)
     return mode
+
+
+def _effective_capabilities() -> str | None:
+    # root in a container without CAP_SYS_ADMIN shares the uid and the kernel with one that has it.
+    for line in (_read(Path("/proc/self/status")) or "").splitlines():
+        if line.startswith("CapEff:"):
+            return line.split(":", 1)[1].strip()
+    return None
 
 
 def _read(path: Path) -> str | None:
