@@ -78,13 +78,14 @@ def build_measure() -> Measure:
         raise SystemExit(f"{component} is not staged: invoke sources --arch riscv64 --component {component}")
     python = hostenv.ensure(Runner(Log(io.StringIO())), cfg.hostenvs["executorch"], cache_dir() / "hostenvs",
                             offline=False)
-    cmake = next(cache_dir().glob(f"buildtools/cmake-{cfg.tools.cmake}-*/bin/cmake"))
+    cmake = next(cache_dir().glob(f"buildtools/cmake-{cfg.tools.cmake}-*/cmake/data/bin/cmake"))
     with tempfile.TemporaryDirectory(prefix="crosslane-bench-et-") as tmp:
         ours, theirs = Path(tmp) / "ours", Path(tmp) / "executorch"
         env = {**COLD, "CROSSLANE_BUILD_DIR": str(ours)}
         cold = timed(lambda: invoke("build", "--arch", "riscv64", "--component", component, env=env))
         run(["cp", "-a", str(staged), str(theirs)])
-        path = f"{python.parent}:{cmake.parent}:{os.environ['PATH']}"
+        # The binaries themselves: bin/cmake of the pinned tools is pip's wrapper, bound to another venv's Python.
+        path = f"{python.parent}:{cmake.parent}:{cmake.parents[3] / 'bin'}:{os.environ['PATH']}"
         upstream, finished = timed_bounded(
             ["bash", str(theirs / "examples/riscv/run.sh"), "--model=add", "--build_only",
              f"--build_dir={tmp}/cmake-out-riscv", f"--output_dir={tmp}/riscv_test"],

@@ -61,8 +61,9 @@ def upstream_job(tmp: Path) -> tuple[float, float, bool]:
     more, _ = cpu_of([str(venv / "bin/pip"), "install", "-q", *cfg.hostenvs["executorch"]], {}, tmp)
     tree = tmp / "executorch"
     subprocess.run(["cp", "-a", str(staged), str(tree)], check=True)
-    cmake = next(cache_dir().glob(f"buildtools/cmake-{cfg.tools.cmake}-*/bin/cmake"))
-    path = f"{venv / 'bin'}:{cmake.parent}:{os.environ['PATH']}"
+    cmake = next(cache_dir().glob(f"buildtools/cmake-{cfg.tools.cmake}-*/cmake/data/bin/cmake"))
+    # The binaries themselves: bin/cmake of the pinned tools is pip's wrapper, bound to another venv's Python.
+    path = f"{venv / 'bin'}:{cmake.parent}:{cmake.parents[3] / 'bin'}:{os.environ['PATH']}"
     run, finished = cpu_of(["bash", str(tree / "examples/riscv/run.sh"), "--model=add",
                             f"--build_dir={tmp}/cmake-out-riscv", f"--output_dir={tmp}/riscv_test"],
                            {"CCACHE_DISABLE": "1", "PATH": path, "QEMU_CPU": "rv64,v=false"}, tree, UPSTREAM_LIMIT)
