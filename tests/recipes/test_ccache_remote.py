@@ -10,10 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,29 +27,16 @@ REPO = Path(__file__).resolve().parents[2]
 INVOKE = Path(sys.executable).parent / "invoke"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+sys.path.insert(0, str(REPO / "bench"))  # the bench's server helper: one way to start and stop it
+from bench_ccache_remote import free_port, redis_server  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
     if shutil.which("redis-server") is None:
         hostsetup.install(Runner(Log()), ("redis-server",))  # Debian's, as a team would run it
-    port = free_port()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with redis_server() as url:
+        yield url
 
 
 def runner_build(tmp_path: Path, name: str, url: str) -> tuple[dict[str, int], float, str]:
