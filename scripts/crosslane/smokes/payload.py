@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crosslane import archs
-from crosslane.archs import Arch, info
+from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
 from crosslane.report import Check, Row, Verdict
@@ -71,8 +71,7 @@ class Attempt:
             return f"timed out after {self.timeout:.0f}s {where}"
         if sentinel.crash_reason(self.result.returncode):
             # The qemu that ran it (the arch's: the host's, or a tool root's), as the command line names it.
-            emulator = Path(self.result.argv[0]).name if self.result.argv else info(self.arch).qemu_binary
-            return f"{emulator} {self.outcome.reason} {where}"
+            return f"{Path(self.result.argv[0]).name} {self.outcome.reason} {where}"
         if self.outcome.verdict is Verdict.PASS:
             return summary(self.outcome.detail)
         return self.outcome.reason
