@@ -185,6 +185,8 @@ def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bo
 def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bool = False, json: str = "",
            config: str = "") -> None:
     """Run the artifact gates (ELF arch, wheel, EXT_SUFFIX, DT_NEEDED) on wheels, folders and ELF files."""
+    from crosslane import wheelzip
+    wheelzip.start(path)  # the wheels' unpack runs while the gates' modules and the configuration load
     from crosslane.cli import gate_tasks
     _run(gate_tasks.verify(arch, path, staging, c.remainder), debug=debug, json=json, config=config)
 

@@ -4,7 +4,7 @@ ExecuTorch's own driver, `examples/riscv/run.sh --model=add --build_only` (its A
 GCC cross build of the runner), both with ccache off (~15 minutes; goal <= 1.0x).
 
 Needs the runners built (nox -s build-riscv64-executorch-xnnpack); the build half runs only with
-CROSSLANE_BENCH_COLD=1. run.sh runs in a copy of the staged source (it writes into its tree, as users run it
+CROSSLANE_BENCH_COLD=executorch. run.sh runs in a copy of the staged source (it writes into its tree, as users run it
 in their checkout); making the copy is not timed, while crosslane's own source copy is part of its time.
 """
 
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, Measure, invoke, run, run_bounded, timed
+from common import ROOT, Measure, cold, invoke, run, run_bounded, timed
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -97,6 +97,6 @@ def build_measure() -> Measure:
 
 def run_bench() -> list[Measure]:
     measures = [m for m in (matrix_measure(),) if m is not None]
-    if os.environ.get("CROSSLANE_BENCH_COLD") == "1":
+    if cold("executorch"):
         measures.append(build_measure())
     return measures

@@ -2,7 +2,7 @@
 for both), a no-op rebuild against the cold build, and tier-4 generate() tokens per second per arch and CPU
 profile under qemu-user (against amd64's, also under qemu; no goal yet).
 
-The build half runs only with CROSSLANE_BENCH_COLD=1 (the sources staged; ~2 x 8 minutes on 2 cores): one wheel
+The build half runs only with CROSSLANE_BENCH_COLD=by-hand (the sources staged; ~2 x 12 minutes on 2 cores): one wheel
 build (cp314) each way, file caches dropped before each, the order alternating across runs, and the split printed
 (crosslane's phases from its stamp, the by-hand commands' own). The smoke half needs the lanes built.
 """
@@ -19,7 +19,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from common import BIN, ROOT, Measure, invoke, median_of, run, timed
+from common import BIN, ROOT, Measure, cold, invoke, median_of, opt_in, run, timed
 
 COMPONENT = "onnxruntime-genai"
 COLD = {"CCACHE_DISABLE": "1", "CROSSLANE_OFFLINE": "1"}
@@ -167,9 +167,9 @@ def rates(arch: str) -> dict[str, float]:
     wheels = sorted((ROOT / "build" / arch / COMPONENT / "install").rglob("*-cp314-*.whl"))
     given = ["--wheel", str(wheels[0])] if wheels else []
     arch_cfg = config.load(ROOT / "versions.toml").arches[Arch(arch)]
-    # Every profile with CROSSLANE_BENCH_COLD=1 (~2 minutes of qemu each); by default the arch's default one, so
+    # Every profile with CROSSLANE_BENCH_COLD=profiles (~2 minutes of qemu each); by default the arch's default one, so
     # the default `nox -s bench` stays within its 15 minutes.
-    every = os.environ.get("CROSSLANE_BENCH_COLD") == "1"
+    every = cold("profiles")
     for profile in arch_cfg.profiles if every else [arch_cfg.profile(arch_cfg.default_profile)]:
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "smoke.json"
@@ -206,15 +206,15 @@ def ninja_spans(log: Path) -> tuple[float, float]:
 
 def guidance_measures() -> list[Measure]:
     """The Rust part's share of the guidance build (from the built tree's ninja log), and with
-    CROSSLANE_BENCH_COLD=1 a cold build with guidance against one without (ccache off, ~2 x 25 minutes)."""
+    CROSSLANE_BENCH_COLD=guidance a cold build with guidance against one without (ccache off, ~2 x 25 minutes)."""
     log = ROOT / "build" / "riscv64" / COMPONENT / "build" / ".ninja_log"
     measures = []
     if log.is_file():
         cargo, whole = ninja_spans(log)
         measures.append(Measure("genai riscv64 build: its cargo edges (llguidance) vs the whole build (.ninja_log)",
                                 cargo, whole, "s", "reported: the Rust part's share"))
-    if os.environ.get("CROSSLANE_BENCH_COLD") != "1":
-        print("   (cold build with vs without guidance: set CROSSLANE_BENCH_COLD=1, ~50 minutes)")
+    if not cold("guidance"):
+        print(opt_in("guidance", "cold build with vs without guidance", 50))
         return measures
     # Beside versions.toml, so its tree sources' paths read the same (a config's paths are relative to its folder).
     off = ROOT / ".versions-without-guidance.toml"
@@ -242,8 +242,8 @@ def guidance_measures() -> list[Measure]:
 
 def run_bench() -> list[Measure]:
     measures: list[Measure] = guidance_measures()
-    if os.environ.get("CROSSLANE_BENCH_COLD") != "1":
-        print("   (cold build vs by hand: set CROSSLANE_BENCH_COLD=1, ~2 x 8 minutes on 2 cores)")
+    if not cold("by-hand"):
+        print(opt_in("by-hand", "cold build vs by hand", 25))
     else:
         measures += build_measures()
     found = rates("amd64")

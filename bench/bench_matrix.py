@@ -2,7 +2,7 @@
 runner before its runs) against crosslane's (three runners built once, then every case on every profile), in
 CPU-minutes (user + system of every process, from getrusage of the children).
 
-Only with CROSSLANE_BENCH_COLD=1 (the sources staged; ~45 minutes on 2 cores): builds are cold (ccache off).
+Only with CROSSLANE_BENCH_COLD=matrix (the sources staged; ~45 minutes on 2 cores): builds are cold (ccache off).
 - upstream, one job measured here: setup (a fresh venv with the pinned torch and executorch wheels from the pip
   cache; upstream's install_executorch builds the package from source, so this is a lower bound), then
   examples/riscv/run.sh --model=add (its export, its preset's GCC cross build of the runner, one qemu run),
@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import BIN, ROOT, Measure, run_bounded
+from common import BIN, ROOT, Measure, cold, opt_in, run_bounded
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -80,8 +80,8 @@ def crosslane_matrix(tmp: Path) -> tuple[float, float]:
 
 
 def run_bench() -> list[Measure]:
-    if os.environ.get("CROSSLANE_BENCH_COLD") != "1":
-        print("   (matrix cost, upstream's 17 jobs vs crosslane's matrix: set CROSSLANE_BENCH_COLD=1, ~45 minutes)")
+    if not cold("matrix"):
+        print(opt_in("matrix", "matrix cost, upstream's 17 jobs vs crosslane's matrix", 45))
         return []
     with tempfile.TemporaryDirectory(prefix="crosslane-bench-matrix-") as tmp:
         started = time.perf_counter()

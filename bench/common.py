@@ -15,6 +15,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+# The lane-sized measurements, each opt-in (CROSSLANE_BENCH_COLD=1 for all of them, or a comma list of these names).
+COLD_PARTS = ("lanes", "guidance", "by-hand", "profiles", "matrix", "executorch")
+
+
+def cold(part: str) -> bool:
+    """Whether the lane-sized measurement `part` runs in this bench run (CROSSLANE_BENCH_COLD)."""
+    assert part in COLD_PARTS, part
+    wanted = {w.strip() for w in os.environ.get("CROSSLANE_BENCH_COLD", "").split(",")}
+    return "1" in wanted or "all" in wanted or part in wanted
+
+
+def opt_in(part: str, what: str, minutes: int) -> str:
+    return f"   ({what}: set CROSSLANE_BENCH_COLD={part} (or 1 for every lane-sized part), ~{minutes} minutes)"
 
 
 @dataclass(frozen=True)

@@ -8,26 +8,26 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, buildreport, locks, plan, recipes, report, smokes, stamps
+from crosslane import atomic, buildreport, locks, plan, recipes, report, stamps
 from crosslane.archs import Arch
 from crosslane.config import PinnedSource
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.features.probes import Probes
-from crosslane.gates import compiled, provenance
 from crosslane.guest import sysroot as sysroot_mod
-from crosslane.host import buildtools, hostsetup
 from crosslane.plan import RunPlan
-from crosslane.policy import floors, lanes
+from crosslane.policy import lanes
 from crosslane.preflight import doctor
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
-from crosslane.sources import pinned, worktree
+from crosslane.sources import worktree
 
 
 def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None = None, *,
           extra: Sequence[str] = (), label: str = "") -> list[Row]:
     """Host packages (with *extra* ones, e.g. mmdebstrap for a tool root) and the pinned build tools."""
+    from crosslane.host import buildtools, hostsetup
+
     label = label or ",".join(arches)
     with ctx.log.group(f"setup: host packages and build tools for {label}"):
         wanted = (*hostsetup.packages_needed(ctx.config, arches, components), *extra)
@@ -130,7 +130,8 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], bui
 
 def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: Sequence[Path],
           builds: Sequence[Path] = ()) -> list[Row]:
-    from crosslane.gates import verify  # its wheel and policy modules: not a build's no-op
+    # The gates' modules (ELF, wheel, policy) are not a no-op's: an up-to-date build reads the verdicts kept.
+    from crosslane.gates import compiled, verify
 
     found = verify.run(ctx, arch, list(paths), staging)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
@@ -153,6 +154,8 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
 def build_provenance(ctx: Context, name: str, arch: Arch, builds: Sequence[Path] = ()) -> list[Row]:
     """versions.toml's `provenance`: in every build tree (default: the component's build/), each CMake cache
     variable points into its dependency's install folder, and no downloaded ONNX Runtime lies in the tree."""
+    from crosslane.gates import provenance
+
     component = ctx.config.components[name]
     if not component.provenance:
         return []
@@ -171,6 +174,8 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
 
 
 def smoke(ctx: Context, job: RunPlan) -> list[Row]:
+    from crosslane import smokes
+
     rows: list[Row] = []
     arch, chosen = job.arch, job.profiles
     for name in job.smokes:
@@ -197,6 +202,8 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Ro
 
 def run(ctx: Context, job: RunPlan) -> list[Row]:
     """Execute *job*; with --dry-run, show it and touch nothing."""
+    from crosslane.policy import floors
+
     arch = job.arch
     ctx.log.info("\n".join(f"plan: {line}" for line in job.describe()))
     if ctx.runner.dry_run:
@@ -257,6 +264,8 @@ def run_baremetal(ctx: Context, name: str, cases: Sequence[str] = ()) -> list[Ro
 def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     """`invoke sources`: every pinned source the arch's job needs (each component's own and its FetchContent
     dependencies), fetched and verified into the cache, so a later build needs no network (CROSSLANE_OFFLINE=1)."""
+    from crosslane.sources import pinned
+
     wanted: list[tuple[str, str, Sequence[PinnedSource]]] = []
     for name in plan.components_for(ctx.config, arch, names):
         component = ctx.config.components[name]

@@ -9,7 +9,6 @@ a plugin) extends one with `with_entry` and hands it to `config.parse`.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +17,8 @@ from types import MappingProxyType
 
 def suggestion(value: str, known: list[str] | tuple[str, ...]) -> str:
     """"; did you mean 'x'?" for a near miss, else " (known: a, b)": appended to an unknown-name error."""
+    import difflib  # only on the error path
+
     hint = difflib.get_close_matches(value, list(known), n=1)
     return f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(known) or 'none'})"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from crosslane import wheelzip
 from crosslane.archs import Arch
 from crosslane.cli import commands, gate_tasks
 from crosslane.errors import VerdictFailed
@@ -88,7 +89,7 @@ def test_hostile_wheel_exits_1_without_traceback(sandbox: Path, case: str, repo:
 
 def test_total_size_bound(sandbox: Path) -> None:
     wheel = make_wheel(sandbox / "in", GOOD_NAME, {"demo/a.bin": bytes(4096), "demo/b.bin": bytes(4096)})
-    rows = gate.verify_wheel(wheel, Arch.RISCV64, limits=gate.Limits(max_total_bytes=6000))
+    rows = gate.verify_wheel(wheel, Arch.RISCV64, limits=wheelzip.Limits(max_total_bytes=6000))
     assert [r.reason.split(": ")[1] for r in fails(rows)] == ["bomb"]
 
 

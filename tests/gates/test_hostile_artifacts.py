@@ -119,6 +119,28 @@ def test_corrupt_wheels_never_raise(tmp_path: Path) -> None:
         shutil.rmtree(path.parent)
 
 
+def test_corrupt_wheels_are_judged_alike_by_the_early_unpack(tmp_path: Path) -> None:
+    """`invoke verify` begins the unpack in a child (wheelzip.start): every mutation gets the rows it gets without."""
+    import random
+
+    from crosslane import wheelzip
+
+    good = make_wheel(tmp_path / "good.whl", {"demo/__init__.py": b"print('hi')\n" * 50, "demo/x.so": b"\x7fELF" * 40})
+    data = good.read_bytes()
+    rng = random.Random(20261202)
+    for index in range(40 * ROUNDS):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        path = tmp_path / f"m{index}" / NAME
+        path.parent.mkdir()
+        path.write_bytes(bytes(mutated))
+        direct = wheel_gate.verify_wheel(path, Arch.RISCV64)
+        wheelzip.start([path])
+        assert wheel_gate.verify_wheel(path, Arch.RISCV64) == direct, index
+        shutil.rmtree(path.parent)
+
+
 def test_corrupt_elf_files_never_raise(tmp_path: Path) -> None:
     import random
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from crosslane import wheelzip
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
@@ -68,7 +69,7 @@ def _scan_wheel(wheel: Path, arch: Arch, sysroot_path: Path | None, staging: Seq
 
 
 def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, python_version: str | None,
-           staging: Sequence[Path] = (), limits: wheel_gate.Limits | None = None) -> list[Row]:
+           staging: Sequence[Path] = (), limits: wheelzip.Limits | None = None) -> list[Row]:
     """Rows for every check on *paths*; *staging*: install prefixes searched for DT_NEEDED too."""
     if not paths:
         raise UsageError("verify: no PATH given; pass wheels, folders or ELF files")

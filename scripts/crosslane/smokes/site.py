@@ -32,12 +32,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from crosslane import wheelzip
 from crosslane.archs import Arch, info
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import prune
-from crosslane.gates import wheel as wheel_gate
 from crosslane.guest import cpython
 from crosslane.guest.sysroot import Sysroot
 from crosslane.recipes.provided import package_version
@@ -145,7 +145,7 @@ def unpack(wheel: Path, site: Path) -> None:
     """
     try:
         with zipfile.ZipFile(wheel) as archive:
-            wheel_gate.plan(archive, wheel_gate.Limits())
+            wheelzip.plan(archive, wheelzip.Limits())
         folder = site.parent
         scheme = {"purelib": site, "platlib": site, "headers": folder / "include", "scripts": folder / "bin",
                   "data": folder / "data"}
@@ -157,7 +157,7 @@ def unpack(wheel: Path, site: Path) -> None:
             installer.install(source, destination, additional_metadata={"INSTALLER": b"crosslane\n"})
     except (OSError, zipfile.BadZipFile, zlib.error) as exc:
         raise UsageError(f"{wheel}: not a readable wheel ({exc})", fix="delete it and download it again") from None
-    except wheel_gate.UnsafeWheel as exc:
+    except wheelzip.UnsafeWheel as exc:
         raise UsageError(f"{wheel}: refused to unpack ({exc})", fix="the wheel is hostile or broken") from None
     # configparser.Error / AssertionError: a malformed entry_points.txt, which installer parses as it installs.
     except (InstallerError, ValueError, configparser.Error, AssertionError) as exc:

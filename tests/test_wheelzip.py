@@ -1,0 +1,132 @@
+"""wheelzip: the unpack begun in a forked child gives what the unpack in process gives, or is not used."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from crosslane import wheelzip
+from crosslane_helpers import REPO
+
+NAME = "demo-1.0-cp314-cp314-linux_riscv64.whl"
+
+
+def make_wheel(path: Path, members: dict[str, bytes], record: str = "") -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+        archive.writestr("demo-1.0.dist-info/RECORD", record)
+    return path
+
+
+def record_line(name: str, data: bytes) -> str:
+    return f"{name},sha256={wheelzip.record_hash(hashlib.sha256(data).digest())},{len(data)}\n"
+
+
+# Several chunks (CHUNK is 1 MiB): the writer thread's pipeline is crossed, and incompressible, so no bomb.
+BIG = os.urandom(3 * wheelzip.CHUNK + 12345)
+
+
+def test_the_child_unpacks_what_the_process_would(tmp_path: Path) -> None:
+    members = {"demo/__init__.py": b"x = 1\n", "demo/big.so": BIG}
+    wheel = make_wheel(tmp_path / NAME, members, record_line("demo/__init__.py", b"x = 2\n"))
+    wheelzip.start([wheel])
+    early = wheelzip._EARLY[wheel.absolute()]
+    got = wheelzip.take(wheel, wheelzip.Limits())
+    with pytest.raises(ChildProcessError):
+        os.waitpid(early.pid, os.WNOHANG)  # reaped by take()
+    direct = wheelzip.unpack_checked(wheel, wheelzip.Limits())
+    with got.folder as ours, direct.folder:
+        assert Path(ours).resolve() == Path(early.folder.name).resolve()  # the child's folder, not a new one
+        assert (Path(ours) / "demo/big.so").read_bytes() == BIG
+        assert got.hashes == direct.hashes
+        assert got.hashes["demo/big.so"] == wheelzip.record_hash(hashlib.sha256(BIG).digest())
+        assert got.problems == direct.problems
+        assert any("demo/__init__.py: RECORD says sha256=" in p for p in got.problems)
+    assert not Path(early.folder.name).exists()
+
+
+def test_a_wheel_changed_after_the_start_is_unpacked_again(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / NAME, {"demo/a.py": b"old\n"})
+    wheelzip.start([wheel])
+    stale = wheelzip._EARLY[wheel.absolute()].folder.name
+    make_wheel(tmp_path / NAME, {"demo/a.py": b"new, and longer\n"})
+    got = wheelzip.take(wheel, wheelzip.Limits())
+    with got.folder as folder:
+        assert (Path(folder) / "demo/a.py").read_bytes() == b"new, and longer\n"
+    assert not Path(stale).exists()
+
+
+def test_other_limits_than_the_childs_are_applied_in_process(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / NAME, {"demo/big.so": BIG})
+    wheelzip.start([wheel])
+    with pytest.raises(wheelzip.UnsafeWheel, match="bomb: unpacks to more than 1000 bytes"):
+        wheelzip.take(wheel, wheelzip.Limits(max_total_bytes=1000))
+    assert not wheelzip._EARLY
+
+
+@pytest.mark.parametrize(("data", "error"), [
+    (b"PK\x03\x04 not a zip at all", zipfile.BadZipFile),
+    (None, wheelzip.UnsafeWheel),
+])
+def test_the_childs_defect_is_raised_as_the_same_error(tmp_path: Path, data: bytes | None,
+                                                       error: type[Exception]) -> None:
+    wheel = tmp_path / NAME
+    if data is None:
+        with zipfile.ZipFile(wheel, "w") as archive:
+            archive.writestr("../escape.py", b"")
+    else:
+        wheel.write_bytes(data)
+    with pytest.raises(error) as direct:
+        wheelzip.unpack_checked(wheel, wheelzip.Limits())
+    wheelzip.start([wheel])
+    with pytest.raises(error) as early:
+        wheelzip.take(wheel, wheelzip.Limits())
+    assert str(early.value) == str(direct.value)
+
+
+def test_anything_else_the_child_meets_is_met_again_in_process(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    wheel = make_wheel(tmp_path / NAME, {"demo/a.py": b"a\n"})
+    parent, real = os.getpid(), wheelzip._unpack_into
+
+    def only_the_child_fails(*args: object) -> object:
+        if os.getpid() != parent:
+            raise KeyError("a defect of crosslane's, not of the zip")
+        return real(*args)  # type: ignore[arg-type]
+    monkeypatch.setattr(wheelzip, "_unpack_into", only_the_child_fails)
+    wheelzip.start([wheel])
+    stale = wheelzip._EARLY[wheel.absolute()].folder.name
+    got = wheelzip.take(wheel, wheelzip.Limits())
+    with got.folder as folder:
+        assert (Path(folder) / "demo/a.py").read_bytes() == b"a\n"
+        assert Path(folder).resolve() != Path(stale).resolve()
+    assert not Path(stale).exists()
+
+
+def test_only_regular_wheel_files_start(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.whl")
+    (tmp_path / "folder.whl").mkdir()
+    wheelzip.start([tmp_path / "pipe.whl", tmp_path / "folder.whl", tmp_path / "absent.whl",
+                    make_wheel(tmp_path / "demo-1.0-py3-none-any.zip", {})])
+    assert not wheelzip._EARLY
+
+
+@pytest.mark.spawns
+def test_a_command_that_stops_before_take_leaves_no_folder_and_no_child(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / NAME, {"demo/big.so": BIG})
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    program = ("import sys; from pathlib import Path; from crosslane import wheelzip; wheelzip.start([sys.argv[1]]); "
+               "print(wheelzip._EARLY[Path(sys.argv[1]).absolute()].pid)")
+    done = subprocess.run([sys.executable, "-c", program, str(wheel)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(REPO / "scripts")}, check=True)
+    pid = int(done.stdout)
+    assert not list(temp.iterdir())
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
