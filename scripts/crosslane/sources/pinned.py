@@ -39,7 +39,6 @@ from crosslane.config import (
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
-from crosslane.sources import gitexport, safe_extract
 
 FETCH_TIMEOUT = 1800.0
 OFFLINE_ENV = "CROSSLANE_OFFLINE"
@@ -246,7 +245,7 @@ def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootS
 
 
 def fetch_git(runner: Runner, spec: GitSource, work: Path) -> Path:
-    from crosslane.sources import net
+    from crosslane.sources import gitexport, net, safe_extract  # a staging's modules: not a cached lookup's
 
     tree = work / "tree"
     tree.mkdir()
@@ -333,6 +332,8 @@ def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
 def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dict[str, str]) -> None:
     """Each listed submodule exported into *tree* at its gitlink's commit from its own mirror (the URL from
     .gitmodules through CROSSLANE_GIT_MIRROR), shallowest first so nested ones find their parent."""
+    from crosslane.sources import gitexport
+
     urls = gitmodules(tree, spec.url)
     substitutes = {path: (commit, reason) for path, commit, reason in spec.substitutes}
     for path in sorted(spec.submodules, key=lambda p: p.count("/")):
@@ -358,7 +359,7 @@ def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dic
 
 
 def fetch_archive(spec: ArchiveSource, work: Path) -> Path:
-    from crosslane.sources import net
+    from crosslane.sources import net, safe_extract
 
     download = work / "download"
     actual = net.download(spec.url, download)
@@ -370,7 +371,7 @@ def fetch_archive(spec: ArchiveSource, work: Path) -> Path:
 
 
 def fetch_debian(runner: Runner, spec: DebianSource, work: Path, defaults: SysrootSpec) -> Path:
-    from crosslane.sources import debsrc
+    from crosslane.sources import debsrc, safe_extract
 
     origin = debsrc.Origin(spec.package, spec.version, spec.suite or defaults.suite, spec.mirror or defaults.mirror,
                            defaults.keyring)
