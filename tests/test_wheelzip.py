@@ -110,6 +110,16 @@ def test_anything_else_the_child_meets_is_met_again_in_process(tmp_path: Path,
     assert not Path(stale).exists()
 
 
+def test_one_child_for_the_first_wheel_only(tmp_path: Path) -> None:
+    first, second = (make_wheel(tmp_path / f"demo{i}-1.0-cp314-cp314-linux_riscv64.whl", {}) for i in (1, 2))
+    wheelzip.start([tmp_path / "notes.txt", first, second])
+    assert list(wheelzip._EARLY) == [first.absolute()]
+    for wheel in (first, second):
+        with wheelzip.take(wheel, wheelzip.Limits()).folder:
+            pass
+    assert not wheelzip._EARLY
+
+
 def test_only_regular_wheel_files_start(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.whl")
     (tmp_path / "folder.whl").mkdir()

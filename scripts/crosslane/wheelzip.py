@@ -291,14 +291,16 @@ def _child(wheel: Path, folder: Path, pipe: int) -> None:
 
 
 _EARLY: dict[Path, _Early] = {}
+_registered: list[object] = []
 
 
 def start(paths: Sequence[str | Path]) -> None:
-    """Begin unpacking each regular *.whl file among *paths* (default limits) in a child process."""
+    """Begin unpacking the first regular *.whl file among *paths* (default limits) in a child process: the one
+    the imports would keep waiting (one child, so many wheels never sit unpacked in the temporary folder at once)."""
     for name in paths:
         path = Path(name).absolute()
         identity = _identity(path) if path.suffix == ".whl" else None
-        if identity is None or path in _EARLY or not hasattr(os, "fork"):
+        if identity is None or _EARLY or not hasattr(os, "fork"):
             continue
         folder = tempfile.TemporaryDirectory(prefix="crosslane-wheel-")
         read, write = os.pipe()
@@ -307,8 +309,8 @@ def start(paths: Sequence[str | Path]) -> None:
             os.close(read)
             _child(path, Path(folder.name), write)
         os.close(write)
-        if not _EARLY:
-            atexit.register(_discard_all)  # a command that stops before take(): no child or folder outlives it
+        if not _registered:  # a command that stops before take(): no child or folder outlives it
+            _registered.append(atexit.register(_discard_all))
         _EARLY[path] = _Early(identity, folder, pid, read)
 
 
