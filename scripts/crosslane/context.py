@@ -14,7 +14,7 @@ from pathlib import Path
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.errors import MissingPrerequisite
-from crosslane.guest import qemu, sysroot
+from crosslane.guest import cpython, qemu, sysroot
 from crosslane.guest.sysroot import Sysroot
 from crosslane.host import buildtools, toolchains
 from crosslane.log import Log
@@ -38,6 +38,7 @@ class Context:
     _compilers: dict[tuple[str, Arch], toolchains.Compiler] = field(default_factory=dict)
     _sysroots: dict[Arch, Sysroot] = field(default_factory=dict)
     _emulators: dict[Arch, str] = field(default_factory=dict)
+    _pythons: dict[tuple[Arch, str | None], cpython.TargetPython] = field(default_factory=dict)
 
     @property
     def log(self) -> Log:
@@ -74,7 +75,14 @@ class Context:
         found = sysroot.ensure(self.runner, self.config.sysroot, arch)
         qemu.ensure_emulator(self.runner, self.config, arch)  # the guest is its root and the qemu that runs it
         self._sysroots[arch] = found
+        self._pythons.clear()  # what was found in a sysroot made again is found again
         return found
+
+    def target_python(self, arch: Arch, version: str | None = None) -> cpython.TargetPython:
+        """cpython.locate in the arch's sysroot (its system CPython, or *version*), found once per run."""
+        if (arch, version) not in self._pythons:
+            self._pythons[(arch, version)] = cpython.locate(self.sysroot(arch).path, arch, version)
+        return self._pythons[(arch, version)]
 
     def qemu(self, arch: Arch) -> str:
         """The qemu-user *arch*'s programs run under (guest/qemu.for_arch), found once per run."""

@@ -23,7 +23,7 @@ from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.features.probes import Probes
-from crosslane.guest import cpython, guest_root, qemu
+from crosslane.guest import guest_root, qemu
 from crosslane.host import toolroot
 from crosslane.log import Progress
 from crosslane.recipes import Built, cargo_root, cmake_toolchain, crosswire
@@ -72,7 +72,7 @@ def template_values(ctx: Context, arch: Arch, component: Component, python: str 
     deps = {dep: str(ctx.component_dir(arch, dep) / "install") for dep in component.depends}
     values: dict[str, object] = {"sysroot": str(root), "triplet": info(arch).triplet, "arch": arch.value,
                                  "cmake_processor": info(arch).cmake_processor, "deps": deps}
-    found = cpython.locate(root, arch, python)
+    found = ctx.target_python(arch, python)
     values.update(python_include=str(found.include), ext_suffix=found.ext_suffix, python_version=found.version,
                   python_library=str(root / "usr/lib" / info(arch).multiarch / f"libpython{found.version}.so"),
                   python_exe=str(python_wrapper_path(ctx, arch, found.version)))
@@ -219,7 +219,7 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     if rust is not None:
         args = (*args, *rust.cmake_args)
     fc_rows = [dataclasses.replace(r, arch=arch.value) for r in fc_rows]
-    target_python = cpython.locate(root.path, arch, python)
+    target_python = ctx.target_python(arch, python)
     files = {python_wrapper_path(ctx, arch, target_python.version): python_wrapper(default_emulator,
                                                                                  target_python.interpreter),
              **(rust.files if rust else {})}

@@ -32,7 +32,6 @@ from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.errors import StepFailed
 from crosslane.features.probes import Probes
-from crosslane.guest import cpython
 from crosslane.recipes import Built, cmake
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources.worktree import Prepared
@@ -186,7 +185,7 @@ class CMakeWheelRecipe:
 
     def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
             force: bool) -> Built:
-        default = cpython.locate(ctx.sysroot(arch).path, arch).version
+        default = ctx.target_python(arch).version
         versions = component.wheel.pythons or (default,)
         known = component.wheel.identifiers(arch, default)
         wanted = patterns(ctx)
