@@ -16,15 +16,19 @@ written twice).
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from crosslane.archs import CONTROL_ARCH
 from crosslane.config.reader import Table
 from crosslane.registry import CONTROLLED_SMOKES, suggestion
 
+# PEP 508's distribution name, and the two forms a requirements list mostly holds: a bare name, name==version with
+# a plain PEP 440 release (pre/post/dev allowed). These are read here; any other form goes to packaging's parser
+# (which every command would otherwise import for these few strings).
+NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+SIMPLE = re.compile(rf"(?P<name>{NAME.pattern})(?:==(?P<version>[0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?"
+                    r"(?:\.post[0-9]+)?(?:\.dev[0-9]+)?))?")
 GROUP_PREFIX = "@"
 ARG_KEYS = ("cmake_args", "arch_cmake_args")
 SOURCE_KEYS = ("source", "source_of", "mirrors")
@@ -151,30 +155,54 @@ def resolve_components(data: dict[str, object], file: str) -> dict[str, object]:
     return {**data, "components": _in_order(data["components"], resolved)}
 
 
+def canonicalize_name(name: str) -> str:
+    """PEP 503's normalized name (packaging.utils.canonicalize_name)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def pinned_requirements(values: tuple[str, ...], pins: Mapping[str, str], where: Table) -> tuple[str, ...]:
     """A requirements list with bare names filled in from [pins]; every entry must end up name==version."""
     result = []
     for index, value in enumerate(values):
-        try:
-            requirement = Requirement(value)
-        except InvalidRequirement as exc:
-            where.fail(index, f"'{value}' is not a requirement ({exc})")
-        name = canonicalize_name(requirement.name)
-        if str(requirement.specifier) == "" and requirement.url is None:
+        simple = SIMPLE.fullmatch(value)
+        if simple is None:
+            result.append(_pinned_by_packaging(index, value, pins, where))
+            continue
+        name = canonicalize_name(simple["name"])
+        if simple["version"] is None:
             if name not in pins:
-                where.fail(index, f"'{value}' has no version: pin it in [pins] ({requirement.name} = \"X.Y\") "
+                where.fail(index, f"'{value}' has no version: pin it in [pins] ({simple['name']} = \"X.Y\") "
                                   "or write name==version")
-            extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
-            marker = f"; {requirement.marker}" if requirement.marker else ""
-            result.append(f"{requirement.name}{extras}=={pins[name]}{marker}")
+            result.append(f"{simple['name']}=={pins[name]}")
             continue
         if name in pins:
-            where.fail(index, f"'{value}': {requirement.name} is pinned in [pins] already; write the bare name")
-        specifiers = list(requirement.specifier)
-        if len(specifiers) != 1 or specifiers[0].operator != "==":
-            where.fail(index, f"'{value}' is not pinned; write name==version so the venv is reproducible")
+            where.fail(index, f"'{value}': {simple['name']} is pinned in [pins] already; write the bare name")
         result.append(value)
     return tuple(result)
+
+
+def _pinned_by_packaging(index: int, value: str, pins: Mapping[str, str], where: Table) -> str:
+    """pinned_requirements for an entry with extras, a marker, a URL or another operator."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        requirement = Requirement(value)
+    except InvalidRequirement as exc:
+        where.fail(index, f"'{value}' is not a requirement ({exc})")
+    name = canonicalize_name(requirement.name)
+    if str(requirement.specifier) == "" and requirement.url is None:
+        if name not in pins:
+            where.fail(index, f"'{value}' has no version: pin it in [pins] ({requirement.name} = \"X.Y\") "
+                              "or write name==version")
+        extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
+        marker = f"; {requirement.marker}" if requirement.marker else ""
+        return f"{requirement.name}{extras}=={pins[name]}{marker}"
+    if name in pins:
+        where.fail(index, f"'{value}': {requirement.name} is pinned in [pins] already; write the bare name")
+    specifiers = list(requirement.specifier)
+    if len(specifiers) != 1 or specifiers[0].operator != "==":
+        where.fail(index, f"'{value}' is not pinned; write name==version so the venv is reproducible")
+    return value
 
 
 def read_pins(data: dict[str, object], file: str) -> dict[str, str]:
@@ -186,11 +214,7 @@ def read_pins(data: dict[str, object], file: str) -> dict[str, str]:
     pins: dict[str, str] = {}
     for name in list(table.keys()):
         version = table.string(name)
-        try:
-            valid = Requirement(name).name == name
-        except InvalidRequirement:
-            valid = False
-        if not valid:
+        if NAME.fullmatch(name) is None:
             table.fail(name, f"'{name}' is not a distribution name (a pin is name = \"version\")")
         if canonicalize_name(name) in pins:
             table.fail(name, f"{name} is pinned twice (names compare case- and separator-insensitively)")
