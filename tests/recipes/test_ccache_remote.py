@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from crosslane.host import hostsetup
-from crosslane.log import Log
-from crosslane.runner import Runner
 
 pytestmark = [pytest.mark.slow, pytest.mark.cross, pytest.mark.network]
 
@@ -33,28 +28,28 @@ from bench_ccache_remote import free_port, redis_server  # noqa: E402
 
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
-    if shutil.which("redis-server") is None:
-        hostsetup.install(Runner(Log()), ("redis-server",))  # Debian's, as a team would run it
-    with redis_server() as url:
+    with redis_server() as url:  # installs Debian's redis-server when missing
         yield url
 
 
-def runner_build(tmp_path: Path, name: str, url: str) -> tuple[dict[str, int], float, str]:
-    """`invoke build` of cpuinfo as a fresh runner: its own build folder and empty local cache."""
+def runner_build(tmp_path: Path, name: str, url: str, component: str = "cpuinfo") -> tuple[dict[str, int], float, str]:
+    """`invoke build` of *component* as a fresh runner: its own build folder and empty local cache; the build
+    step's seconds are its phases' (configure, compile, install)."""
     env = {**os.environ, "CCACHE_DIR": str(tmp_path / f"ccache-{name}"), "CROSSLANE_BUILD_DIR": str(tmp_path / name),
            "CROSSLANE_CCACHE_REMOTE": url}
-    done = subprocess.run([str(INVOKE), "build", "--arch", "riscv64", "--component", "cpuinfo"], env=env, cwd=REPO,
+    done = subprocess.run([str(INVOKE), "build", "--arch", "riscv64", "--component", component], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:]
-    facts = json.loads((tmp_path / name / "riscv64/cpuinfo/.crosslane-stamp.json").read_text())["facts"]
+    facts = json.loads((tmp_path / name / "riscv64" / component / ".crosslane-stamp.json").read_text())["facts"]
     report = (tmp_path / name / "reports" / "report-riscv64.md").read_text()
-    return facts["ccache"], float(facts["seconds"]), report
+    return facts["ccache"], float(sum(facts["phases"].values())), report
 
 
 def test_runner_b_is_served_by_the_remote_cache(tmp_path: Path, redis_url: str) -> None:
-    a_counts, a_seconds, _ = runner_build(tmp_path, "A", redis_url)
-    assert a_counts["misses"] > 10 and not a_counts.get("remote_hits")
-    b_counts, b_seconds, report = runner_build(tmp_path, "B", redis_url)
+    # XNNPACK: compile-bound (~480 compiles), so the configure step no compile cache serves is a small part.
+    a_counts, a_seconds, _ = runner_build(tmp_path, "A", redis_url, "xnnpack")
+    assert a_counts["misses"] > 100 and not a_counts.get("remote_hits")
+    b_counts, b_seconds, report = runner_build(tmp_path, "B", redis_url, "xnnpack")
     compiles = b_counts["hits"] + b_counts["misses"]
     assert b_counts.get("remote_hits", 0) >= 0.9 * compiles, b_counts
     assert b_seconds <= a_seconds / 3, (a_seconds, b_seconds)
