@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_matrix import activated
 from common import ROOT, Measure, cold, invoke, run, run_bounded, timed
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -89,7 +90,7 @@ def build_measure() -> Measure:
         upstream, finished = timed_bounded(
             ["bash", str(theirs / "examples/riscv/run.sh"), "--model=add", "--build_only",
              f"--build_dir={tmp}/cmake-out-riscv", f"--output_dir={tmp}/riscv_test"],
-            {"CCACHE_DISABLE": "1", "PATH": path}, theirs, UPSTREAM_LIMIT)
+            {"CCACHE_DISABLE": "1", "PATH": path, **activated(python.parent.parent)}, theirs, UPSTREAM_LIMIT)
     what = "" if finished else f" (run.sh killed unfinished at {UPSTREAM_LIMIT:.0f} s: the ratio is an upper bound)"
     return Measure(f"{component} cold build (add): crosslane vs ExecuTorch's run.sh --build_only{what}", cold,
                    upstream, "s", "<= 1.0x")
