@@ -7,6 +7,7 @@ import os
 import shutil
 import struct
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -101,44 +102,38 @@ def test_a_bad_placeholder_is_a_config_error(cfg: object) -> None:
         cmake.expand(component, Arch.RISCV64, {"sysroot": "/s"})
 
 
-def test_corrupt_wheels_never_raise(tmp_path: Path) -> None:
-    """Byte mutations of a real wheel: every outcome is rows (fixed seed, fixed budget)."""
+def mutated_wheels(tmp_path: Path, seed: int, count: int) -> Iterator[Path]:
+    """Byte mutations of a real wheel (fixed seed, fixed budget), each in its own folder, removed after its turn."""
     import random
 
     good = make_wheel(tmp_path / "good.whl", {"demo/__init__.py": b"print('hi')\n" * 50, "demo/x.so": b"\x7fELF" * 40})
     data = good.read_bytes()
-    rng = random.Random(20261130)
-    for index in range(150 * ROUNDS):
+    rng = random.Random(seed)
+    for index in range(count):
         mutated = bytearray(data)
         for _ in range(rng.randint(1, 8)):
             mutated[rng.randrange(len(mutated))] = rng.randrange(256)
         path = tmp_path / f"m{index}" / NAME
         path.parent.mkdir()
         path.write_bytes(bytes(mutated))
-        assert wheel_gate.verify_wheel(path, Arch.RISCV64)
+        yield path
         shutil.rmtree(path.parent)
+
+
+def test_corrupt_wheels_never_raise(tmp_path: Path) -> None:
+    """Every outcome of a mutated wheel is rows."""
+    for path in mutated_wheels(tmp_path, 20261130, 150 * ROUNDS):
+        assert wheel_gate.verify_wheel(path, Arch.RISCV64)
 
 
 def test_corrupt_wheels_are_judged_alike_by_the_early_unpack(tmp_path: Path) -> None:
     """`invoke verify` begins the unpack in a child (wheelzip.start): every mutation gets the rows it gets without."""
-    import random
-
     from crosslane import wheelzip
 
-    good = make_wheel(tmp_path / "good.whl", {"demo/__init__.py": b"print('hi')\n" * 50, "demo/x.so": b"\x7fELF" * 40})
-    data = good.read_bytes()
-    rng = random.Random(20261202)
-    for index in range(40 * ROUNDS):
-        mutated = bytearray(data)
-        for _ in range(rng.randint(1, 8)):
-            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
-        path = tmp_path / f"m{index}" / NAME
-        path.parent.mkdir()
-        path.write_bytes(bytes(mutated))
+    for path in mutated_wheels(tmp_path, 20261202, 40 * ROUNDS):
         direct = wheel_gate.verify_wheel(path, Arch.RISCV64)
         wheelzip.start([path])
-        assert wheel_gate.verify_wheel(path, Arch.RISCV64) == direct, index
-        shutil.rmtree(path.parent)
+        assert wheel_gate.verify_wheel(path, Arch.RISCV64) == direct, path
 
 
 def test_corrupt_elf_files_never_raise(tmp_path: Path) -> None:
