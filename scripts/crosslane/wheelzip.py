@@ -220,10 +220,11 @@ def unpack_checked(wheel: Path, limits: Limits) -> Unpacked:
     return Unpacked(folder, hashes, problems)
 
 
-# The zip's own defects, as the child reports them by name, raised again in the parent as what they were.
+# The zip's own defects, as the child reports them (by qualified name: struct.error is not zlib.error), raised
+# again in the parent as what they were.
 _DEFECTS: dict[str, type[Exception]] = {
-    "BadZipFile": zipfile.BadZipFile, "error": zlib.error, "EOFError": EOFError,
-    "NotImplementedError": NotImplementedError, "ValueError": ValueError, "RuntimeError": RuntimeError,
+    _kind.__module__ + "." + _kind.__qualname__: _kind
+    for _kind in (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError, RuntimeError)
 }
 
 
@@ -283,15 +284,15 @@ def _child(wheel: Path, folder: Path, pipe: int) -> None:
     except OSError as exc:
         message = {"error": ["OSError", [exc.errno, exc.strerror, exc.filename]]}
     except BaseException as exc:  # a name _DEFECTS lacks makes the parent unpack again and meet it itself
-        message = {"error": [type(exc).__name__, [str(exc)]]}
+        message = {"error": [f"{type(exc).__module__}.{type(exc).__qualname__}", [str(exc)]]}
     try:
-        os.write(pipe, json.dumps(message).encode())
+        with os.fdopen(pipe, "wb") as out:  # write() of a file object: all of it, however the pipe takes it
+            out.write(json.dumps(message).encode())
     finally:
         os._exit(0)
 
 
 _EARLY: dict[Path, _Early] = {}
-_registered: list[object] = []
 
 
 def start(paths: Sequence[str | Path]) -> None:
@@ -309,12 +310,12 @@ def start(paths: Sequence[str | Path]) -> None:
             os.close(read)
             _child(path, Path(folder.name), write)
         os.close(write)
-        if not _registered:  # a command that stops before take(): no child or folder outlives it
-            _registered.append(atexit.register(_discard_all))
         _EARLY[path] = _Early(identity, folder, pid, read)
 
 
+@atexit.register
 def _discard_all() -> None:
+    """A command that stops before take(): no child or folder outlives it."""
     while _EARLY:
         _EARLY.popitem()[1].discard()
 
