@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,7 +20,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from common import BIN, ROOT, Measure, cold, invoke, median_of, opt_in, run, timed
+from common import BIN, ROOT, Cost, Measure, cold, costed, invoke, median_of, opt_in, run, timed
 
 COMPONENT = "onnxruntime-genai"
 COLD = {"CCACHE_DISABLE": "1", "CROSSLANE_OFFLINE": "1"}
@@ -88,71 +89,94 @@ def drop_caches() -> bool:
 
 
 def crosslane_first() -> bool:
-    """Which build runs first this time: alternating across runs, so neither side is always second."""
+    """Which side opens the run this time (ABBA or BAAB): alternating across runs, so neither is always first."""
     previous = ORDER.read_text().strip() if ORDER.is_file() else "hand"
     ORDER.parent.mkdir(parents=True, exist_ok=True)
     ORDER.write_text("crosslane\n" if previous == "hand" else "hand\n")
     return previous == "hand"
 
 
+def split_line(splits: list[dict[str, float]]) -> str:
+    """Each phase's mean over the builds of one side that ran it, in the order the phases ran."""
+    phases = dict.fromkeys(k for split in splits for k in split)
+    return "; ".join(f"{k} {statistics.mean(s[k] for s in splits if k in s):.1f}s" for k in phases)
+
+
 def build_measures() -> list[Measure]:
+    """Two cold builds each way in one run, in ABBA (or BAAB) order: a drift of the machine's speed across the run
+    (its neighbours, measured here as 8-10 % between two builds ten minutes apart) weighs on both sides alike, and
+    whichever side builds first also builds last."""
     with tempfile.TemporaryDirectory(prefix="crosslane-bench-genai-") as tmp:
-        ours, hand = Path(tmp) / "ours", Path(tmp) / "hand"
-        env = {**COLD, "CROSSLANE_BUILD_DIR": str(ours)}
+        base = Path(tmp)
         argv = ("build", "--arch", "riscv64", "--component", COMPONENT, "--build", IDENTIFIER.split("-")[0] + "-*")
         first = crosslane_first()
-        hand_split: dict[str, float] = {}
-
-        def crosslane() -> float:
-            cold_caches = drop_caches()
-            seconds = timed(lambda: invoke(*argv, env=env))
-            print(f"   (crosslane cold build: {seconds:.1f}s{', file caches dropped first' if cold_caches else ''})",
-                  flush=True)
-            return seconds
-
-        def by_hand(prepared: Path) -> float:
-            # What crosslane prepared before compiling, as it left it (the toolchain file, the wrappers, ORT_HOME,
-            # the patched source copy); the build, install and wheel folders are this run's own.
-            run(["cp", "-a", prepared / "riscv64", hand / "riscv64"])
-            run(["rm", "-rf", wheel_folder(hand)])
-            rebase_wrappers(prepared, hand)
-            commands = hand_commands(prepared, hand)
-            build_env = json.loads((wheel_folder(prepared) / ".crosslane-stamp.json").read_text())["inputs"]["env"]
-            # The build's environment names its folder too (CARGO_HOME: the cargo config that replaces crates.io
-            # with the tool root's crates); the copy's, as for the wrappers.
-            own = {k: v.replace(str(prepared), str(hand)) for k, v in build_env["set"].items()}
-            environment = {**{k: v for k, v in os.environ.items() if k not in build_env["unset"]}, **COLD, **own}
-            drop_caches()
-            for phase, command in commands:
-                began = time.perf_counter()
-                done = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, check=False)
-                hand_split[phase] = time.perf_counter() - began
-                if done.returncode != 0:  # the by-hand side's own words, not only its exit status
-                    tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
-                    raise SystemExit(f"by hand, {phase} exited {done.returncode}: {' | '.join(tail)}")
-            return sum(hand_split.values())
-
-        hand.mkdir()
-        if first:
-            cold = crosslane()
-            by_hand_total = by_hand(ours)
-        else:  # the by-hand side needs a prepared tree first: one made untimed, with the compile cache on
-            prepared = Path(tmp) / "prepared"
+        order = ("crosslane", "hand", "hand", "crosslane") if first else ("hand", "crosslane", "crosslane", "hand")
+        costs: dict[str, list[Cost]] = {"crosslane": [], "hand": []}
+        splits: dict[str, list[dict[str, float]]] = {"crosslane": [], "hand": []}
+        prepared: Path | None = None
+        if not first:  # the by-hand side needs a prepared tree first: one made untimed, with the compile cache on
+            prepared = base / "prepared"
             invoke(*argv, env={"CROSSLANE_OFFLINE": "1", "CROSSLANE_BUILD_DIR": str(prepared)})
-            by_hand_total = by_hand(prepared)
-            cold = crosslane()
-        facts = json.loads((wheel_folder(ours) / ".crosslane-stamp.json").read_text())["facts"]
-        noop = median_of(3, lambda: invoke(*argv, env=env))
-    phases = facts.get("phases", {})
-    inside = sum(phases.values())
-    print(f"   split, crosslane ({'first' if first else 'second'}): outside the build (source copy, patch check, "
-          f"probes, gates, report) {cold - inside:.1f}s; " +
-          "; ".join(f"{k} {v:.1f}s" for k, v in phases.items()), flush=True)
-    print(f"   split, by hand ({'second' if first else 'first'}): " +
-          "; ".join(f"{k} {v:.1f}s" for k, v in hand_split.items()), flush=True)
-    return [Measure(f"genai cold build riscv64 ({IDENTIFIER}): crosslane vs the same commands by hand", cold,
-                    by_hand_total, "s", "<= 1.05x"),
-            Measure("genai no-op rebuild vs its cold build", noop, cold, "s", "<= 1 %")]
+
+        def crosslane(folder: Path) -> None:
+            invoke(*argv, env={**COLD, "CROSSLANE_BUILD_DIR": str(folder)})
+
+        for number, side in enumerate(order, 1):
+            folder = base / f"{side}{len(costs[side]) + 1}"
+            if side == "crosslane":
+                dropped = drop_caches()
+                cost = costed(partial(crosslane, folder))
+                prepared = prepared or folder
+                facts = json.loads((wheel_folder(folder) / ".crosslane-stamp.json").read_text())["facts"]
+                phases = facts.get("phases", {})
+                splits[side].append({"outside the build (source copy, patch check, probes, gates, report)":
+                                     cost.wall - sum(phases.values()), **phases})
+            else:
+                assert prepared is not None
+                hand_split: dict[str, float] = {}
+                dropped = prepare_by_hand(prepared, folder)
+                cost = costed(partial(by_hand, prepared, folder, hand_split))
+                splits[side].append(hand_split)
+            costs[side].append(cost)
+            print(f"   (build {number} of {len(order)}, {'crosslane' if side == 'crosslane' else 'by hand'}: "
+                  f"{cost.line()}{', file caches dropped first' if dropped else ''})", flush=True)
+        noop = median_of(3, partial(crosslane, base / "crosslane1"))
+    for side, label in (("crosslane", "crosslane"), ("hand", "by hand")):
+        print(f"   split, {label} (mean of {len(splits[side])}): {split_line(splits[side])}", flush=True)
+    ours, theirs = (sum(c.wall for c in costs[s]) for s in ("crosslane", "hand"))
+    ours_cpu, theirs_cpu = (sum(c.cpu for c in costs[s]) for s in ("crosslane", "hand"))
+    pattern = "".join("A" if side == order[0] else "B" for side in order)
+    name = f"genai cold build riscv64 ({IDENTIFIER}): crosslane vs the same commands by hand, 2 each ({pattern})"
+    return [Measure(name, ours, theirs, "s", "<= 1.05x"),
+            Measure(name.replace("cold build", "cold build's CPU time"), ours_cpu, theirs_cpu, "s",
+                    "reported: user + system of every process"),
+            Measure("genai no-op rebuild vs its cold build", noop, costs["crosslane"][0].wall, "s", "<= 1 %")]
+
+
+def prepare_by_hand(prepared: Path, hand: Path) -> bool:
+    """What crosslane prepared before compiling, as it left it (the toolchain file, the wrappers, ORT_HOME, the
+    patched source copy); the build, install and wheel folders are this build's own. Then file caches dropped."""
+    hand.mkdir()
+    run(["cp", "-a", prepared / "riscv64", hand / "riscv64"])
+    run(["rm", "-rf", wheel_folder(hand)])
+    rebase_wrappers(prepared, hand)
+    return drop_caches()
+
+
+def by_hand(prepared: Path, hand: Path, split: dict[str, float]) -> None:
+    commands = hand_commands(prepared, hand)
+    build_env = json.loads((wheel_folder(prepared) / ".crosslane-stamp.json").read_text())["inputs"]["env"]
+    # The build's environment names its folder too (CARGO_HOME: the cargo config that replaces crates.io with the
+    # tool root's crates); the copy's, as for the wrappers.
+    own = {k: v.replace(str(prepared), str(hand)) for k, v in build_env["set"].items()}
+    environment = {**{k: v for k, v in os.environ.items() if k not in build_env["unset"]}, **COLD, **own}
+    for phase, command in commands:
+        began = time.perf_counter()
+        done = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, check=False)
+        split[phase] = time.perf_counter() - began
+        if done.returncode != 0:  # the by-hand side's own words, not only its exit status
+            tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+            raise SystemExit(f"by hand, {phase} exited {done.returncode}: {' | '.join(tail)}")
 
 
 def rates(arch: str) -> dict[str, float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -51,6 +52,35 @@ def timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
     action()
     return time.perf_counter() - start
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one measured action took: wall seconds, the CPU seconds of the processes it ran (user + system, reaped
+    children and theirs), and the seconds the hypervisor gave this machine's CPUs to other guests meanwhile."""
+    wall: float
+    cpu: float
+    stolen: float
+
+    def line(self) -> str:
+        return f"{self.wall:.1f}s wall, {self.cpu:.1f}s CPU, {self.stolen:.1f}s stolen"
+
+
+def stolen_seconds(stat: Path = Path("/proc/stat")) -> float:
+    """The machine's steal time so far, all CPUs (0 where the kernel does not count it)."""
+    try:
+        fields = stat.read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return 0.0
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if fields[0] == "cpu" and len(fields) > 8 else 0.0
+
+
+def costed(action: Callable[[], object]) -> Cost:
+    usage, steal, start = resource.getrusage(resource.RUSAGE_CHILDREN), stolen_seconds(), time.perf_counter()
+    action()
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime
+    return Cost(wall, cpu, stolen_seconds() - steal)
 
 
 def best_of(runs: int, action: Callable[[], object]) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -54,3 +55,38 @@ def test_a_bounded_command_that_fails_names_its_last_lines_and_one_too_slow_is_k
     assert common.run_bounded(["true"], {}, tmp_path, 5) is True
     time.sleep(2.5)
     assert not marker.exists()  # the whole group was killed, its background child too
+
+
+def test_steal_time_is_read_from_the_cpu_line_and_absent_counts_as_none(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import common
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  16230 0 6370 32333 1817 0 153 752 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+    assert common.stolen_seconds(stat) == pytest.approx(752 / os.sysconf("SC_CLK_TCK"))
+    stat.write_text("cpu  1 2 3 4\n")  # a kernel that does not count steal time
+    assert common.stolen_seconds(stat) == 0.0
+    assert common.stolen_seconds(tmp_path / "absent") == 0.0
+
+
+@pytest.mark.spawns
+def test_a_costed_action_counts_its_childrens_cpu_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import common
+
+    busy = common.costed(lambda: common.run([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                                             "while time.process_time() - t < 0.4: pass"]))
+    idle = common.costed(lambda: common.run(["sleep", "0.4"]))
+    assert busy.cpu >= 0.35 and busy.wall >= busy.cpu * 0.9
+    assert idle.cpu < 0.2 and idle.wall >= 0.35  # waiting is wall time, not CPU time
+    assert "s wall, " in busy.line() and busy.line().endswith("s stolen")
+
+
+def test_the_split_is_each_phases_mean_in_the_order_they_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import bench_genai
+
+    line = bench_genai.split_line([{"configure": 5.0, "compile": 270.0}, {"configure": 6.0, "compile": 280.0,
+                                                                         "package": 9.0}])
+    assert line == "configure 5.5s; compile 275.0s; package 9.0s"
