@@ -54,15 +54,48 @@ def real_wheel(tmp_path: Path, metadata: str) -> Path:
     return tmp_path / "demo-1.0-py3-none-any.whl"
 
 
-def test_drop_requires_rewrites_the_wheel_with_a_valid_record(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compress", [True, False], ids=["deflated", "stored-for-a-repair"])
+def test_drop_requires_rewrites_the_wheel_with_a_valid_record(tmp_path: Path, compress: bool) -> None:
     wheel = real_wheel(tmp_path, METADATA)
-    wheel_repair.drop_requires(Runner(Log(io.StringIO())), wheel, ["onnxruntime"])
+    with zipfile.ZipFile(wheel) as archive:
+        before = {i.filename: (archive.read(i), i.external_attr) for i in archive.infolist()}
+    wheel_repair.drop_requires(wheel, ["onnxruntime"], compress=compress)
     with zipfile.ZipFile(wheel) as archive:
         assert "onnxruntime>=" not in archive.read("demo-1.0.dist-info/METADATA").decode()
-        record = archive.read("demo-1.0.dist-info/RECORD").decode()
-    assert "demo-1.0.dist-info/METADATA,sha256=" in record
-    subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--no-deps", str(wheel)],
-                   check=True, capture_output=True)  # pip checks RECORD as it reads the wheel
+        after = {i.filename: (archive.read(i), i.external_attr) for i in archive.infolist()}
+        methods = {i.compress_type for i in archive.infolist()}
+    assert methods == {zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED}
+    assert list(after) == list(before)  # the same members in the same order, RECORD still last
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == {"demo-1.0.dist-info/METADATA", "demo-1.0.dist-info/RECORD"}
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".part"] == []
+    # pip checks every member against RECORD as it installs, the edited METADATA's line included
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--target",
+                    str(tmp_path / "site"), str(wheel)], check=True, capture_output=True)
+    assert "onnxruntime>=" not in (tmp_path / "site" / "demo-1.0.dist-info" / "METADATA").read_text()
+
+
+def test_a_wheel_that_cannot_be_rewritten_is_named_and_left_as_it_was(tmp_path: Path) -> None:
+    corrupt = tmp_path / "demo-1.0-py3-none-any.whl"
+    corrupt.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(StepFailed, match=r"demo-1\.0-py3-none-any\.whl: cannot drop onnxruntime from the wheel"):
+        wheel_repair.drop_requires(corrupt, ["onnxruntime"])
+    assert corrupt.read_bytes() == b"PK\x03\x04 not a zip"
+    no_record = tmp_path / "bare" / "demo-1.0-py3-none-any.whl"
+    no_record.parent.mkdir()
+    with zipfile.ZipFile(no_record, "w") as archive:
+        archive.writestr("demo-1.0.dist-info/METADATA", METADATA)
+    with pytest.raises(StepFailed, match=r"not one \.dist-info with METADATA and RECORD inside, cannot drop onnx"):
+        wheel_repair.drop_requires(no_record, ["onnxruntime"])
+    assert sorted(p.name for p in no_record.parent.iterdir()) == [no_record.name]
+
+
+def test_a_record_row_is_renewed_by_csv_and_the_others_kept_as_they_were() -> None:
+    record = '"demo/a,b.py",sha256=x,1\ndemo-1.0.dist-info/METADATA,sha256=old,3\n"demo/q""uote.py",,\n'
+    renewed = wheel_repair.renewed_record(record, "demo-1.0.dist-info/METADATA", b"abc")
+    assert renewed.splitlines() == ['"demo/a,b.py",sha256=x,1',
+                                    "demo-1.0.dist-info/METADATA,sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,3",
+                                    '"demo/q""uote.py",,']
 
 
 def test_bundle_copies_the_file_behind_a_link_and_names_a_missing_one(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ package (the extension built for the target, its .so files, the pure Python modu
 1. copies the libraries of `wheel.bundle` (the chain's libonnxruntime) into the package folder,
 2. packs it with the host's pip (it only zips: `_PYTHON_HOST_PLATFORM` gives the platform part) and retags it
    with the target's CPython tag (`wheel tags`): never the host's cp311 / linux_x86_64,
-3. drops the Requires-Dist entries `wheel.drop_requires` names (the bundled library replaces them),
+3. drops the Requires-Dist entries `wheel.drop_requires` names (the bundled library replaces them; in process, the
+   members stored when a repair follows, since auditwheel packs the wheel again),
 4. repairs it with auditwheel against the target sysroot (wheel_repair.py): manylinux_2_X, the X its symbols
    allow, every library outside the policy grafted.
 The component's own install folder then holds every selected identifier's wheel in dist/, and its stamp
@@ -164,7 +165,7 @@ class CMakeWheelRecipe:
             finally:
                 for path in bundled:
                     path.unlink(missing_ok=True)
-            wheel_repair.drop_requires(ctx.runner, built, drop)
+            wheel_repair.drop_requires(built, drop, compress=not spec.repair)  # a repair packs it again
             if spec.repair:
                 repaired = wheel_repair.repair(ctx.runner, built, dist.with_name(".repaired"),
                                                manylinux.ldpaths(sysroot, arch, prefixes))

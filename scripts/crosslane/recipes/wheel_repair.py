@@ -8,12 +8,16 @@ manylinux_2_X the symbols allow; a wheel no policy accepts fails naming what blo
 
 from __future__ import annotations
 
+import base64
+import csv
 import email.parser
 import email.policy
+import hashlib
+import io
 import os
 import shutil
 import sys
-import tempfile
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -61,26 +65,50 @@ def dropped_metadata(text: str, drop: Sequence[str]) -> str:
     return message.as_string()
 
 
-def drop_requires(runner: Runner, wheel: Path, drop: Sequence[str]) -> Path:
-    """Rewrite *wheel* in place without the requirements in *drop* (unpack, edit METADATA, pack: RECORD anew)."""
+def drop_requires(wheel: Path, drop: Sequence[str], *, compress: bool = True) -> Path:
+    """Rewrite *wheel* in place without the requirements in *drop*: METADATA edited and its RECORD line renewed,
+    every other member copied as it is. With compress=False the members are stored: the repair that follows packs
+    the whole wheel again, so deflating here would be work thrown away (a 20 MB wheel: seconds of a cold build)."""
     if not drop:
         return wheel
-    with tempfile.TemporaryDirectory(prefix="crosslane-wheel-", dir=wheel.parent) as work:
-        runner.run([sys.executable, "-m", "wheel", "unpack", "--dest", work, str(wheel)], timeout=TIMEOUT, quiet=True)
-        trees = [p for p in Path(work).iterdir() if p.is_dir()]
-        found = list(trees[0].glob("*.dist-info/METADATA")) if len(trees) == 1 else []
-        if len(found) != 1:
-            raise StepFailed(f"{wheel.name}: not one .dist-info/METADATA inside, cannot drop {', '.join(drop)}",
-                             fix="check the project's wheel staging")
-        [tree], [metadata] = trees, found
-        metadata.write_text(dropped_metadata(metadata.read_text(encoding="utf-8"), drop), encoding="utf-8")
-        packed = Path(work) / "packed"
-        packed.mkdir()  # wheel pack does not make it
-        runner.run([sys.executable, "-m", "wheel", "pack", "--dest-dir", str(packed), str(tree)], timeout=TIMEOUT,
-                   quiet=True)
-        [result] = list(packed.glob("*.whl"))
-        result.replace(wheel)
+    partial = wheel.with_name(f".{wheel.name}.{os.getpid()}.part")
+    try:
+        with zipfile.ZipFile(wheel) as source:
+            metadata = [n for n in source.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+            record = metadata[0].replace("/METADATA", "/RECORD") if len(metadata) == 1 else ""
+            if record not in source.namelist():
+                raise StepFailed(f"{wheel.name}: not one .dist-info with METADATA and RECORD inside, cannot drop "
+                                 f"{', '.join(drop)}", fix="check the project's wheel staging")
+            text = dropped_metadata(source.read(metadata[0]).decode("utf-8"), drop).encode("utf-8")
+            rewritten = {metadata[0]: text,
+                         record: renewed_record(source.read(record).decode("utf-8"), metadata[0], text).encode()}
+            method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+            with zipfile.ZipFile(partial, "w", method) as out:
+                for info in source.infolist():
+                    copy = zipfile.ZipInfo(info.filename, info.date_time)
+                    copy.external_attr, copy.compress_type = info.external_attr, method
+                    if info.filename in rewritten or info.is_dir():
+                        out.writestr(copy, rewritten.get(info.filename, b""))
+                        continue
+                    with source.open(info) as member, out.open(copy, "w") as target:
+                        shutil.copyfileobj(member, target, 1 << 20)
+        partial.replace(wheel)
+    except (zipfile.BadZipFile, UnicodeDecodeError, OSError) as exc:
+        raise StepFailed(f"{wheel}: cannot drop {', '.join(drop)} from the wheel: {exc}",
+                         fix="see the pip wheel output above; rebuild with --force") from exc
+    finally:
+        partial.unlink(missing_ok=True)
     return wheel
+
+
+def renewed_record(text: str, name: str, content: bytes) -> str:
+    """RECORD with *name*'s hash and size those of *content* (PEP 376: urlsafe base64 sha256 without padding)."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+    rows = [[name, f"sha256={digest}", str(len(content))] if row and row[0] == name else row
+            for row in csv.reader(io.StringIO(text))]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
 
 
 def tool_env() -> dict[str, str]:
