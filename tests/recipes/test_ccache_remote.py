@@ -1,6 +1,6 @@
 """A compile cache shared by runners: ccache's remote storage on a real redis server started here.
 
-Runner A builds cpuinfo for riscv64 in a clean build folder with an empty local ccache; runner B does the same in
+Runner A builds XNNPACK for riscv64 in a clean build folder with an empty local ccache; runner B does the same in
 another clean folder with another empty local ccache. B's hits come from the remote (>= 90 %) and its build step
 takes at most a third of A's. With the server down the build still succeeds, on the local cache, and says so.
 """
