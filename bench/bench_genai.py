@@ -231,12 +231,14 @@ def ninja_spans(log: Path) -> tuple[float, float]:
 def guidance_measures() -> list[Measure]:
     """The Rust part's share of the guidance build (from the built tree's ninja log), and with
     CROSSLANE_BENCH_COLD=guidance a cold build with guidance against one without (ccache off, ~2 x 25 minutes)."""
-    log = ROOT / "build" / "riscv64" / COMPONENT / "build" / ".ninja_log"
+    log = wheel_folder(ROOT / "build") / "build" / ".ninja_log"  # the wheel build's tree: each CPython has its own
     measures = []
     if log.is_file():
         cargo, whole = ninja_spans(log)
-        measures.append(Measure("genai riscv64 build: its cargo edges (llguidance) vs the whole build (.ninja_log)",
-                                cargo, whole, "s", "reported: the Rust part's share"))
+        measures.append(Measure(f"genai riscv64 build ({IDENTIFIER}): its cargo edges (llguidance) vs the whole build "
+                                "(.ninja_log)", cargo, whole, "s", "reported: the Rust part's share"))
+    else:
+        print(f"   (no {log.relative_to(ROOT)}: nox -s build-riscv64-onnxruntime-genai first, for the Rust share)")
     if not cold("guidance"):
         print(opt_in("guidance", "cold build with vs without guidance", 50))
         return measures
@@ -254,7 +256,7 @@ def guidance_measures() -> list[Measure]:
                 times[label] = timed(partial(invoke, "build", "--arch", "riscv64", "--component", COMPONENT,
                                              "--config", str(config), env=env))
                 if label == "with":  # a cold build's own log: the cargo edge as it ran cold
-                    cargo, whole = ninja_spans(Path(tmp) / label / "riscv64" / COMPONENT / "build" / ".ninja_log")
+                    cargo, whole = ninja_spans(wheel_folder(Path(tmp) / label) / "build" / ".ninja_log")
                     measures.append(Measure("genai cold build riscv64: its cargo edges vs the whole build", cargo,
                                             whole, "s", "reported: the Rust part's share"))
     finally:
