@@ -8,7 +8,10 @@ import struct
 import subprocess
 import sys
 import zipfile
+import zlib
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -143,3 +146,92 @@ def test_a_command_that_stops_before_take_leaves_no_folder_and_no_child(tmp_path
     pid = int(done.stdout)
     assert not list(temp.iterdir())
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+# The inflaters a deflated member may be read with: ISA-L (the default where installed) and zlib, the same code.
+INFLATERS = [pytest.param(wheelzip.fast_inflater(), id="isal"), pytest.param(zlib, id="zlib")]
+
+
+def zipfile_reading(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> bytes | type[BaseException]:
+    """What zipfile's own reader gives for *member*: its bytes, or the kind of error it raises."""
+    try:
+        return archive.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        return type(exc)
+
+
+def chunked_reading(archive: zipfile.ZipFile, member: zipfile.ZipInfo,
+                    inflater: ModuleType) -> bytes | type[BaseException]:
+    try:
+        chunks = list(wheelzip.member_chunks(archive, member, inflater))
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        return type(exc)
+    assert all(len(chunk) <= wheelzip.CHUNK for chunk in chunks)
+    return b"".join(chunks)
+
+
+def test_isal_is_what_the_default_reads_with() -> None:
+    found = wheelzip.fast_inflater()  # a dependency on x86_64: the default must not fall back silently
+    assert found is not None and found.__name__ == "isal.isal_zlib"
+
+
+@pytest.mark.parametrize("inflater", INFLATERS)
+def test_a_deflated_member_reads_as_zipfile_reads_it(tmp_path: Path, inflater: ModuleType) -> None:
+    text = b"".join(b"line %d of a compressible member\n" % i for i in range(200_000))  # ~6 MB, many chunks out
+    wheel = make_wheel(tmp_path / NAME, {"demo/big.so": BIG, "demo/text.py": text, "demo/empty.py": b""})
+    with zipfile.ZipFile(wheel, "a", zipfile.ZIP_STORED) as archive:
+        archive.writestr("demo/stored.txt", b"kept as it is\n")  # read through zipfile: not deflated
+    with zipfile.ZipFile(wheel) as archive:
+        for member in archive.infolist():
+            assert chunked_reading(archive, member, inflater) == archive.read(member), member.filename
+
+
+def flip(wheel: Path, offset: int) -> None:
+    data = bytearray(wheel.read_bytes())
+    data[offset] ^= 0xFF
+    wheel.write_bytes(bytes(data))
+
+
+def data_offset(wheel: Path, name: str) -> int:
+    with zipfile.ZipFile(wheel) as archive:
+        member = archive.getinfo(name)
+    with wheel.open("rb") as raw:
+        raw.seek(member.header_offset)
+        header = wheelzip.LOCAL_HEADER.unpack(raw.read(wheelzip.LOCAL_HEADER.size))
+    return member.header_offset + wheelzip.LOCAL_HEADER.size + int(header[-2]) + int(header[-1])
+
+
+TEXT = b"".join(b"%d: the member whose defects are judged\n" % i for i in range(50_000))
+
+
+def wrong_crc_in_directory(wheel: Path) -> None:
+    right, wrong = struct.pack("<I", zlib.crc32(TEXT)), struct.pack("<I", zlib.crc32(TEXT) ^ 1)
+    wheel.write_bytes(wheel.read_bytes().replace(right, wrong))
+
+
+DEFECTS: dict[str, Callable[[Path], None]] = {
+    "stream-corrupt": lambda w: flip(w, data_offset(w, "demo/text.py") + 40),
+    "stream-head-corrupt": lambda w: flip(w, data_offset(w, "demo/text.py")),
+    "crc-in-directory": wrong_crc_in_directory,
+    "local-name": lambda w: flip(w, data_offset(w, "demo/text.py") - len("demo/text.py")),
+    "local-magic": lambda w: flip(w, data_offset(w, "demo/text.py") - len("demo/text.py") - 30),
+}
+
+
+@pytest.mark.parametrize("inflater", INFLATERS)
+@pytest.mark.parametrize("defect", [*DEFECTS, "file-cut-while-open"])
+def test_a_defect_is_the_error_zipfile_raises(tmp_path: Path, defect: str, inflater: ModuleType) -> None:
+    wheel = make_wheel(tmp_path / NAME, {"demo/text.py": TEXT})
+    original = wheel.read_bytes()
+    cut = defect == "file-cut-while-open"
+    if not cut:
+        DEFECTS[defect](wheel)
+        assert wheel.read_bytes() != original
+    with zipfile.ZipFile(wheel) as archive:
+        member = archive.getinfo("demo/text.py")
+        if cut:  # the file shrinks under an open archive: the member's stream ends inside it
+            os.truncate(wheel, data_offset(wheel, "demo/text.py") + 100)
+        theirs = zipfile_reading(archive, member)
+        ours = chunked_reading(archive, member, inflater)
+    assert isinstance(theirs, type), f"{defect}: zipfile read it whole"
+    assert ours is theirs
