@@ -2,8 +2,8 @@
 for both), a no-op rebuild against the cold build, and tier-4 generate() tokens per second per arch and CPU
 profile under qemu-user (against amd64's, also under qemu; no goal yet).
 
-The build half runs only with CROSSLANE_BENCH_COLD=by-hand (the sources staged; ~2 x 12 minutes on 2 cores): one wheel
-build (cp314) each way, file caches dropped before each, the order alternating across runs, and the split printed
+The build half runs only with CROSSLANE_BENCH_COLD=by-hand (the sources staged; ~20 minutes on 2 cores): one wheel
+build (cp314) each way, both at once from cold file caches, each pinned to a core of its own, and the split printed
 (crosslane's phases from its stamp, the by-hand commands' own). The smoke half needs the lanes built.
 """
 
@@ -17,10 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from common import BIN, ROOT, Cost, Measure, cold, costed, invoke, median_of, opt_in, run, timed
+from common import BIN, ROOT, Cost, Measure, cold, invoke, median_of, opt_in, run, stolen_seconds, timed
 
 COMPONENT = "onnxruntime-genai"
 COLD = {"CCACHE_DISABLE": "1", "CROSSLANE_OFFLINE": "1"}
@@ -89,7 +90,8 @@ def drop_caches() -> bool:
 
 
 def crosslane_first() -> bool:
-    """Which side opens the run this time (ABBA or BAAB): alternating across runs, so neither is always first."""
+    """Whether crosslane takes the first of the two cores this time: alternating across runs, so neither side
+    always has the same core."""
     previous = ORDER.read_text().strip() if ORDER.is_file() else "hand"
     ORDER.parent.mkdir(parents=True, exist_ok=True)
     ORDER.write_text("crosslane\n" if previous == "hand" else "hand\n")
@@ -102,81 +104,100 @@ def split_line(splits: list[dict[str, float]]) -> str:
     return "; ".join(f"{k} {statistics.mean(s[k] for s in splits if k in s):.1f}s" for k in phases)
 
 
+def pinned(core: int) -> Callable[[], None]:
+    """A child's start: run on *core* only (inherited by everything it starts: ninja, the compilers, cargo)."""
+    return lambda: os.sched_setaffinity(0, {core})
+
+
+def reaped(process: subprocess.Popen[bytes], began: float) -> tuple[int, Cost]:
+    """Wait for *process*; its exit code and what it cost (its own and its reaped children's CPU time)."""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, Cost(time.perf_counter() - began, usage.ru_utime + usage.ru_stime, 0.0)
+
+
 def build_measures() -> list[Measure]:
-    """Two cold builds each way in one run, in ABBA (or BAAB) order: a drift of the machine's speed across the run
-    (its neighbours, measured here as 8-10 % between two builds ten minutes apart) weighs on both sides alike, and
-    whichever side builds first also builds last."""
+    """One cold build each way, side by side, each on a core of its own (which core alternates across runs): the
+    machine's speed drifts between builds minutes apart (measured: the same by-hand commands 380 s, then 434 s the
+    next time; crosslane first 1.10x, by hand first 0.92x), and two builds at the same time meet the same drift.
+    An untimed build first prepares the tree the by-hand commands start from."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        raise SystemExit(f"the side-by-side cold builds need two cores; this process may use {len(cores)}")
     with tempfile.TemporaryDirectory(prefix="crosslane-bench-genai-") as tmp:
         base = Path(tmp)
         argv = ("build", "--arch", "riscv64", "--component", COMPONENT, "--build", IDENTIFIER.split("-")[0] + "-*")
-        first = crosslane_first()
-        order = ("crosslane", "hand", "hand", "crosslane") if first else ("hand", "crosslane", "crosslane", "hand")
-        costs: dict[str, list[Cost]] = {"crosslane": [], "hand": []}
-        splits: dict[str, list[dict[str, float]]] = {"crosslane": [], "hand": []}
-        prepared: Path | None = None
-        if not first:  # the by-hand side needs a prepared tree first: one made untimed, with the compile cache on
-            prepared = base / "prepared"
-            invoke(*argv, env={"CROSSLANE_OFFLINE": "1", "CROSSLANE_BUILD_DIR": str(prepared)})
-
-        def crosslane(folder: Path) -> None:
-            invoke(*argv, env={**COLD, "CROSSLANE_BUILD_DIR": str(folder)})
-
-        for number, side in enumerate(order, 1):
-            folder = base / f"{side}{len(costs[side]) + 1}"
-            if side == "crosslane":
-                dropped = drop_caches()
-                cost = costed(partial(crosslane, folder))
-                prepared = prepared or folder
-                facts = json.loads((wheel_folder(folder) / ".crosslane-stamp.json").read_text())["facts"]
-                phases = facts.get("phases", {})
-                splits[side].append({"outside the build (source copy, patch check, probes, gates, report)":
-                                     cost.wall - sum(phases.values()), **phases})
-            else:
-                assert prepared is not None
-                hand_split: dict[str, float] = {}
-                dropped = prepare_by_hand(prepared, folder)
-                cost = costed(partial(by_hand, prepared, folder, hand_split))
-                splits[side].append(hand_split)
-            costs[side].append(cost)
-            print(f"   (build {number} of {len(order)}, {'crosslane' if side == 'crosslane' else 'by hand'}: "
-                  f"{cost.line()}{', file caches dropped first' if dropped else ''})", flush=True)
-        noop = median_of(3, partial(crosslane, base / "crosslane1"))
-    for side, label in (("crosslane", "crosslane"), ("hand", "by hand")):
-        print(f"   split, {label} (mean of {len(splits[side])}): {split_line(splits[side])}", flush=True)
-    ours, theirs = (sum(c.wall for c in costs[s]) for s in ("crosslane", "hand"))
-    ours_cpu, theirs_cpu = (sum(c.cpu for c in costs[s]) for s in ("crosslane", "hand"))
-    pattern = "".join("A" if side == order[0] else "B" for side in order)
-    name = f"genai cold build riscv64 ({IDENTIFIER}): crosslane vs the same commands by hand, 2 each ({pattern})"
-    return [Measure(name, ours, theirs, "s", "<= 1.05x"),
-            Measure(name.replace("cold build", "cold build's CPU time"), ours_cpu, theirs_cpu, "s",
+        prepared, ours, hand = base / "prepared", base / "crosslane", base / "hand"
+        invoke(*argv, env={"CROSSLANE_OFFLINE": "1", "CROSSLANE_BUILD_DIR": str(prepared)})  # compile cache on
+        prepare_by_hand(prepared, hand)
+        ours_core, hand_core = cores[:2] if crosslane_first() else cores[1::-1]
+        dropped = drop_caches()
+        hand_split: dict[str, float] = {}
+        stolen = stolen_seconds()
+        began = time.perf_counter()
+        build = subprocess.Popen([str(BIN / "invoke"), *argv], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, preexec_fn=pinned(ours_core),
+                                 env={**os.environ, **COLD, "CROSSLANE_BUILD_DIR": str(ours)})
+        try:
+            theirs = by_hand(prepared, hand, hand_split, hand_core)
+        except BaseException:
+            build.kill()
+            reaped(build, began)
+            raise
+        code, cost = reaped(build, began)
+        if code != 0:
+            raise SystemExit(f"crosslane's cold build exited {code} (invoke {' '.join(argv)})")
+        stolen = stolen_seconds() - stolen
+        for label, core, spent in (("crosslane", ours_core, cost), ("by hand", hand_core, theirs)):
+            print(f"   ({label}, core {core}: {spent.wall:.1f}s wall, {spent.cpu:.1f}s CPU)", flush=True)
+        print(f"   (both at once: {stolen:.1f}s stolen from the machine meanwhile"
+              f"{', file caches dropped first' if dropped else ''})", flush=True)
+        phases = json.loads((wheel_folder(ours) / ".crosslane-stamp.json").read_text())["facts"].get("phases", {})
+        print("   (ninja edges, crosslane vs by hand: " + edges_compared(
+            wheel_folder(ours) / "build" / ".ninja_log", wheel_folder(hand) / "build" / ".ninja_log") + ")", flush=True)
+        noop = median_of(3, partial(invoke, *argv, env={**COLD, "CROSSLANE_BUILD_DIR": str(ours)}))
+    ours_split = {"outside the build (source copy, patch check, probes, gates, report)": cost.wall - sum(
+        phases.values()), **phases}
+    print(f"   split, crosslane: {split_line([ours_split])}", flush=True)
+    print(f"   split, by hand: {split_line([hand_split])}", flush=True)
+    name = f"genai cold build riscv64 ({IDENTIFIER}): crosslane vs the same commands by hand, side by side"
+    return [Measure(name, cost.wall, theirs.wall, "s", "<= 1.05x"),
+            Measure(name.replace("cold build", "cold build's CPU time"), cost.cpu, theirs.cpu, "s",
                     "reported: user + system of every process"),
-            Measure("genai no-op rebuild vs its cold build", noop, costs["crosslane"][0].wall, "s", "<= 1 %")]
+            Measure("genai no-op rebuild vs its cold build", noop, cost.wall, "s", "<= 1 %")]
 
 
-def prepare_by_hand(prepared: Path, hand: Path) -> bool:
+def prepare_by_hand(prepared: Path, hand: Path) -> None:
     """What crosslane prepared before compiling, as it left it (the toolchain file, the wrappers, ORT_HOME, the
-    patched source copy); the build, install and wheel folders are this build's own. Then file caches dropped."""
+    patched source copy); the build, install and wheel folders are this build's own."""
     hand.mkdir()
     run(["cp", "-a", prepared / "riscv64", hand / "riscv64"])
     run(["rm", "-rf", wheel_folder(hand)])
     rebase_wrappers(prepared, hand)
-    return drop_caches()
 
 
-def by_hand(prepared: Path, hand: Path, split: dict[str, float]) -> None:
+def by_hand(prepared: Path, hand: Path, split: dict[str, float], core: int) -> Cost:
+    """The commands one after another on *core*; their phases' seconds into *split*, and what they cost."""
     commands = hand_commands(prepared, hand)
     build_env = json.loads((wheel_folder(prepared) / ".crosslane-stamp.json").read_text())["inputs"]["env"]
     # The build's environment names its folder too (CARGO_HOME: the cargo config that replaces crates.io with the
     # tool root's crates); the copy's, as for the wrappers.
     own = {k: v.replace(str(prepared), str(hand)) for k, v in build_env["set"].items()}
     environment = {**{k: v for k, v in os.environ.items() if k not in build_env["unset"]}, **COLD, **own}
+    wall = cpu = 0.0
     for phase, command in commands:
-        began = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, check=False)
-        split[phase] = time.perf_counter() - began
-        if done.returncode != 0:  # the by-hand side's own words, not only its exit status
-            tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
-            raise SystemExit(f"by hand, {phase} exited {done.returncode}: {' | '.join(tail)}")
+        with tempfile.TemporaryFile() as output:
+            began = time.perf_counter()
+            process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT,
+                                       preexec_fn=pinned(core))
+            code, cost = reaped(process, began)
+            split[phase] = cost.wall
+            wall, cpu = wall + cost.wall, cpu + cost.cpu
+            if code != 0:  # the by-hand side's own words, not only its exit status
+                output.seek(0)
+                tail = output.read().decode(errors="replace").strip().splitlines()[-5:]
+                raise SystemExit(f"by hand, {phase} exited {code}: {' | '.join(tail)}")
+    return Cost(wall, cpu, 0.0)
 
 
 def rates(arch: str) -> dict[str, float]:
@@ -214,18 +235,34 @@ def rates(arch: str) -> dict[str, float]:
     return found
 
 
-def ninja_spans(log: Path) -> tuple[float, float]:
-    """(seconds of the cargo edges, wall seconds of the whole build) from a build folder's .ninja_log (meant for a
-    cold build's folder: a later partial rebuild appends edges of its own)."""
-    edges: dict[tuple[int, int, str], str] = {}  # one edge per (start, end, command hash): outputs share it
+def ninja_edges(log: Path) -> dict[tuple[int, int, str], str]:
+    """A build folder's .ninja_log as {(start ms, end ms, command hash): first output} (meant for a cold build's
+    folder: a later partial rebuild appends edges of its own). One entry per edge: outputs share it."""
+    edges: dict[tuple[int, int, str], str] = {}
     for line in log.read_text().splitlines():
         fields = line.split("\t")
         if len(fields) >= 5 and fields[0].isdigit():
             edges.setdefault((int(fields[0]), int(fields[1]), fields[4]), fields[3])
+    return edges
+
+
+def ninja_spans(log: Path) -> tuple[float, float]:
+    """(seconds of the cargo edges, wall seconds of the whole build) from a build folder's .ninja_log."""
+    edges = ninja_edges(log)
     if not edges:
         return 0.0, 0.0
     cargo = [key for key, output in edges.items() if "cargo" in output or "llguidance" in output]
     return sum(e[1] - e[0] for e in cargo) / 1000, (max(e[1] for e in edges) - min(e[0] for e in edges)) / 1000
+
+
+def edges_compared(ours: Path, theirs: Path) -> str:
+    """Where two builds of the same tree spent their edge time: the totals, and the edges that differ most."""
+    def seconds(log: Path) -> dict[str, float]:
+        return {output: (end - start) / 1000 for (start, end, _), output in ninja_edges(log).items()}
+    mine, yours = seconds(ours), seconds(theirs)
+    apart = sorted(set(mine) & set(yours), key=lambda o: abs(mine[o] - yours[o]), reverse=True)[:3]
+    return (f"{len(mine)} vs {len(yours)} edges, {sum(mine.values()):.0f}s vs {sum(yours.values()):.0f}s in all; "
+            "most apart: " + ", ".join(f"{Path(o).name} {mine[o]:.1f}s vs {yours[o]:.1f}s" for o in apart))
 
 
 def guidance_measures() -> list[Measure]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import statistics
 import subprocess
@@ -73,14 +72,6 @@ def stolen_seconds(stat: Path = Path("/proc/stat")) -> float:
     except (OSError, IndexError):
         return 0.0
     return int(fields[8]) / os.sysconf("SC_CLK_TCK") if fields[0] == "cpu" and len(fields) > 8 else 0.0
-
-
-def costed(action: Callable[[], object]) -> Cost:
-    usage, steal, start = resource.getrusage(resource.RUSAGE_CHILDREN), stolen_seconds(), time.perf_counter()
-    action()
-    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime
-    return Cost(wall, cpu, stolen_seconds() - steal)
 
 
 def best_of(runs: int, action: Callable[[], object]) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -71,16 +72,24 @@ def test_steal_time_is_read_from_the_cpu_line_and_absent_counts_as_none(tmp_path
 
 
 @pytest.mark.spawns
-def test_a_costed_action_counts_its_childrens_cpu_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pinned_child_runs_on_its_core_and_its_cpu_seconds_are_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(REPO / "bench"))
-    import common
+    import bench_genai
 
-    busy = common.costed(lambda: common.run([sys.executable, "-c", "import time\nt = time.process_time()\n"
-                                             "while time.process_time() - t < 0.4: pass"]))
-    idle = common.costed(lambda: common.run(["sleep", "0.4"]))
-    assert busy.cpu >= 0.35 and busy.wall >= busy.cpu * 0.9
-    assert idle.cpu < 0.2 and idle.wall >= 0.35  # waiting is wall time, not CPU time
-    assert "s wall, " in busy.line() and busy.line().endswith("s stolen")
+    core = sorted(os.sched_getaffinity(0))[-1]
+    burn = ("import os, time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass\n"
+            "print(sorted(os.sched_getaffinity(0)))")
+    began = time.perf_counter()
+    busy = subprocess.Popen([sys.executable, "-c", burn], stdout=subprocess.PIPE, preexec_fn=bench_genai.pinned(core))
+    idle = subprocess.Popen(["sleep", "0.4"])
+    assert busy.stdout is not None
+    assert busy.stdout.read().decode().strip() == f"[{core}]"
+    busy_code, busy_cost = bench_genai.reaped(busy, began)
+    idle_code, idle_cost = bench_genai.reaped(idle, began)
+    assert busy_code == 0 and idle_code == 0 and busy.returncode == 0
+    assert busy_cost.cpu >= 0.35 and busy_cost.wall >= busy_cost.cpu * 0.9
+    assert idle_cost.cpu < 0.2 and idle_cost.wall >= 0.35  # waiting is wall time, not CPU time
+    assert "s wall, " in busy_cost.line() and busy_cost.line().endswith("s stolen")
 
 
 def test_the_split_is_each_phases_mean_in_the_order_they_ran(monkeypatch: pytest.MonkeyPatch) -> None:

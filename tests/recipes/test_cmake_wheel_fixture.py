@@ -18,9 +18,10 @@ from elftools.elf.elffile import ELFFile
 from crosslane import config as config_mod
 from crosslane import pipeline
 from crosslane.archs import Arch
-from crosslane.config import Config
+from crosslane.config import Component, Config
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.recipes import cmake
 from crosslane.report import Check, Verdict
 from crosslane.runner import Runner
 from crosslane_helpers import fresh_cache, versions_header
@@ -151,9 +152,17 @@ def test_one_wheel_per_cpython_each_its_own_build_selectable_like_cibuildwheel(
                                                           "pyfix-1.0-cp315-cp315-manylinux_2_31_riscv64.whl"]
     with zipfile.ZipFile(dist / "pyfix-1.0-cp315-cp315-manylinux_2_31_riscv64.whl") as archive:
         assert "pyfix/_pyfix.cpython-315-riscv64-linux-gnu.so" in archive.namelist()
+    prepared: list[str] = []
+    real = cmake.fetchcontent_args
+
+    def counted(ctx: Context, component: Component, arch: Arch) -> cmake.FetchContent:
+        prepared.append(component.name)
+        return real(ctx, component, arch)
+    monkeypatch.setattr(cmake, "fetchcontent_args", counted)
     again = pipeline.build_components(Context(project, Runner(log)), Arch.RISCV64, ["pyfix"])
     [summary] = [r for r in again if r.check is Check.BUILD and not r.subject]
     assert summary.reason.startswith("up to date (skipped)")
+    assert prepared == ["pyfix"]  # the FetchContent dependencies once for both wheels, as the source itself
 
 
 def test_a_failing_identifier_leaves_no_gathered_wheels_or_stamp(

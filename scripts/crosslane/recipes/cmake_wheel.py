@@ -138,9 +138,11 @@ class CMakeWheelRecipe:
     needs_source = True
 
     def one(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None,
-            version: str, identifier: str, *, force: bool) -> OneBuild:
+            version: str, identifier: str, *, force: bool, fetchcontent: cmake.FetchContent | None = None
+            ) -> OneBuild:
         folder = ctx.component_dir(arch, component.name) / WHEELS / identifier
-        planned = cmake.plan(ctx, component, arch, probes, source, folder=folder, python=version)
+        planned = cmake.plan(ctx, component, arch, probes, source, folder=folder, python=version,
+                             fetchcontent=fetchcontent)
         spec = component.wheel
         bundle, drop = spec.bundle.get(arch, ()), spec.drop_requires.get(arch, ())
         prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
@@ -195,9 +197,13 @@ class CMakeWheelRecipe:
             return Built(build=Row(component.name, arch.value, Check.BUILD, Verdict.SKIP,
                                    f"no build identifier matches {' '.join(wanted)} (known: {', '.join(known)})"))
         done: list[OneBuild] = []
+        # Every CPython's wheel builds from one source: its FetchContent dependencies are prepared once, as the
+        # component's own source is (not a patched copy checked again for each wheel).
+        fetchcontent = cmake.fetchcontent_args(ctx, component, arch)
         for version, identifier in chosen:
             ctx.log.info(f"    {identifier}")
-            done.append(self.one(ctx, component, arch, probes, source, version, identifier, force=force))
+            done.append(self.one(ctx, component, arch, probes, source, version, identifier, force=force,
+                                 fetchcontent=fetchcontent))
             if done[-1].row.verdict is Verdict.FAIL:
                 break
         before = (*done[0].planned.rows, *(d.row for d in done))
