@@ -83,7 +83,8 @@ def test_a_pinned_child_runs_on_its_core_and_its_cpu_seconds_are_its_own(monkeyp
     busy = subprocess.Popen([sys.executable, "-c", burn], stdout=subprocess.PIPE, preexec_fn=bench_genai.pinned(core))
     idle = subprocess.Popen(["sleep", "0.4"])
     assert busy.stdout is not None
-    assert busy.stdout.read().decode().strip() == f"[{core}]"
+    with busy.stdout:
+        assert busy.stdout.read().decode().strip() == f"[{core}]"
     busy_code, busy_cost = bench_genai.reaped(busy, began)
     idle_code, idle_cost = bench_genai.reaped(idle, began)
     assert busy_code == 0 and idle_code == 0 and busy.returncode == 0
