@@ -21,6 +21,11 @@ sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
 
 from crosslane.archs import KNOWN_ARCHS  # noqa: E402  (after the bytecode switch: this import is the first)
 
+if not sys.dont_write_bytecode:
+    from crosslane.bytecode import keep_compiled
+
+    keep_compiled(__file__)
+
 if TYPE_CHECKING:
     from crosslane.context import Context as CrosslaneContext
     from crosslane.report import Row

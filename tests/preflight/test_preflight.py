@@ -15,6 +15,7 @@ from crosslane.cli import actions, commands
 from crosslane.features import rules
 from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY, Check
+from crosslane.preflight.checks import host as host_checks
 from crosslane.report import Verdict
 from crosslane_helpers import REPO, context, executable, fake_buildtools, fake_sysroot, probes, write_config
 
@@ -318,3 +319,22 @@ def test_ready_host_passes(riscv64_ready: None, capsys: pytest.CaptureFixture[st
     assert {f["status"] for f in findings} <= {"PASS", "SKIP"}
     assert len(findings) == len(REGISTRY)
     assert by_check(findings)["rvv"]["status"] == "PASS"
+
+
+@pytest.mark.parametrize(("version", "minimum", "expected"), [
+    ("3.31.6", (3, 26), True), ("3.26", (3, 26), True), ("3.25.99", (3, 26), False), ("10.0.2", (7, 2), True),
+    ("1.13.0.git.kitware.jobserver-pipe-1", (1, 10), True), ("1.9", (1, 10), False), ("v1.2", (1, 0), False),
+    ("", (1, 0), False), (None, (1, 0), False),
+])
+def test_a_tool_meets_its_minimum_by_its_numeric_release(version: str | None, minimum: tuple[int, ...],
+                                                         expected: bool) -> None:
+    assert host_checks.at_least(version, minimum) is expected
+
+
+@pytest.mark.parametrize(("version", "series", "expected"), [
+    ("19.1.7", "19", True), ("12.2.0", "12.2", True), ("12.20.0", "12.2", False), ("190.1", "19", False),
+    ("18.1.8", 19, False), ("19.1.7", 19, True), ("unknown", "19", False), (None, "19", False),
+])
+def test_a_compiler_is_in_its_toolchains_series_as_pep440_wildcards_say(version: str | None, series: str | int,
+                                                                       expected: bool) -> None:
+    assert host_checks.same_series(version, series) is expected
