@@ -17,6 +17,8 @@ class Arch(enum.StrEnum):
 
 @dataclass(frozen=True)
 class ArchInfo:
+    """One arch's names in each tool's vocabulary: Debian, the GNU triplet, CMake, Rust, wheel tags."""
+
     arch: Arch
     debian_arch: str
     triplet: str

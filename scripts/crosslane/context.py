@@ -24,6 +24,8 @@ from crosslane.runner import Runner
 
 @dataclass(frozen=True)
 class Context:
+    """What a command runs with: the config, the runner and the command line's local sources and wheels."""
+
     config: Config
     runner: Runner
     # Local checkouts given on the command line (--source NAME=PATH), by component.

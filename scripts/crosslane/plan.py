@@ -19,6 +19,8 @@ from crosslane.policy.lanes import LaneState, resolve
 
 @dataclass(frozen=True)
 class RunPlan:
+    """What one command runs: the builds per arch in order, the smokes, the profiles and each lane's state."""
+
     arch: Arch
     # Per arch to build, dependencies first: the arch's own, then (when a smoke compares with it) the control's.
     builds: Mapping[Arch, tuple[str, ...]]

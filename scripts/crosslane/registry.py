@@ -25,6 +25,8 @@ def suggestion(value: str, known: list[str] | tuple[str, ...]) -> str:
 
 @dataclass(frozen=True)
 class Registry:
+    """A name table: names config may use, each to the module and attribute that implements it."""
+
     kind: str  # what the names are, for messages: "recipe", "smoke kind", "option"
     entries: Mapping[str, str]  # name -> "package.module:attribute"
 

@@ -37,6 +37,8 @@ TAIL_LINES = 40
 
 @dataclass(frozen=True)
 class Result:
+    """A finished command: its argv, exit status, output, seconds and whether it timed out."""
+
     argv: tuple[str, ...]
     returncode: int
     output: str
@@ -53,6 +55,8 @@ class Result:
 
 @dataclass
 class Runner:
+    """The one way crosslane runs a program: argv only, logged, timed out, optionally dry."""
+
     log: Log
     dry_run: bool = False
     commands: list[tuple[str, ...]] = field(default_factory=list)

@@ -15,6 +15,8 @@ BACKENDS = ("portable", "xnnpack")
 
 @dataclass(frozen=True)
 class Case:
+    """One ExecuTorch case: a model exported for a backend, quantized or not, run on these profiles."""
+
     model: str
     backend: str
     quantize: bool
@@ -27,6 +29,8 @@ class Case:
 
 @dataclass(frozen=True, kw_only=True)
 class CaseMatrix:
+    """A [cases.*] table: the models x backends x quantize product, less its exclusions."""
+
     name: str
     models: tuple[str, ...]
     backends: tuple[str, ...]

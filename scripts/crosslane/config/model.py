@@ -14,12 +14,16 @@ from crosslane.registry import CONTROLLED_SMOKES, RECIPES, SMOKES, Registry
 
 @dataclass(frozen=True)
 class Tools:
+    """The pinned cmake and ninja, installed from PyPI ([tools])."""
+
     cmake: str
     ninja: str
 
 
 @dataclass(frozen=True)
 class SysrootSpec:
+    """The Debian suite, mirror, keyring and packages every arch's sysroot is made from ([sysroot])."""
+
     suite: str
     mirror: str
     keyring: str
@@ -76,6 +80,8 @@ class BareMetalTarget:
 
 @dataclass(frozen=True)
 class Toolchain:
+    """A [toolchains.*] table: the compiler family, its version and its packages per arch."""
+
     name: str
     family: str
     version: int | None
@@ -84,6 +90,8 @@ class Toolchain:
 
 @dataclass(frozen=True)
 class Profile:
+    """A qemu CPU profile: its name and the -cpu string that makes it."""
+
     name: str
     cpu: str
 
@@ -107,6 +115,8 @@ class Profile:
 
 @dataclass(frozen=True)
 class ArchConfig:
+    """An [arches.*] table: the arch's toolchain, default components and CPU profiles."""
+
     arch: Arch
     toolchain: str
     components: tuple[str, ...]
@@ -132,6 +142,8 @@ class TreeSource:
 
 @dataclass(frozen=True, kw_only=True)
 class GitSource:
+    """A source pinned to a git commit (its tag only a name checked against the commit)."""
+
     kind: ClassVar[str] = "git"
     url: str
     commit: str  # the pin: a full 40-hex commit; a tag is only a name checked against it
@@ -148,6 +160,8 @@ class GitSource:
 
 @dataclass(frozen=True, kw_only=True)
 class ArchiveSource:
+    """A source pinned to an archive's sha256."""
+
     kind: ClassVar[str] = "archive"
     url: str
     sha256: str
@@ -189,6 +203,8 @@ def version_of(spec: SourceSpec) -> str | None:
 
 @dataclass(frozen=True)
 class PatchSpec:
+    """One patch of a component's series: its file, pinned sha256, the arches it applies on."""
+
     path: Path
     sha256: str
     arches: tuple[Arch, ...]
@@ -208,6 +224,8 @@ class Constrained:
 
 @dataclass(frozen=True)
 class SmokeSpec:
+    """A component's smoke: its kind, timeout and what it runs (model tier, case matrix)."""
+
     kind: str
     timeout: float
     # A [models.<name>] the smoke generates with (the genai smoke's tier 4); None: that tier is not armed.
@@ -300,6 +318,8 @@ class WheelSpec:
 
 @dataclass(frozen=True)
 class Component:
+    """A [components.*] table, resolved: sources, arches, dependencies, recipe and its settings."""
+
     name: str
     sources: tuple[SourceSpec, ...]
     arches: tuple[Arch, ...]
@@ -361,6 +381,8 @@ class Component:
 
 @dataclass(frozen=True)
 class Lane:
+    """A [lanes] entry: whether a component is built for an arch, and why (experimental or off)."""
+
     component: str
     arch: Arch
     enabled: bool
@@ -378,6 +400,8 @@ class Registries:
 
 @dataclass(frozen=True)
 class Config:
+    """versions.toml, validated: every table above, each fact stated once."""
+
     path: Path
     root: Path
     tools: Tools

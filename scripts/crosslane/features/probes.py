@@ -41,6 +41,8 @@ class Tool:
 
 @dataclass(frozen=True)
 class CpuProbe:
+    """Whether a program ran under one qemu CPU profile, and what it printed."""
+
     ok: bool
     detail: str
 

@@ -23,6 +23,8 @@ XNNPACK_MIN_GCC = 14
 
 @dataclass(frozen=True)
 class Decision:
+    """A feature rule's verdict for a component on an arch, with the fix when it is off."""
+
     status: Verdict
     enabled: bool
     message: str

@@ -15,6 +15,8 @@ from crosslane.errors import MissingPrerequisite
 
 @dataclass(frozen=True)
 class TargetPython:
+    """The target's CPython as the sysroot has it: headers, pyconfig.h, EXT_SUFFIX, interpreter."""
+
     version: str
     include: Path
     pyconfig: Path

@@ -32,6 +32,8 @@ USRMERGE_DIRS = ("bin", "sbin", "lib", "lib64")
 
 @dataclass(frozen=True)
 class Sysroot:
+    """A built sysroot: its arch, folder and the key of the inputs it was made from."""
+
     arch: Arch
     path: Path
     key: str

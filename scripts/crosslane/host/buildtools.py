@@ -15,6 +15,8 @@ from crosslane.runner import Runner
 
 @dataclass(frozen=True)
 class BuildTools:
+    """The pinned cmake and ninja binaries and the folder they were installed into."""
+
     cmake: Path
     ninja: Path
     root: Path

@@ -32,6 +32,8 @@ float probe(const float *a, const float *b, unsigned long n) {
 
 @dataclass(frozen=True)
 class Compiler:
+    """A cross compiler found on the host: its toolchain, family, arch, argv and version."""
+
     toolchain: str
     family: str
     arch: Arch

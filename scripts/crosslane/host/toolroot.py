@@ -38,6 +38,8 @@ APT_OPTIONS = ('Acquire::Check-Valid-Until "false"',)
 
 @dataclass(frozen=True)
 class ToolRoot:
+    """A built tool root: its spec, folder and the key of the inputs it was made from."""
+
     spec: ToolRootSpec
     path: Path
     key: str

@@ -40,6 +40,8 @@ _ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
 
 @dataclass(frozen=True)
 class LaneState:
+    """A lane as resolved for this run: enabled or not, by which setting, and why."""
+
     component: str
     arch: Arch
     enabled: bool

@@ -23,6 +23,8 @@ from crosslane.report import Check as RowCheck
 
 @dataclass(frozen=True)
 class Finding:
+    """One preflight check's outcome for an arch and component, as reported."""
+
     check: str
     arch: str
     component: str

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class Built:
+    """What a recipe's run reports: the build row, what preparing said, what the gates read."""
+
     build: Row  # the build step's verdict
     before: tuple[Row, ...] = ()  # what preparing reported: which source served, each patch's state
     gated: tuple[Path, ...] = ()  # what the artifact gates read (ELF arch, EXT_SUFFIX, DT_NEEDED, wheel)

@@ -43,6 +43,8 @@ offline = true
 
 @dataclass(frozen=True)
 class RustFromRoot:
+    """How a build reaches cargo and rustc in a tool root: cmake arguments, environment, files."""
+
     spec: ToolRootSpec
     cmake_args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)

@@ -37,6 +37,8 @@ HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUST
 
 @dataclass(frozen=True)
 class BuildPlan:
+    """One CMake build, planned: its source, build, install folders and toolchain file."""
+
     component: Component
     arch: Arch
     source: Path

@@ -128,6 +128,8 @@ def lane_wheel(install: Path, version: str) -> Path | None:
 
 @dataclasses.dataclass(frozen=True)
 class OneBuild:
+    """One CPython's wheel build: its identifier, row, CMake plan and the wheel it made."""
+
     identifier: str
     row: Row
     planned: cmake.BuildPlan

@@ -31,6 +31,8 @@ HOST_LEAK_VARS = ("LIBRARY_PATH", "LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", 
 
 @dataclass(frozen=True)
 class Wiring:
+    """What a cross build adds to CMake: arguments, environment to set and unset, placeholders."""
+
     cmake_args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     unset: tuple[str, ...] = ()

@@ -48,6 +48,8 @@ class State(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Step:
+    """One patch's planned state against a tree (applied, applicable, not for this arch, conflict), with detail."""
+
     spec: PatchSpec
     name: str  # path under patches/
     state: State

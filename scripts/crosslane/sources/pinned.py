@@ -52,6 +52,8 @@ GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_G
 
 @dataclass(frozen=True)
 class Fetched:
+    """A staged source: its folder, the identity its stamp records, and what served it."""
+
     path: Path
     identity: str  # what the build stamp records: the pin of the source that served
     served_by: str  # for the report: which source (or mirror) served, and how

@@ -26,6 +26,8 @@ MARKER = "src.crosslane.json"
 
 @dataclass(frozen=True)
 class Prepared:
+    """A component's source tree ready to build: its folder, identity, rows and patch inputs."""
+
     path: Path
     source_id: str
     rows: tuple[Row, ...]

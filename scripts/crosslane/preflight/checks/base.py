@@ -23,6 +23,8 @@ class Subject:
 
 @dataclass(frozen=True)
 class Outcome:
+    """One check's verdict on one subject, with its fix."""
+
     status: Verdict
     message: str
     fix: str = ""
@@ -39,6 +41,8 @@ def always(probes: Probes, subject: Subject) -> str | None:
 
 @dataclass(frozen=True)
 class Check:
+    """A preflight check: its name, scope, when it applies, its probe and whether it gates builds."""
+
     name: str
     scope: Literal["arch", "component"]
     applies: Applies
