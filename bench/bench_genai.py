@@ -2,7 +2,7 @@
 for both), a no-op rebuild against the cold build, and tier-4 generate() tokens per second per arch and CPU
 profile under qemu-user (against amd64's, also under qemu; no goal yet).
 
-The build half runs only with CROSSLANE_BENCH_COLD=by-hand (the sources staged; ~20 minutes on 2 cores): one wheel
+The build half runs only with CROSSLANE_BENCH_COLD=by-hand (the sources staged; 12 minutes on 2 cores): one wheel
 build (cp314) each way, both at once from cold file caches, each pinned to a core of its own, and the split printed
 (crosslane's phases from its stamp, the by-hand commands' own). The smoke half needs the lanes built.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -98,10 +97,9 @@ def crosslane_first() -> bool:
     return previous == "hand"
 
 
-def split_line(splits: list[dict[str, float]]) -> str:
-    """Each phase's mean over the builds of one side that ran it, in the order the phases ran."""
-    phases = dict.fromkeys(k for split in splits for k in split)
-    return "; ".join(f"{k} {statistics.mean(s[k] for s in splits if k in s):.1f}s" for k in phases)
+def split_line(split: dict[str, float]) -> str:
+    """Each phase's seconds, in the order the phases ran."""
+    return "; ".join(f"{phase} {seconds:.1f}s" for phase, seconds in split.items())
 
 
 def pinned(core: int) -> Callable[[], None]:
@@ -113,7 +111,7 @@ def reaped(process: subprocess.Popen[bytes], began: float) -> tuple[int, Cost]:
     """Wait for *process*; its exit code and what it cost (its own and its reaped children's CPU time)."""
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, Cost(time.perf_counter() - began, usage.ru_utime + usage.ru_stime, 0.0)
+    return process.returncode, Cost(time.perf_counter() - began, usage.ru_utime + usage.ru_stime)
 
 
 def build_measures() -> list[Measure]:
@@ -149,7 +147,7 @@ def build_measures() -> list[Measure]:
             raise SystemExit(f"crosslane's cold build exited {code} (invoke {' '.join(argv)})")
         stolen = stolen_seconds() - stolen
         for label, core, spent in (("crosslane", ours_core, cost), ("by hand", hand_core, theirs)):
-            print(f"   ({label}, core {core}: {spent.wall:.1f}s wall, {spent.cpu:.1f}s CPU)", flush=True)
+            print(f"   ({label}, core {core}: {spent.line()})", flush=True)
         print(f"   (both at once: {stolen:.1f}s stolen from the machine meanwhile"
               f"{', file caches dropped first' if dropped else ''})", flush=True)
         phases = json.loads((wheel_folder(ours) / ".crosslane-stamp.json").read_text())["facts"].get("phases", {})
@@ -158,8 +156,8 @@ def build_measures() -> list[Measure]:
         noop = median_of(3, partial(invoke, *argv, env={**COLD, "CROSSLANE_BUILD_DIR": str(ours)}))
     ours_split = {"outside the build (source copy, patch check, probes, gates, report)": cost.wall - sum(
         phases.values()), **phases}
-    print(f"   split, crosslane: {split_line([ours_split])}", flush=True)
-    print(f"   split, by hand: {split_line([hand_split])}", flush=True)
+    print(f"   split, crosslane: {split_line(ours_split)}", flush=True)
+    print(f"   split, by hand: {split_line(hand_split)}", flush=True)
     name = f"genai cold build riscv64 ({IDENTIFIER}): crosslane vs the same commands by hand, side by side"
     return [Measure(name, cost.wall, theirs.wall, "s", "<= 1.05x"),
             Measure(name.replace("cold build", "cold build's CPU time"), cost.cpu, theirs.cpu, "s",
@@ -197,7 +195,7 @@ def by_hand(prepared: Path, hand: Path, split: dict[str, float], core: int) -> C
                 output.seek(0)
                 tail = output.read().decode(errors="replace").strip().splitlines()[-5:]
                 raise SystemExit(f"by hand, {phase} exited {code}: {' | '.join(tail)}")
-    return Cost(wall, cpu, 0.0)
+    return Cost(wall, cpu)
 
 
 def rates(arch: str) -> dict[str, float]:

@@ -55,14 +55,13 @@ def timed(action: Callable[[], object]) -> float:
 
 @dataclass(frozen=True)
 class Cost:
-    """What one measured action took: wall seconds, the CPU seconds of the processes it ran (user + system, reaped
-    children and theirs), and the seconds the hypervisor gave this machine's CPUs to other guests meanwhile."""
+    """What one measured action took: wall seconds, and the CPU seconds of the processes it ran (user + system,
+    reaped children and theirs)."""
     wall: float
     cpu: float
-    stolen: float
 
     def line(self) -> str:
-        return f"{self.wall:.1f}s wall, {self.cpu:.1f}s CPU, {self.stolen:.1f}s stolen"
+        return f"{self.wall:.1f}s wall, {self.cpu:.1f}s CPU"
 
 
 def stolen_seconds(stat: Path = Path("/proc/stat")) -> float:

@@ -216,7 +216,9 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
                                             ctx.runner.find("ccache"))
     probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
     wiring = crosswire.wire(probes, component, arch, compiler, root.path)
-    fc_args, fc_rows, fc_pins = fetchcontent or fetchcontent_args(ctx, component, arch)
+    if fetchcontent is None:
+        fetchcontent = fetchcontent_args(ctx, component, arch)
+    fc_args, fc_rows, fc_pins = fetchcontent
     values = template_values(ctx, arch, component, python) | dict(wiring.placeholders) | {
         "source": str(source), "hostenv": host_pythons(ctx, component), "fetchcontent": fetchcontent_dirs(fc_args)}
     args = expand(component, arch, values) + wiring.cmake_args
