@@ -26,6 +26,10 @@ if not sys.dont_write_bytecode:
 
     keep_compiled(__file__)
 
+from crosslane.shutdown import skip_final_collection  # noqa: E402
+
+skip_final_collection()
+
 if TYPE_CHECKING:
     from crosslane.context import Context as CrosslaneContext
     from crosslane.report import Row
