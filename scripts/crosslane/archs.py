@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from crosslane.records import Record
+
 
 class Arch(enum.StrEnum):
     AMD64 = "amd64"
@@ -15,8 +17,8 @@ class Arch(enum.StrEnum):
     RISCV64 = "riscv64"
 
 
-@dataclass(frozen=True)
-class ArchInfo:
+@dataclass(frozen=True, eq=False, repr=False)
+class ArchInfo(Record):
     """One arch's names in each tool's vocabulary: Debian, the GNU triplet, CMake, Rust, wheel tags."""
 
     arch: Arch

@@ -31,6 +31,7 @@ from crosslane import atomic, bounded, locks, stamps, treecheck
 from crosslane.archs import Arch, info
 from crosslane.context import Context
 from crosslane.errors import ConfigError, IntegrityError, UsageError
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 
 TOP = "crosslane-pack"
@@ -45,8 +46,8 @@ CHUNK = 1 << 20
 FIX = "the pack is damaged or hostile: download it again, or run `invoke pack` again in the job that built it"
 
 
-@dataclass(frozen=True)
-class Member:
+@dataclass(frozen=True, eq=False, repr=False)
+class Member(Record):
     path: str  # relative to the component's folder: the stamp, or install/…
     kind: treecheck.Kind
     size: int = 0
@@ -132,8 +133,8 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
 
 # --- unpack -----------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Manifest:
+@dataclass(frozen=True, eq=False, repr=False)
+class Manifest(Record):
     arch: Arch
     component: str
     recipe: str

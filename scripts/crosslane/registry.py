@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from crosslane.records import Record
+
 
 def suggestion(value: str, known: list[str] | tuple[str, ...]) -> str:
     """"; did you mean 'x'?" for a near miss, else " (known: a, b)": appended to an unknown-name error."""
@@ -23,8 +25,8 @@ def suggestion(value: str, known: list[str] | tuple[str, ...]) -> str:
     return f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(known) or 'none'})"
 
 
-@dataclass(frozen=True)
-class Registry:
+@dataclass(frozen=True, eq=False, repr=False)
+class Registry(Record):
     """A name table: names config may use, each to the module and attribute that implements it."""
 
     kind: str  # what the names are, for messages: "recipe", "smoke kind", "option"

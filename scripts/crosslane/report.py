@@ -11,6 +11,7 @@ from pathlib import Path
 
 from crosslane import bounded
 from crosslane.errors import UsageError
+from crosslane.records import Record
 
 
 class Check(enum.StrEnum):
@@ -53,8 +54,8 @@ class Verdict(enum.StrEnum):
 ROW_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.SKIP)
 
 
-@dataclass(frozen=True)
-class Row:
+@dataclass(frozen=True, eq=False, repr=False)
+class Row(Record):
     """One verdict. Every field is data: nothing reads a row by parsing its label."""
 
     component: str

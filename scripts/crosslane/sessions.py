@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from crosslane.archs import CONTROL_ARCH
+from crosslane.records import Record
 from crosslane.registry import CONTROLLED_SMOKES
 
 
-@dataclass(frozen=True)
-class Session:
+@dataclass(frozen=True, eq=False, repr=False)
+class Session(Record):
     name: str
     arch: str
     component: str | None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from crosslane.errors import CrosslaneError
+from crosslane.records import Record
 
 Kind = Literal["file", "dir", "link"]
 NAME_MAX = 255
@@ -24,8 +25,8 @@ PATH_MAX = 4096
 LINK_DEPTH = 40  # the kernel's own limit on links followed in one lookup
 
 
-@dataclass(frozen=True)
-class Entry:
+@dataclass(frozen=True, eq=False, repr=False)
+class Entry(Record):
     path: str
     kind: Kind
     target: str = ""  # a link's text

@@ -39,6 +39,8 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import BinaryIO
 
+from crosslane.records import Record
+
 CHUNK = 1 << 20
 PIPELINED_CHUNKS = 4  # inflated chunks waiting for the writer at most (memory: 4 MiB)
 # hashlib's fixed-length digests that PEP 376/427 tools write (shake_* need a length; md5/sha1 are too weak).
@@ -46,8 +48,8 @@ RECORD_ALGORITHMS = ("sha256", "sha384", "sha512", "sha3_256", "sha3_384", "sha3
 SIGNATURES = ("RECORD.jws", "RECORD.p7s")
 
 
-@dataclass(frozen=True)
-class Limits:
+@dataclass(frozen=True, eq=False, repr=False)
+class Limits(Record):
     max_total_bytes: int = 4 << 30
     max_members: int = 200_000
     # Real wheels reach ~100:1 (a 200 kB stub .so of zeros); deflate tops out near 1032:1.

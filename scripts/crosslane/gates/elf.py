@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crosslane.archs import ArchInfo, by_elf_machine
+from crosslane.records import Record
 
 if TYPE_CHECKING:  # pyelftools is imported where an ELF file is read: a no-op build reads none
     from elftools.elf.dynamic import DynamicSection
@@ -34,8 +35,8 @@ GNU_PROPERTY_X86_ISA_1_NEEDED = 0xC0008002
 EM_X86_64 = 62
 
 
-@dataclass(frozen=True)
-class ElfInfo:
+@dataclass(frozen=True, eq=False, repr=False)
+class ElfInfo(Record):
     path: Path
     machine: int
     machine_name: str
@@ -92,8 +93,8 @@ class ElfInfo:
         return f"{self.machine_name} {self.elf_class}-bit {endian}{extra}"
 
 
-@dataclass(frozen=True)
-class ElfDefect:
+@dataclass(frozen=True, eq=False, repr=False)
+class ElfDefect(Record):
     path: Path
     reason: str
 

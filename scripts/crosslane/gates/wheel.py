@@ -18,6 +18,7 @@ from crosslane import wheelzip
 from crosslane.archs import Arch, info
 from crosslane.errors import VerdictFailed
 from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, elf, row
+from crosslane.records import Record
 from crosslane.report import Row, Verdict
 
 MANYLINUX_PREFIXES = ("linux_", "manylinux", "musllinux_")
@@ -26,8 +27,8 @@ MANYLINUX_PREFIXES = ("linux_", "manylinux", "musllinux_")
 Extra = Callable[[Path, list[elf.ElfInfo]], list[Row]]
 
 
-@dataclass(frozen=True)
-class WheelTags:
+@dataclass(frozen=True, eq=False, repr=False)
+class WheelTags(Record):
     platforms: tuple[str, ...]
     python_version: str | None
 

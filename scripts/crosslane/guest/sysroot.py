@@ -22,6 +22,7 @@ from crosslane.config import SysrootSpec
 from crosslane.errors import MissingPrerequisite, StepFailed
 from crosslane.log import Progress
 from crosslane.paths import cache_dir
+from crosslane.records import Record
 from crosslane.runner import Runner
 
 # Bump when the assembly below changes, so old sysroots are not reused.
@@ -30,8 +31,8 @@ MANIFEST = "crosslane-manifest.json"
 USRMERGE_DIRS = ("bin", "sbin", "lib", "lib64")
 
 
-@dataclass(frozen=True)
-class Sysroot:
+@dataclass(frozen=True, eq=False, repr=False)
+class Sysroot(Record):
     """A built sysroot: its arch, folder and the key of the inputs it was made from."""
 
     arch: Arch

@@ -26,6 +26,7 @@ from crosslane.config import ToolRootSpec
 from crosslane.errors import MissingPrerequisite
 from crosslane.host import probecache
 from crosslane.paths import cache_dir
+from crosslane.records import Record
 from crosslane.runner import Runner
 
 FORMAT = 1  # bump when the assembly below changes, so old roots are not reused
@@ -36,8 +37,8 @@ EntryMode = Literal["root", "userns"]
 APT_OPTIONS = ('Acquire::Check-Valid-Until "false"',)
 
 
-@dataclass(frozen=True)
-class ToolRoot:
+@dataclass(frozen=True, eq=False, repr=False)
+class ToolRoot(Record):
     """A built tool root: its spec, folder and the key of the inputs it was made from."""
 
     spec: ToolRootSpec

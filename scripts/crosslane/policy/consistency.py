@@ -26,6 +26,7 @@ from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config import Config, tomlcompat, version_of
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 
 ALLOWLIST = "consistency-allow.toml"
@@ -39,8 +40,8 @@ LANE_RE = re.compile(r"lanes\.([A-Za-z0-9_-]+)\.([a-z0-9]+)\.enabled\s*[:=]\s*(t
 BLOCK_ITEM_RE = re.compile(r"^\s*-\s*['\"]?([A-Za-z0-9_-]+)['\"]?\s*(#.*)?$")
 
 
-@dataclass(frozen=True)
-class Finding:
+@dataclass(frozen=True, eq=False, repr=False)
+class Finding(Record):
     file: str
     line: int
     found: str
@@ -51,8 +52,8 @@ class Finding:
         return f"{self.file}:{self.line}: found {self.found}, versions.toml says {self.expected} ({self.source})"
 
 
-@dataclass(frozen=True)
-class Allow:
+@dataclass(frozen=True, eq=False, repr=False)
+class Allow(Record):
     file: str
     value: str
     reason: str
@@ -61,8 +62,8 @@ class Allow:
         return fnmatch.fnmatchcase(finding.file, self.file) and self.value in finding.found
 
 
-@dataclass(frozen=True)
-class Pin:
+@dataclass(frozen=True, eq=False, repr=False)
+class Pin(Record):
     pattern: re.Pattern[str]
     expected: str
     shown: str

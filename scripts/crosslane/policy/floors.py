@@ -17,6 +17,7 @@ from pathlib import Path
 from crosslane import bounded
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.errors import ConfigError
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict, rows_from
 
 # What a component's smoke reported: its runs, and the claims about what they loaded.
@@ -64,8 +65,8 @@ def check(floors: Mapping[Arch, int], rows: Iterable[Row]) -> list[Row]:
     return result
 
 
-@dataclass(frozen=True)
-class Observation:
+@dataclass(frozen=True, eq=False, repr=False)
+class Observation(Record):
     recorded: float
     counts: Mapping[Arch, int]
 

@@ -26,6 +26,7 @@ from crosslane.errors import IntegrityError, MissingPrerequisite
 from crosslane.host import toolroot
 from crosslane.paths import cache_dir
 from crosslane.recipes.crosswire import cargo_env_name
+from crosslane.records import Record
 
 REGISTRY = "/usr/share/cargo/registry"
 ROOT_RUSTC = "/usr/bin/rustc"
@@ -41,8 +42,8 @@ offline = true
 """
 
 
-@dataclass(frozen=True)
-class RustFromRoot:
+@dataclass(frozen=True, eq=False, repr=False)
+class RustFromRoot(Record):
     """How a build reaches cargo and rustc in a tool root: cmake arguments, environment, files."""
 
     spec: ToolRootSpec

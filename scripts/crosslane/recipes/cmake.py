@@ -27,6 +27,7 @@ from crosslane.guest import guest_root, qemu
 from crosslane.host import toolroot
 from crosslane.log import Progress
 from crosslane.recipes import Built, cargo_root, cmake_toolchain, crosswire
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned, worktree
 from crosslane.sources.worktree import Prepared
@@ -35,8 +36,8 @@ HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUST
                   "CMAKE_TOOLCHAIN_FILE", "CMAKE_GENERATOR", "CMAKE_PREFIX_PATH", "CMAKE_INSTALL_PREFIX")
 
 
-@dataclass(frozen=True)
-class BuildPlan:
+@dataclass(frozen=True, eq=False, repr=False)
+class BuildPlan(Record):
     """One CMake build, planned: its source, build, install folders and toolchain file."""
 
     component: Component

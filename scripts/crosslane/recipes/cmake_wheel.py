@@ -34,6 +34,7 @@ from crosslane.context import Context
 from crosslane.errors import StepFailed
 from crosslane.features.probes import Probes
 from crosslane.recipes import Built, cmake
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources.worktree import Prepared
 
@@ -126,8 +127,8 @@ def lane_wheel(install: Path, version: str) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
-@dataclasses.dataclass(frozen=True)
-class OneBuild:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class OneBuild(Record):
     """One CPython's wheel build: its identifier, row, CMake plan and the wheel it made."""
 
     identifier: str

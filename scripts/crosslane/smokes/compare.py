@@ -14,11 +14,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 
 
-@dataclass(frozen=True)
-class Tolerance:
+@dataclass(frozen=True, eq=False, repr=False)
+class Tolerance(Record):
     rel: float = 0.0
     abs: float = 0.0
 
@@ -35,8 +36,8 @@ class Tolerance:
 EXACT = Tolerance()
 
 
-@dataclass(frozen=True)
-class Sample:
+@dataclass(frozen=True, eq=False, repr=False)
+class Sample(Record):
     """One run's outputs: *label* names the run (arch@profile)."""
 
     arch: str
@@ -48,8 +49,8 @@ class Sample:
         return f"{self.arch}@{self.profile}"
 
 
-@dataclass(frozen=True)
-class Comparison:
+@dataclass(frozen=True, eq=False, repr=False)
+class Comparison(Record):
     sample: Sample
     output: str
     tolerance: Tolerance

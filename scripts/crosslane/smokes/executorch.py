@@ -31,6 +31,7 @@ from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
 from crosslane.paths import cache_dir
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import payload, sentinel, target
 
@@ -49,8 +50,8 @@ STAT = re.compile(r"max_(absolute|relative)_error:\s*(\S+)")
 EXPORTABLE = tuple(executorch_export.MODELS)
 
 
-@dataclass(frozen=True)
-class Program:
+@dataclass(frozen=True, eq=False, repr=False)
+class Program(Record):
     case: Case
     path: Path
     rtol: float
@@ -127,8 +128,8 @@ def microkernels(output: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(MICROKERNEL.findall(output)))
 
 
-@dataclass(frozen=True)
-class Timed:
+@dataclass(frozen=True, eq=False, repr=False)
+class Timed(Record):
     run: str  # case@profile
     etdump: Path
     kernels: tuple[str, ...]

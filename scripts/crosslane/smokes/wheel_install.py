@@ -36,6 +36,7 @@ from crosslane.context import Context
 from crosslane.gates import provenance
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result
 from crosslane.smokes import payload, payloads, sentinel, site, target
@@ -96,8 +97,8 @@ def pip_wheel(root: Path) -> PurePosixPath | None:
     return PurePosixPath("/") / found[-1].relative_to(root) if found else None
 
 
-@dataclass(frozen=True)
-class Board:
+@dataclass(frozen=True, eq=False, repr=False)
+class Board(Record):
     """A clean copy of an install root, and how a program runs in it (qemu-user, the profile's -cpu)."""
 
     ctx: Context

@@ -22,21 +22,22 @@ from pathlib import Path
 
 from crosslane import treecheck
 from crosslane.errors import IntegrityError, MissingPrerequisite
+from crosslane.records import Record
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
 TIMEOUT = 600.0
 
 
-@dataclass(frozen=True)
-class Entry:
+@dataclass(frozen=True, eq=False, repr=False)
+class Entry(Record):
     mode: str
     kind: str
     oid: str
     path: str
 
 
-@dataclass(frozen=True)
-class Exported:
+@dataclass(frozen=True, eq=False, repr=False)
+class Exported(Record):
     files: int
     absent: tuple[str, ...]  # paths allowed by absent_ok that the mirror did not have
     gitlinks: tuple[tuple[str, str], ...]  # (path, commit) of submodules, for the superproject's pins

@@ -38,6 +38,7 @@ from crosslane.config import (
 )
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
+from crosslane.records import Record
 from crosslane.runner import Runner
 
 FETCH_TIMEOUT = 1800.0
@@ -50,8 +51,8 @@ GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_G
            "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=10", "LC_ALL": "C"}
 
 
-@dataclass(frozen=True)
-class Fetched:
+@dataclass(frozen=True, eq=False, repr=False)
+class Fetched(Record):
     """A staged source: its folder, the identity its stamp records, and what served it."""
 
     path: Path

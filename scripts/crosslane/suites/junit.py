@@ -16,6 +16,7 @@ from pathlib import Path
 
 from crosslane import bounded
 from crosslane.errors import StepFailed
+from crosslane.records import Record
 
 XML_LIMIT = 64 * 1024 * 1024
 MESSAGE_LIMIT = 300
@@ -29,8 +30,8 @@ class Outcome(enum.StrEnum):
     SKIPPED = "skipped"
 
 
-@dataclass(frozen=True)
-class Case:
+@dataclass(frozen=True, eq=False, repr=False)
+class Case(Record):
     """One upstream test case: its id (stable across runs and profiles), outcome, seconds and first message line."""
 
     id: str

@@ -12,6 +12,7 @@ import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.suites.junit import Case, Outcome
 
@@ -27,8 +28,8 @@ def exemption_for(case_id: str, exempt: Mapping[str, str]) -> str | None:
     return next((key for key in exempt if any(c in key for c in "*?[") and fnmatch.fnmatchcase(case_id, key)), None)
 
 
-@dataclass(frozen=True)
-class Judged:
+@dataclass(frozen=True, eq=False, repr=False)
+class Judged(Record):
     cases: tuple[Case, ...]
     failed: tuple[Case, ...] = ()  # defects
     exempt: tuple[tuple[Case, str], ...] = ()  # (case, exemption key)
