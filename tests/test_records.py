@@ -22,6 +22,7 @@ class Plain:
     values: tuple[int, ...] = ()
     detail: str = dataclasses.field(default="", compare=False)
     hidden: str = dataclasses.field(default="", repr=False)
+    unhashed: str = dataclasses.field(default="", hash=False)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)
@@ -30,6 +31,7 @@ class Recorded(Record):
     values: tuple[int, ...] = ()
     detail: str = dataclasses.field(default="", compare=False)
     hidden: str = dataclasses.field(default="", repr=False)
+    unhashed: str = dataclasses.field(default="", hash=False)
 
 
 Fields = tuple[str, tuple[int, ...], str, str]
@@ -54,6 +56,10 @@ def test_equality_and_hash_as_dataclasses_have_them(left: Fields, right: Fields)
     assert (recorded(left) == recorded(right)) is equal
     if equal:
         assert hash(recorded(left)) == hash(recorded(right))
+    # hash=False leaves a field out of the hash and in the comparison, as dataclasses has it
+    for make in (plain, recorded):
+        assert hash(dataclasses.replace(make(left), unhashed="u")) == hash(make(left))
+        assert dataclasses.replace(make(left), unhashed="u") != make(left)
 
 
 @pytest.mark.parametrize("fields", CASES)
@@ -62,6 +68,13 @@ def test_repr_is_the_dataclass_text(fields: Fields) -> None:
     assert repr(recorded(fields)) == repr(plain(fields)).replace("Plain(", "Recorded(", 1)
     assert json.dumps({"x": recorded(fields)}, default=str) == \
         json.dumps({"x": plain(fields)}, default=str).replace("Plain(", "Recorded(", 1)
+
+
+def test_a_record_holding_itself_shows_as_dataclasses_do() -> None:
+    inner: list[object] = []
+    record = Recorded(name="a", values=inner)  # type: ignore[arg-type]
+    inner.append(record)
+    assert repr(record) == "Recorded(name='a', values=[...], detail='', unhashed='')"
 
 
 def test_another_class_is_never_equal_and_records_stay_frozen() -> None:

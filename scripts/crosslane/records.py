@@ -11,21 +11,38 @@ made from (json.dumps with default=str). tests/test_records.py holds every froze
 from __future__ import annotations
 
 import dataclasses
+import reprlib
+from collections.abc import Callable
 from typing import Any
 
 _COMPARED: dict[type, tuple[str, ...]] = {}
+_HASHED: dict[type, tuple[str, ...]] = {}
 _SHOWN: dict[type, tuple[str, ...]] = {}
 
 
-def _names(cls: type, table: dict[type, tuple[str, ...]], flag: str) -> tuple[str, ...]:
+def _names(cls: type, table: dict[type, tuple[str, ...]], wanted: Callable[[dataclasses.Field[Any]], bool]
+           ) -> tuple[str, ...]:
     names = table.get(cls)
     if names is None:
-        names = table[cls] = tuple(f.name for f in dataclasses.fields(cls) if getattr(f, flag))
+        names = table[cls] = tuple(f.name for f in dataclasses.fields(cls) if wanted(f))
     return names
 
 
-def _compared(record: Record) -> tuple[Any, ...]:
-    return tuple(getattr(record, name) for name in _names(record.__class__, _COMPARED, "compare"))
+def _values(record: Record, table: dict[type, tuple[str, ...]],
+            wanted: Callable[[dataclasses.Field[Any]], bool]) -> tuple[Any, ...]:
+    return tuple(getattr(record, name) for name in _names(record.__class__, table, wanted))
+
+
+def _compare(f: dataclasses.Field[Any]) -> bool:
+    return f.compare
+
+
+def _hash(f: dataclasses.Field[Any]) -> bool:  # dataclasses' rule: hash=None follows compare
+    return bool(f.compare if f.hash is None else f.hash)
+
+
+def _repr(f: dataclasses.Field[Any]) -> bool:
+    return f.repr
 
 
 class Record:
@@ -35,11 +52,12 @@ class Record:
         if other.__class__ is not self.__class__:
             return NotImplemented
         assert isinstance(other, Record)
-        return _compared(self) == _compared(other)
+        return _values(self, _COMPARED, _compare) == _values(other, _COMPARED, _compare)
 
     def __hash__(self) -> int:
-        return hash(_compared(self))
+        return hash(_values(self, _HASHED, _hash))
 
+    @reprlib.recursive_repr()
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(self.__class__, _SHOWN, "repr"))
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(self.__class__, _SHOWN, _repr))
         return f"{self.__class__.__qualname__}({shown})"
