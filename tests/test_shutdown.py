@@ -26,7 +26,6 @@ def test_objects_are_frozen_before_shutdown_and_exit_handlers_still_run() -> Non
         atexit.register(lambda: print("handler ran; frozen", gc.get_freeze_count() > 0, flush=True))
         from crosslane.shutdown import skip_final_collection
         skip_final_collection()
-        skip_final_collection()
         sys.stdout.write("unflushed output")
     """)
     assert child.stdout == "unflushed outputhandler ran; frozen True\n"

@@ -12,37 +12,32 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
-from collections.abc import Callable
-from typing import Any
-
-_COMPARED: dict[type, tuple[str, ...]] = {}
-_HASHED: dict[type, tuple[str, ...]] = {}
-_SHOWN: dict[type, tuple[str, ...]] = {}
+from typing import Any, NamedTuple
 
 
-def _names(cls: type, table: dict[type, tuple[str, ...]], wanted: Callable[[dataclasses.Field[Any]], bool]
-           ) -> tuple[str, ...]:
-    names = table.get(cls)
+class _Names(NamedTuple):
+    """Which fields each method reads, in field order (dataclasses' rules: hash=None follows compare)."""
+
+    compared: tuple[str, ...]
+    hashed: tuple[str, ...]
+    shown: tuple[str, ...]
+
+
+_NAMES: dict[type, _Names] = {}
+
+
+def _names(cls: type) -> _Names:
+    names = _NAMES.get(cls)
     if names is None:
-        names = table[cls] = tuple(f.name for f in dataclasses.fields(cls) if wanted(f))
+        fields = dataclasses.fields(cls)
+        names = _NAMES[cls] = _Names(tuple(f.name for f in fields if f.compare),
+                                     tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)),
+                                     tuple(f.name for f in fields if f.repr))
     return names
 
 
-def _values(record: Record, table: dict[type, tuple[str, ...]],
-            wanted: Callable[[dataclasses.Field[Any]], bool]) -> tuple[Any, ...]:
-    return tuple(getattr(record, name) for name in _names(record.__class__, table, wanted))
-
-
-def _compare(f: dataclasses.Field[Any]) -> bool:
-    return f.compare
-
-
-def _hash(f: dataclasses.Field[Any]) -> bool:  # dataclasses' rule: hash=None follows compare
-    return bool(f.compare if f.hash is None else f.hash)
-
-
-def _repr(f: dataclasses.Field[Any]) -> bool:
-    return f.repr
+def _values(record: object, names: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(getattr(record, name) for name in names)
 
 
 class Record:
@@ -51,13 +46,13 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        assert isinstance(other, Record)
-        return _values(self, _COMPARED, _compare) == _values(other, _COMPARED, _compare)
+        compared = _names(self.__class__).compared
+        return _values(self, compared) == _values(other, compared)
 
     def __hash__(self) -> int:
-        return hash(_values(self, _HASHED, _hash))
+        return hash(_values(self, _names(self.__class__).hashed))
 
     @reprlib.recursive_repr()
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(self.__class__, _SHOWN, _repr))
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(self.__class__).shown)
         return f"{self.__class__.__qualname__}({shown})"

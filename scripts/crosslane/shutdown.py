@@ -15,6 +15,5 @@ import gc
 
 
 def skip_final_collection() -> None:
-    """Freeze every object at exit (once, however often it is called)."""
-    atexit.unregister(gc.freeze)
+    """Freeze every object at exit."""
     atexit.register(gc.freeze)
