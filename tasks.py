@@ -1,38 +1,19 @@
-"""Invoke tasks: parse arguments, call crosslane. `invoke --list` shows them.
-
-Each task imports what it calls, so `invoke --list` and the first line of any task come fast.
-"""
+"""Invoke tasks: parse arguments, call crosslane. `invoke --list` shows them."""
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from invoke.context import Context
 from invoke.tasks import task
 
-# invoke turns bytecode writing off for the whole process (so tasks.pyc does not litter projects); crosslane's
-# ~100 modules would then be compiled again on every command, a third of a no-op build. PYTHONDONTWRITEBYTECODE
-# is still obeyed.
-sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
-
-from crosslane.archs import KNOWN_ARCHS  # noqa: E402  (after the bytecode switch: this import is the first)
-
-if not sys.dont_write_bytecode:
-    from crosslane.bytecode import keep_compiled
-
-    keep_compiled(__file__)
-
-from crosslane.shutdown import skip_final_collection  # noqa: E402
-
-skip_final_collection()
-
-if TYPE_CHECKING:
-    from crosslane.context import Context as CrosslaneContext
-    from crosslane.report import Row
+from crosslane import artifacts, pipeline, plan
+from crosslane.archs import KNOWN_ARCHS
+from crosslane.cli import actions, commands, gate_tasks
+from crosslane.context import Context as CrosslaneContext
+from crosslane.report import Row
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
 COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JSON to this file",
@@ -42,7 +23,6 @@ COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JS
 def _run(action: Callable[[CrosslaneContext], list[Row]], *, debug: bool, json: str = "", config: str = "",
          **options: Any) -> None:
     """Every task's last line: run the action in a Context built from the common options; exit with its code."""
-    from crosslane.cli import commands
     commands.exit_with(commands.run(action, debug=debug, json_path=json or None, config_path=config or None,
                                     **options))
 
@@ -52,8 +32,6 @@ def _run(action: Callable[[CrosslaneContext], list[Row]], *, debug: bool, json: 
 def setup(c: Context, arch: list[str], dry_run: bool = False, debug: bool = False, json: str = "",
           config: str = "") -> None:
     """Install the host packages and pinned build tools the arches need (apt, non-interactive)."""
-    from crosslane import pipeline
-    from crosslane.cli import commands
     _run(lambda ctx: pipeline.setup(ctx, [commands.parse_arch(a) for a in arch] or list(ctx.config.arches)),
          debug=debug, dry_run=dry_run, json=json, config=config)
 
@@ -63,8 +41,6 @@ def sysroot(c: Context, arch: str, dry_run: bool = False, debug: bool = False, j
             config: str = "") -> None:
     """Build (or reuse) the Debian sysroot of an arch from versions.toml's package list (and its qemu-user tool root
     where arches.<arch>.emulator names one)."""
-    from crosslane import pipeline
-    from crosslane.cli import commands
     _run(lambda ctx: pipeline.sysroots(ctx, [commands.parse_arch(arch)]), debug=debug, dry_run=dry_run, json=json,
          config=config)
 
@@ -80,8 +56,6 @@ BUILD_HELP = ("wheel build identifiers to make, cibuildwheel's patterns (cp314-*
 def build(c: Context, arch: str, component: list[str], source: list[str], build: list[str], dry_run: bool = False,
           force: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:
     """Cross-build components for an arch; a second run with nothing changed skips every step."""
-    from crosslane import pipeline
-    from crosslane.cli import commands
     _run(lambda ctx: pipeline.build_components(ctx, commands.parse_arch(arch), component, force=force),
          debug=debug, dry_run=dry_run, json=json, config=config, sources=source, builds=build)
 
@@ -90,8 +64,6 @@ def build(c: Context, arch: str, component: list[str], source: list[str], build:
             **COMMON_HELP}, iterable=["component"])
 def sources(c: Context, arch: str, component: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
     """Fetch and verify every pinned source a job needs into the cache (then CROSSLANE_OFFLINE=1 builds offline)."""
-    from crosslane import pipeline
-    from crosslane.cli import commands
     _run(lambda ctx: pipeline.stage_sources(ctx, commands.parse_arch(arch), component), debug=debug, json=json,
          config=config)
 
@@ -105,8 +77,6 @@ def sources(c: Context, arch: str, component: list[str], debug: bool = False, js
 def smoke(c: Context, arch: str, component: list[str], wheel: list[str], case: list[str], cpu: str = "",
           debug: bool = False, json: str = "", config: str = "") -> None:
     """Run the components' smokes under qemu-user on every CPU profile of an arch, in parallel."""
-    from crosslane import pipeline
-    from crosslane.cli import commands
     _run(lambda ctx: pipeline.smoke_components(ctx, commands.parse_arch(arch), component, cpu or None),
          debug=debug, json=json, config=config, wheels=wheel, cases=case)
 
@@ -117,8 +87,6 @@ def smoke(c: Context, arch: str, component: list[str], wheel: list[str], case: l
 def preflight(c: Context, arch: str, component: list[str], json: bool = False, debug: bool = False,
                 config: str = "") -> None:
     """Check every prerequisite of an arch's build and smoke at once; each problem comes with its fix."""
-    from crosslane import plan
-    from crosslane.cli import actions, commands
     _run(lambda ctx: actions.preflight(ctx, commands.parse_arch(arch),
                                        plan.components_for(ctx.config, commands.parse_arch(arch), component),
                                        as_json=json),
@@ -132,8 +100,6 @@ def all(c: Context, arch: str, component: list[str], build: list[str], dry_run: 
         debug: bool = False, json: str = "", config: str = "") -> None:
     """Setup, sysroots, build (with the amd64 control where a smoke compares with it) and smoke: what nox
     build-<arch> and build-<arch>-<component> run."""
-    from crosslane import pipeline
-    from crosslane.cli import commands
     _run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component), debug=debug, dry_run=dry_run,
          json=json, config=config, builds=build)
 
@@ -148,8 +114,6 @@ def upstream_tests(c: Context, arch: str, component: list[str], wheel: list[str]
                    dry_run: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:
     """Build what the components' upstream test suites need, run them on every CPU profile (and on the amd64
     control, for parity), one row per profile: what nox tests-<arch>-<component> runs."""
-    from crosslane import pipeline, plan
-    from crosslane.cli import commands
     _run(lambda ctx: pipeline.run_tests(ctx, plan.for_tests(ctx.config, commands.parse_arch(arch), component,
                                                             cpu or None)),
          debug=debug, dry_run=dry_run, json=json, config=config, wheels=wheel, builds=build)
@@ -161,7 +125,6 @@ def upstream_tests(c: Context, arch: str, component: list[str], wheel: list[str]
 def baremetal(c: Context, target: str, case: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
     """Bare metal: ExecuTorch built per -march in the tool root, each case's image run on every profile under
     qemu-system (a trap or a hang is a FAIL row that names it)."""
-    from crosslane import pipeline
     _run(lambda ctx: pipeline.run_baremetal(ctx, target, case), debug=debug, json=json, config=config)
 
 
@@ -171,7 +134,6 @@ def baremetal(c: Context, target: str, case: list[str], debug: bool = False, jso
 def matrix(c: Context, config: str = "", event: str = "push", arch: str = "", component: str = "",
            changed: str = "") -> None:
     """Print the GitHub Actions plan derived from versions.toml (run=, build=, smoke= lines for $GITHUB_OUTPUT)."""
-    from crosslane.cli import commands
     commands.exit_with(commands.print_matrix(config_path=config or None, event=event, arch=arch,
                                              component=component, changed=changed))
 
@@ -183,7 +145,6 @@ def matrix(c: Context, config: str = "", event: str = "push", arch: str = "", co
 def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bool = False, debug: bool = False,
           json: str = "", config: str = "") -> None:
     """Plan, then apply a component's patch series for an arch: one row per patch (exit 4 on a conflict)."""
-    from crosslane.cli import actions, commands
     _run(lambda ctx: actions.patch(ctx, component, commands.parse_arch(arch), source_dir, check=check),
          debug=debug, json=json, config=config)
 
@@ -194,9 +155,6 @@ def patch(c: Context, component: str, arch: str, source_dir: str = "", check: bo
 def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bool = False, json: str = "",
            config: str = "") -> None:
     """Run the artifact gates (ELF arch, wheel, EXT_SUFFIX, DT_NEEDED) on wheels, folders and ELF files."""
-    from crosslane import wheelzip
-    wheelzip.start(path)  # the wheels' unpack runs while the gates' modules and the configuration load
-    from crosslane.cli import gate_tasks
     _run(gate_tasks.verify(arch, path, staging, c.remainder), debug=debug, json=json, config=config)
 
 
@@ -204,7 +162,6 @@ def verify(c: Context, arch: str, path: list[str], staging: list[str], debug: bo
       iterable=["path"])
 def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: str = "", config: str = "") -> None:
     """ARCH-PARITY: every distribution versions.toml builds for the arch is installed, or exempt with a reason."""
-    from crosslane.cli import gate_tasks
     _run(gate_tasks.parity(arch, path), debug=debug, json=json, config=config)
 
 
@@ -215,14 +172,12 @@ def parity(c: Context, arch: str, path: list[str], debug: bool = False, json: st
 def floors(c: Context, check: str = "", record: bool = False, previous: str = "", debug: bool = False,
            json: str = "", config: str = "") -> None:
     """Per-arch floors of components whose smoke passed; floors only go up."""
-    from crosslane.cli import gate_tasks
     _run(gate_tasks.floors(check, record, previous), debug=debug, json=json, config=config)
 
 
 @task(help=COMMON_HELP)
 def consistency(c: Context, debug: bool = False, json: str = "", config: str = "") -> None:
     """Lint: pins, toggles and arch lists in workflows, noxfile and README agree with versions.toml."""
-    from crosslane.cli import gate_tasks
     _run(gate_tasks.consistency, debug=debug, json=json, config=config)
 
 
@@ -231,16 +186,35 @@ def consistency(c: Context, debug: bool = False, json: str = "", config: str = "
 def pack(c: Context, arch: str, component: str, output: str, debug: bool = False, json: str = "",
          config: str = "") -> None:
     """Pack a built component (install folder and stamp) into one file, for a later job's `invoke unpack`."""
-    from crosslane import artifacts
-    from crosslane.cli import commands
     _run(lambda ctx: artifacts.pack(ctx, commands.parse_arch(arch), component, Path(output)), debug=debug,
+         json=json, config=config)
+
+
+@task(help={"arch": ARCH_HELP, "component": "a cmake-wheel component (repeatable; default: every one the arch builds)",
+            "output": "the index folder (default build/<arch>/index)",
+            "input": "index every wheel under this folder instead (CI's downloaded artifacts)", **COMMON_HELP},
+      iterable=["component"])
+def index(c: Context, component: list[str], arch: str = "", output: str = "", input: str = "",  # noqa: A002
+          debug: bool = False, json: str = "", config: str = "") -> None:
+    """A PEP 503 index of the built wheels, with their hashes and provenance: pip install --index-url file:///…"""
+    _run(lambda ctx: pipeline.publish_index(ctx, commands.parse_arch(arch) if arch else None, component,
+                                            Path(output) if output else None, Path(input) if input else None),
+         debug=debug, json=json, config=config)
+
+
+@task(help={"arch": ARCH_HELP, "component": "a component to build twice and compare (repeatable)",
+            "keep": "keep both clones and builds even when they agree", **COMMON_HELP}, iterable=["component"])
+def repro(c: Context, arch: str, component: list[str], keep: bool = False, debug: bool = False, json: str = "",
+          config: str = "") -> None:
+    """Build each component twice, from two clones at two paths under varied conditions, and compare every output
+    by sha256 (diffoscope names what differs): what nox repro-<arch>-<component> runs."""
+    _run(lambda ctx: pipeline.reproducibility(ctx, commands.parse_arch(arch), component, keep=keep), debug=debug,
          json=json, config=config)
 
 
 @task(help={"input": "a file `invoke pack` wrote", **COMMON_HELP})
 def unpack(c: Context, input: str, debug: bool = False, json: str = "", config: str = "") -> None:  # noqa: A002
     """Put a packed component back into the build tree (checked like any downloaded archive)."""
-    from crosslane import artifacts
     _run(lambda ctx: artifacts.unpack(ctx, Path(input)), debug=debug, json=json, config=config)
 
 
@@ -248,7 +222,6 @@ def unpack(c: Context, input: str, debug: bool = False, json: str = "", config: 
             "output": "path prefix: writes PREFIX.json and PREFIX.md", "debug": COMMON_HELP["debug"]})
 def report(c: Context, input: str = "", output: str = "", debug: bool = False) -> None:  # noqa: A002
     """Merge every job's JSON report into one report (JSON and Markdown), as CI's report job does."""
-    from crosslane.cli import commands
     commands.exit_with(commands.merge_reports(Path(input) if input else None, Path(output) if output else None,
                                               debug=debug))
 
@@ -259,5 +232,4 @@ def report_diff(c: Context, old: str, new: str, debug: bool = False) -> None:
     """What changed between two build reports: pins and versions, verdicts, sizes, timings (one line each).
 
     invoke report-diff OLD.json NEW.json  (a task of its own: invoke cannot give --diff two values)"""
-    from crosslane.cli import commands
     commands.exit_with(commands.diff_reports(Path(old), Path(new), debug=debug))

@@ -2,7 +2,7 @@
 
 auditwheel is a dependency (the manylinux repair). Both run as the processes a user starts, alternately, best of 5,
 with bytecode caching as a user has it (PYTHONDONTWRITEBYTECODE unset; one warm-up run each first); crosslane's
-verify in-process beside them. Goal (issue 24): the `invoke verify` process within 1.0x `auditwheel show`, RECORD
+verify in-process beside them. Goal: the `invoke verify` process within 1.0x `auditwheel show`, RECORD
 verified and every other gate run too.
 """
 
@@ -27,7 +27,12 @@ from crosslane.paths import build_root
 from crosslane.runner import Runner
 
 WHEEL = ("onnxruntime-genai==0.18.0", "manylinux_2_28_aarch64", "3.13")
-ARCH = Arch.ARM64
+ARCH = WHEEL_ARCH = Arch.ARM64
+
+
+def wheel_for_bench() -> Path:
+    """The bench's wheel, downloaded once into the build folder."""
+    return download(Runner(Log()), build_root(config.load().root) / "bench")
 
 
 def download(runner: Runner, folder: Path) -> Path:
@@ -55,7 +60,7 @@ def measure(wheel: Path | None = None, repeat: int = 5) -> Timings:
     """Best-of-*repeat* timings of both tools on one wheel, in this one run, the two processes alternating."""
     runner = Runner(Log())
     cfg = config.load()
-    wheel = wheel or download(runner, build_root(cfg.root) / "bench")
+    wheel = wheel or wheel_for_bench()
     auditwheel = runner.which("auditwheel", fix="pip install -e .")
     invoke = runner.which("invoke", fix="pip install -e .")
     found = sysroot.find(cfg.sysroot, ARCH)
@@ -75,7 +80,6 @@ def measure(wheel: Path | None = None, repeat: int = 5) -> Timings:
         show_times.append(timed(lambda: subprocess.run(show_argv, env=env, check=True, capture_output=True,
                                                        timeout=600)))
     return Timings(wheel, sysroot_path, min(show_times), min(verify_times), in_process)
-
 
 
 def run_bench() -> list[Measure]:

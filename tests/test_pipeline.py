@@ -101,6 +101,13 @@ def test_progress_plain_lines() -> None:
     assert "extract: 2/2" in stream.getvalue()
 
 
+def test_progress_of_work_that_counts_itself_shows_no_counter_of_its_own() -> None:
+    stream = io.StringIO()
+    progress = Progress(Log(stream), "build canary (riscv64)", every=0)
+    progress.advance(0, "[164/207]")
+    assert stream.getvalue().strip() == "build canary (riscv64): (0s) [164/207]"
+
+
 def test_log_github_annotations(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     stream = io.StringIO()

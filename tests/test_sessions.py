@@ -25,9 +25,9 @@ def test_plan_follows_each_components_arches() -> None:
     data = {"arches": {"amd64": {}, "riscv64": {}},
             "components": {"a": {"arches": ["amd64", "riscv64"]}, "b": {"arches": ["riscv64"]}}}
     names = [s.name for s in sessions.plan(data)]
-    assert names == ["build-amd64", "smoke-amd64", "build-amd64-a", "smoke-amd64-a",
-                     "build-riscv64", "smoke-riscv64", "build-riscv64-a", "smoke-riscv64-a",
-                     "build-riscv64-b", "smoke-riscv64-b"]
+    assert names == ["build-amd64", "smoke-amd64", "build-amd64-a", "smoke-amd64-a", "repro-amd64-a",
+                     "build-riscv64", "smoke-riscv64", "build-riscv64-a", "smoke-riscv64-a", "repro-riscv64-a",
+                     "build-riscv64-b", "smoke-riscv64-b", "repro-riscv64-b"]
     one = next(s for s in sessions.plan(data) if s.name == "build-riscv64-b")
     assert one.tags == ("riscv64", "b", "build")
     assert one.invoke_args() == ["all", "--arch", "riscv64", "--component", "b"]
@@ -50,6 +50,7 @@ def test_nox_lists_the_riscv64_sessions_by_tag(repo: Path, cfg: Config) -> None:
     names = {entry["session"] for entry in json.loads(listed.stdout)}
     riscv64 = [n for n, c in cfg.components.items() if Arch.RISCV64 in c.arches]
     per_component = {f"{kind}-riscv64-{name}" for name in riscv64 for kind in ("build", "smoke")}
+    per_component |= {f"repro-riscv64-{name}" for name in riscv64 if cfg.components[name].recipe != "provided"}
     upstream = {f"tests-riscv64-{name}" for name in riscv64 if cfg.components[name].tests is not None}
     assert upstream and names == {"build-riscv64", "smoke-riscv64"} | per_component | upstream
 
@@ -130,6 +131,8 @@ def test_the_repository_sessions_cover_versions_toml(repo: Path, cfg: Config) ->
         wanted |= {f"build-{arch}", f"smoke-{arch}"}
         wanted |= {f"{kind}-{arch}-{name}" for name in cfg.components if cfg.builds(name, arch)
                    for kind in ("build", "smoke")}
+        wanted |= {f"repro-{arch}-{name}" for name, c in cfg.components.items()
+                   if cfg.builds(name, arch) and c.recipe != "provided"}
         wanted |= {f"tests-{arch}-{name}" for name, c in cfg.components.items()
                    if arch in c.arches and c.tests is not None}
     wanted |= {f"build-{target}" for target in cfg.baremetal}

@@ -8,8 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from crosslane.records import Record
-
 
 class Arch(enum.StrEnum):
     AMD64 = "amd64"
@@ -17,8 +15,8 @@ class Arch(enum.StrEnum):
     RISCV64 = "riscv64"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ArchInfo(Record):
+@dataclass(frozen=True)
+class ArchInfo:
     """One arch's names in each tool's vocabulary: Debian, the GNU triplet, CMake, Rust, wheel tags."""
 
     arch: Arch

@@ -27,11 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from crosslane import atomic, bounded, locks, stamps, treecheck
+from crosslane import atomic, bounded, locks, pipeline, stamps, treecheck
 from crosslane.archs import Arch, info
 from crosslane.context import Context
 from crosslane.errors import ConfigError, IntegrityError, UsageError
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 
 TOP = "crosslane-pack"
@@ -46,8 +45,8 @@ CHUNK = 1 << 20
 FIX = "the pack is damaged or hostile: download it again, or run `invoke pack` again in the job that built it"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Member(Record):
+@dataclass(frozen=True)
+class Member:
     path: str  # relative to the component's folder: the stamp, or install/…
     kind: treecheck.Kind
     size: int = 0
@@ -106,6 +105,9 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
         raise UsageError(f"unknown component '{component}' (known: {', '.join(ctx.config.components)})")
     if not output.name or output.name in (".", "..") or output.is_dir():
         raise UsageError(f"--output {output}: names a folder, not the file to write", fix="e.g. --output x.tar.gz")
+    if (output.exists() or output.is_symlink()) and not (output.is_file() and not output.is_symlink()):
+        raise UsageError(f"--output {output}: not a regular file (a device, FIFO or link): the pack is written "
+                         "beside it and renamed over it", fix="name a new file, e.g. --output artifacts/x.tar.gz")
     folder = ctx.component_dir(arch, component)
     with locks.hold(ctx.build_lock(arch), f"the {arch} build tree", ctx.log):
         if not (folder / "install").is_dir() or stamps.read(folder) is None:
@@ -123,6 +125,8 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
                 base = f"{TOP}/{arch.value}/{component}"
                 for member in members:
                     tar.add(folder / member.path, f"{base}/{member.path}", recursive=False, filter=_normal)
+            with partial.open("rb+") as written:  # what reached the disk, not what the buffers held
+                os.fsync(written.fileno())
             partial.replace(output)
         finally:
             partial.unlink(missing_ok=True)
@@ -133,8 +137,8 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
 
 # --- unpack -----------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Manifest(Record):
+@dataclass(frozen=True)
+class Manifest:
     arch: Arch
     component: str
     recipe: str
@@ -272,9 +276,16 @@ def _expanded_bound(archive: Path) -> int:
     return min(MAX_EXPANDED, max(MIN_BOUND, MAX_RATIO * archive.stat().st_size))
 
 
-def unpack(ctx: Context, archive: Path) -> list[Row]:
-    from crosslane import pipeline
+def _read_to_the_end(tar: tarfile.TarFile) -> None:
+    """The compressed stream read through its trailer: tar stops at its end-of-archive blocks, before gzip's CRC-32
+    and size are checked, so a corrupt member would otherwise unpack as verified by a manifest made from it."""
+    stream = tar.fileobj
+    if stream is not None:
+        while stream.read(1 << 20):
+            pass
 
+
+def unpack(ctx: Context, archive: Path) -> list[Row]:
     with bounded.open_regular(archive, UsageError, fix="pass a file `invoke pack` wrote") as handle:
         try:
             with tarfile.open(fileobj=handle, mode="r:*") as tar:
@@ -285,6 +296,7 @@ def unpack(ctx: Context, archive: Path) -> list[Row]:
                         raise _refuse(archive, f"more than {MAX_MEMBERS} members")
                 if not members:
                     raise ConfigError(f"{archive}: not a crosslane pack (empty)", fix="pass a file `invoke pack` wrote")
+                _read_to_the_end(tar)
                 found = _read_manifest(archive, tar, members[0])
                 if found.component not in ctx.config.components:
                     raise ConfigError(f"{archive}: packs component '{found.component}', which versions.toml does "

@@ -24,7 +24,9 @@ from crosslane.config import GitSource
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.guest import sysroot as sysroot_mod
+from crosslane.host import toolroot
 from crosslane.report import Check, Row, Verdict
+from crosslane.suites import stage, verdict
 
 SCHEMA = 3  # 2: rows carry check, subject, profile and control instead of a step string; 3: "tests" (upstream suites)
 # Sysroot packages whose versions a reader of the report needs (prefix match on the package name).
@@ -53,7 +55,6 @@ ROOT_PACKAGES = ("rustc", "cargo", "libstd-rust-dev", "gcc")
 
 def toolroot_facts(ctx: Context, name: str) -> dict[str, object]:
     """The tool root a build's Rust came from: its key, how many packages, the versions that matter."""
-    from crosslane.host import toolroot
 
     found = toolroot.find(ctx.config.toolroots[name])
     if found is None:
@@ -112,7 +113,6 @@ def tests_facts(ctx: Context, rows: Sequence[Row]) -> list[dict[str, object]]:
     """Every case of every upstream suite this run judged (its rows name them), as the stage recorded them."""
     if not any(row.check is Check.TESTS for row in rows):
         return []  # a build's report: no suite ran
-    from crosslane.suites import stage, verdict
 
     found: list[dict[str, object]] = []
     for row in rows:

@@ -19,12 +19,11 @@ from crosslane.guest.sysroot import Sysroot
 from crosslane.host import buildtools, toolchains
 from crosslane.log import Log
 from crosslane.paths import build_root
-from crosslane.records import Record
 from crosslane.runner import Runner
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Context(Record):
+@dataclass(frozen=True)
+class Context:
     """What a command runs with: the config, the runner and the command line's local sources and wheels."""
 
     config: Config

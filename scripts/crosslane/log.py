@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
@@ -14,6 +15,15 @@ from typing import TextIO
 INTERESTING_ENV = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "SYSROOT", "QEMU_LD_PREFIX", "LIBRARY_PATH",
                    "LD_LIBRARY_PATH", "CPATH", "PKG_CONFIG_PATH", "PKG_CONFIG_SYSROOT_DIR", "PKG_CONFIG_LIBDIR",
                    "PYTHONPATH", "RUSTFLAGS")
+
+
+# A URL's user information (a password, a token: redis://:s3cr3t@host, https://user:token@host) is never printed.
+URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'\\<>]+@")
+
+
+def redact(text: str) -> str:
+    """*text* with the user information of every URL in it replaced by ***."""
+    return URL_CREDENTIALS.sub(r"\1***@", text)
 
 
 class Log:
@@ -29,7 +39,7 @@ class Log:
 
     def _write(self, text: str) -> None:
         with self._lock:
-            self.stream.write(text + "\n")
+            self.stream.write(redact(text) + "\n")
             self.stream.flush()
 
     def info(self, text: str) -> None:
@@ -84,14 +94,16 @@ class Progress:
     def advance(self, amount: int = 1, detail: str = "") -> None:
         self.done += amount
         now = time.monotonic()
-        counter = f"{self.done}/{self.total}" if self.total else str(self.done)
+        # A counter of its own, unless the detail carries the work's own (ninja's [n/N]): never a stray "0".
+        counter = f"{self.done}/{self.total}" if self.total else str(self.done) if self.done else ""
         if self.log.interactive:
             with self.log._lock:
-                self.log.stream.write(f"\r    {self.label}: {counter} {detail[:60]:<60}")
+                self.log.stream.write(f"\r    {self.label}: {counter + ' ' if counter else ''}{detail[:60]:<60}")
                 self.log.stream.flush()
         elif now - self._last >= self.every or (self.total and self.done == self.total):
             self._last = now
-            self.log.info(f"    {self.label}: {counter} ({now - self._start:.0f}s) {detail}".rstrip())
+            shown = f"{counter} " if counter else ""
+            self.log.info(f"    {self.label}: {shown}({now - self._start:.0f}s) {detail}".rstrip())
 
     def close(self) -> None:
         if self.log.interactive:

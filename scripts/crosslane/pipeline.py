@@ -8,25 +8,31 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, buildreport, locks, plan, recipes, report, stamps
+from crosslane import atomic, buildreport, locks, plan, recipes, report, repro, smokes, stamps
 from crosslane.archs import Arch
+from crosslane.baremetal import lane
 from crosslane.config import PinnedSource
 from crosslane.context import Context
-from crosslane.errors import UsageError
+from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.features.probes import Probes
+from crosslane.gates import compiled, provenance, verify
 from crosslane.guest import sysroot as sysroot_mod
+from crosslane.host import buildtools, hostsetup, toolroot
+from crosslane.models import hostenv
 from crosslane.plan import RunPlan
-from crosslane.policy import lanes
+from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
+from crosslane.recipes import cmake, cmake_wheel
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
-from crosslane.sources import worktree
+from crosslane.shipping import index as simple_index
+from crosslane.sources import pinned, worktree
+from crosslane.suites import stage
 
 
 def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None = None, *,
           extra: Sequence[str] = (), label: str = "") -> list[Row]:
     """Host packages (with *extra* ones, e.g. mmdebstrap for a tool root) and the pinned build tools."""
-    from crosslane.host import buildtools, hostsetup
 
     label = label or ",".join(arches)
     with ctx.log.group(f"setup: host packages and build tools for {label}"):
@@ -62,6 +68,7 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
 
 def build(ctx: Context, job: RunPlan, arch: Arch, *, force: bool = False) -> list[Row]:
     """The plan's builds for *arch*, behind the preflight gate and the arch's build lock."""
+    cmake.remote_cache()  # a malformed shared-cache URL stops every build, a dry or up-to-date one too
     probes = Probes(ctx.runner, ctx.config, ctx.compiler)
     ordered = job.builds[arch]
     states = {name: job.lane(name, arch) for name in ordered}
@@ -131,9 +138,8 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], bui
 def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: Sequence[Path],
           builds: Sequence[Path] = ()) -> list[Row]:
     # The gates' modules (ELF, wheel, policy) are not a no-op's: an up-to-date build reads the verdicts kept.
-    from crosslane.gates import compiled, verify
 
-    found = verify.run(ctx, arch, list(paths), staging)
+    found = verify.run(ctx, arch, list(paths), staging, require_papers=True)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     # Each wheel on its own (one per CPython): one without the feature must not pass beside one with it.
     wheels = [p for p in paths if p.is_file() and p.suffix == ".whl"]
@@ -154,7 +160,6 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
 def build_provenance(ctx: Context, name: str, arch: Arch, builds: Sequence[Path] = ()) -> list[Row]:
     """versions.toml's `provenance`: in every build tree (default: the component's build/), each CMake cache
     variable points into its dependency's install folder, and no downloaded ONNX Runtime lies in the tree."""
-    from crosslane.gates import provenance
 
     component = ctx.config.components[name]
     if not component.provenance:
@@ -174,8 +179,6 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
 
 
 def smoke(ctx: Context, job: RunPlan) -> list[Row]:
-    from crosslane import smokes
-
     rows: list[Row] = []
     arch, chosen = job.arch, job.profiles
     for name in job.smokes:
@@ -202,10 +205,9 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Ro
 
 def run(ctx: Context, job: RunPlan) -> list[Row]:
     """Execute *job*; with --dry-run, show it and touch nothing."""
-    from crosslane.policy import floors
 
     arch = job.arch
-    ctx.log.info("\n".join(f"plan: {line}" for line in job.describe()))
+    ctx.log.info("\n".join(f"plan: {line}" for line in [*job.describe(), *wheel_selection(ctx, job)]))
     if ctx.runner.dry_run:
         return []
     rows = prepare_and_build(ctx, job)
@@ -216,6 +218,24 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
             floors.record(rows, floors.observations_dir(ctx.build_root))
             rows += floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
     return report_rows(ctx, job, rows)
+
+
+def wheel_selection(ctx: Context, job: RunPlan) -> list[str]:
+    """The wheel builds the plan's cmake-wheel components make, as --build / CROSSLANE_BUILD select them (checked
+    here, a dry run too: a selection of nothing is refused before anything runs)."""
+    lines = []
+    for each, names in job.builds.items():
+        for name in names:
+            component = ctx.config.components[name]
+            if component.recipe != "cmake-wheel":
+                continue
+            found = sysroot_mod.find(ctx.config.sysroot, each)
+            default = ctx.target_python(each).version if found else ""
+            if not default and not component.wheel.pythons:
+                continue  # the sysroot's CPython decides, and there is no sysroot yet to ask
+            chosen = cmake_wheel.selection(ctx, component, each, default or component.wheel.pythons[0])
+            lines.append(f"wheels {name} ({each}): {', '.join(i for _, i in chosen)}")
+    return lines
 
 
 def prepare_and_build(ctx: Context, job: RunPlan) -> list[Row]:
@@ -235,7 +255,6 @@ def report_rows(ctx: Context, job: RunPlan, rows: list[Row]) -> list[Row]:
 def run_tests(ctx: Context, job: RunPlan) -> list[Row]:
     """`invoke upstream-tests`: setup → sysroots → the builds the suites need → each suite on the plan's profiles
     (and the control) → report."""
-    from crosslane.suites import stage
 
     lines = [line for line in job.describe() if not line.startswith("smoke ")]
     lines += stage.describe(ctx.config, job.arch, job.smokes, job.profiles)
@@ -252,7 +271,6 @@ def run_baremetal(ctx: Context, name: str, cases: Sequence[str] = ()) -> list[Ro
     """`invoke baremetal --target NAME` / `nox -s build-<NAME>`: the host packages, then the bare-metal lane."""
     if name not in ctx.config.baremetal:
         raise UsageError(f"unknown bare-metal target '{name}'{suggestion(name, list(ctx.config.baremetal))}")
-    from crosslane.baremetal import lane
 
     rows = setup(ctx, (), extra=("mmdebstrap",), label=name)  # mmdebstrap makes the tool root (host/toolroot.py)
     if ctx.runner.dry_run:
@@ -264,7 +282,6 @@ def run_baremetal(ctx: Context, name: str, cases: Sequence[str] = ()) -> list[Ro
 def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     """`invoke sources`: every pinned source the arch's job needs (each component's own and its FetchContent
     dependencies), fetched and verified into the cache, so a later build needs no network (CROSSLANE_OFFLINE=1)."""
-    from crosslane.sources import pinned
 
     wanted: list[tuple[str, str, Sequence[PinnedSource]]] = []
     for name in plan.components_for(ctx.config, arch, names):
@@ -289,8 +306,6 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
 def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     """The pinned host venvs the job's builds and smokes use (CMake's codegen, the exporters, the model
     converter), made now so that `CROSSLANE_OFFLINE=1` builds and smokes need no network after `invoke sources`."""
-    from crosslane.models import hostenv
-    from crosslane.smokes import executorch
 
     config = ctx.config
     wanted: dict[tuple[str, ...], str] = {}
@@ -298,8 +313,10 @@ def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
         component = config.components[name]
         for env in component.hostenvs:
             wanted.setdefault(config.hostenvs[env], f"hostenv:{env}")
-        if component.smoke and component.smoke.kind == "executorch" and executorch.HOSTENV in config.hostenvs:
-            wanted.setdefault(config.hostenvs[executorch.HOSTENV], f"hostenv:{executorch.HOSTENV}")
+        kind = config.registries.smokes.entries.get(component.smoke.kind) if component.smoke else None
+        for env in kind.hostenvs if kind else ():  # what the smoke kind's runs need (its exports, a converter)
+            if env in config.hostenvs:
+                wanted.setdefault(config.hostenvs[env], f"hostenv:{env}")
         if component.smoke and component.smoke.model:
             wanted.setdefault(config.models[component.smoke.model].requirements, f"model:{component.smoke.model}")
     rows = []
@@ -317,7 +334,6 @@ def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
 def stage_toolroots(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     """The tool roots the job's components take their Rust from, and the arch's qemu-user, made now (mmdebstrap
     needs the archive)."""
-    from crosslane.host import toolroot
 
     components = [ctx.config.components[n] for n in plan.components_for(ctx.config, arch, names)]
     emulator = ctx.config.arches[arch].emulator
@@ -330,3 +346,42 @@ def stage_toolroots(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]
         rows.append(Row("host", arch.value, Check.SOURCE, verdict, f"{count} at {root.path}",
                         subject=f"toolroot:{name}"))
     return rows
+
+
+def publish_index(ctx: Context, arch: Arch | None, names: Sequence[str], output: Path | None = None,
+                  found_in: Path | None = None) -> list[Row]:
+    """`invoke index`: a PEP 503 index of the arch's built wheels (every cmake-wheel component of its job, or those
+    named), or of every wheel under *found_in* (CI's downloaded packs), with their provenance, in *output* (default
+    build/<arch>/index, build/index)."""
+    if found_in is not None:
+        wheels = sorted(found_in.rglob("*.whl"))
+        simple = simple_index.write(wheels, output or ctx.build_root / "index")
+        return [Row("index", "-", Check.INDEX, Verdict.PASS, f"{len(wheels)} wheels from {found_in} at {simple}")]
+    if arch is None:
+        raise UsageError("index: name an arch (--arch) or a folder of wheels (--input)", fix="e.g. --arch riscv64")
+    wanted = [n for n in plan.components_for(ctx.config, arch, names)
+              if ctx.config.components[n].recipe == "cmake-wheel"]
+    if not wanted:
+        raise UsageError(f"no component of the {arch} job builds wheels", fix="name one with --component")
+    wheels = []
+    for name in wanted:
+        found = sorted((ctx.component_dir(arch, name) / "install" / "dist").glob("*.whl"))
+        if not found:
+            raise MissingPrerequisite(f"{name} ({arch}): no wheel built", fix=f"invoke build --arch {arch} --component "
+                                                                              f"{name}")
+        wheels += found
+    target = output or ctx.build_root / arch.value / "index"
+    simple = simple_index.write(wheels, target)
+    ctx.log.info(f"    pip install --index-url {simple.resolve().as_uri()} {' '.join(wanted)}")
+    return [Row(name, arch.value, Check.INDEX, Verdict.PASS, f"{len(wheels)} wheels at {simple}") for name in wanted]
+
+
+def reproducibility(ctx: Context, arch: Arch, names: Sequence[str], *, keep: bool = False) -> list[Row]:
+    """`invoke repro`: the host packages (diffoscope, and the objdump it reads foreign ELF files with), the
+    sysroots, then each component built twice and compared (repro.py)."""
+    job = plan.for_build(ctx.config, arch, names)
+    rows = setup(ctx, job.arches, job.setup_components, extra=("diffoscope-minimal", "binutils-multiarch"))
+    rows += sysroots(ctx, job.arches)
+    if ctx.runner.dry_run:
+        return rows
+    return rows + repro.run(ctx, arch, names, keep=keep)

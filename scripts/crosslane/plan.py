@@ -15,11 +15,10 @@ from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config, Profile
 from crosslane.errors import UsageError
 from crosslane.policy.lanes import LaneState, resolve
-from crosslane.records import Record
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class RunPlan(Record):
+@dataclass(frozen=True)
+class RunPlan:
     """What one command runs: the builds per arch in order, the smokes, the profiles and each lane's state."""
 
     arch: Arch

@@ -1,36 +1,65 @@
-"""The name tables: every name versions.toml may use for an implementation, and where that lives.
+"""The name tables: every name versions.toml may use for an implementation, where it lives and what it declares.
 
-This module is the only place that knows both sides. versions.toml is validated against the names
-(config/), and a run imports only the entries it uses (`Registry.load`): adding a recipe, a smoke, an
-option rule or a model converter is its module plus one line here, and config never imports the code it
-names (the layers stay acyclic: tests/test_layers.py). A registry is a value, not module state: a test (or
-a plugin) extends one with `with_entry` and hands it to `config.parse`.
+This module is the only place that knows both sides. versions.toml is validated against the names and what each
+entry declares (a smoke kind's own options, whether it compares with the amd64 control, the host venvs its runs
+need), and a run imports only the entries it uses (`Registry.load`): config never imports the code it names (the
+layers stay acyclic: tests/test_layers.py). A registry is a value, not module state: a test extends one with
+`with_entry`; other packages add recipes, smoke kinds and suite kinds through entry points (the groups
+`crosslane.recipes`, `crosslane.smokes`, `crosslane.suites`, as pytest and nox plugins are found), read by
+`discovered()` when versions.toml is loaded. stdlib only: the noxfile's session plan reads the smoke table.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import metadata
 from types import MappingProxyType
 
-from crosslane.records import Record
+# The option types a smoke kind may declare (config/components.py reads each): a string, a list of strings, a
+# regular expression, a number, a table of strings, a tolerance table ({rel, abs}), a table of profile -> signal.
+OPTION_TYPES = ("string", "strings", "regex", "number", "table", "tolerance", "signals")
 
 
 def suggestion(value: str, known: list[str] | tuple[str, ...]) -> str:
     """"; did you mean 'x'?" for a near miss, else " (known: a, b)": appended to an unknown-name error."""
-    import difflib  # only on the error path
-
     hint = difflib.get_close_matches(value, list(known), n=1)
     return f"; did you mean '{hint[0]}'?" if hint else f" (known: {', '.join(known) or 'none'})"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Registry(Record):
-    """A name table: names config may use, each to the module and attribute that implements it."""
+@dataclass(frozen=True)
+class Option:
+    """A key a smoke kind reads from its `smoke` table, with its type, and the values it may take (empty: any)."""
+
+    type: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One name: the "package.module:attribute" that implements it, and what versions.toml may say of it."""
+
+    target: str
+    # smoke kinds: the keys of its own beyond kind, timeout and profiles
+    options: Mapping[str, Option] = field(default_factory=dict)
+    # smoke kinds: whether it compares with the amd64 control (so the control builds the component); a string
+    # names the option whose presence makes it compare
+    controlled: bool | str = False
+    # host venvs ([hostenvs.<name>]) its runs need, made by `invoke sources` with the rest
+    hostenvs: tuple[str, ...] = ()
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Registry:
+    """A name table: names config may use, each to the entry that implements it."""
 
     kind: str  # what the names are, for messages: "recipe", "smoke kind", "option"
-    entries: Mapping[str, str]  # name -> "package.module:attribute"
+    entries: Mapping[str, Entry]
 
     def names(self) -> tuple[str, ...]:
         return tuple(self.entries)
@@ -42,43 +71,88 @@ class Registry(Record):
         return f"unknown {self.kind} '{name}'{suggestion(name, self.names())}"
 
     def load(self, name: str) -> object:
-        module, _, attribute = self.entries[name].partition(":")
+        module, _, attribute = self.entries[name].target.partition(":")
         return getattr(importlib.import_module(module), attribute)
 
-    def with_entry(self, name: str, target: str) -> Registry:
-        return Registry(self.kind, MappingProxyType({**self.entries, name: target}))
+    def with_entry(self, name: str, target: str | Entry) -> Registry:
+        entry = target if isinstance(target, Entry) else Entry(target)
+        return Registry(self.kind, MappingProxyType({**self.entries, name: entry}))
+
+    def compares_with_control(self, kind: object, options: Mapping[str, object]) -> bool:
+        """Whether a smoke of *kind* with these *options* compares with the amd64 control."""
+        entry = self.entries.get(kind) if isinstance(kind, str) else None
+        if entry is None:
+            return False
+        return entry.controlled if isinstance(entry.controlled, bool) else entry.controlled in options
+
+
+def _entries(table: Mapping[str, str | Entry]) -> Mapping[str, Entry]:
+    return MappingProxyType({name: value if isinstance(value, Entry) else Entry(value)
+                             for name, value in table.items()})
 
 
 # How a component becomes an install folder (versions.toml `recipe`): objects with `run(...) -> Built`.
-RECIPES = Registry("recipe", MappingProxyType({
+RECIPES = Registry("recipe", _entries({
     "cmake": "crosslane.recipes.cmake:RECIPE",
     "cmake-wheel": "crosslane.recipes.cmake_wheel:RECIPE",
     "provided": "crosslane.recipes.provided:RECIPE",
 }))
 
+COMMAND_OPTIONS = MappingProxyType({
+    "argv": Option("strings", required=True, doc="the program and its arguments; {install}, {profile}, {vlen}, "
+                                                 "{vector}, {output}, {arch} are filled per run"),
+    "sentinel": Option("string", doc="a line the program prints only when it checked its result"),
+    "pattern": Option("regex", doc="a regular expression its output must match (with {vector} etc. filled)"),
+    "compare": Option("string", choices=("stdout", "json"),
+                      doc="what is compared with the amd64 control: the whole stdout, or the JSON it writes to "
+                          "{output}"),
+    "tolerance": Option("tolerance", doc="{ rel = …, abs = … } for the numbers compared; exact without it"),
+    "expect": Option("signals", doc="profile -> the signal the run must die of there (SIGILL: V code, no V)"),
+    "env": Option("table", doc="variables the program gets"),
+})
+
 # Smokes by kind (versions.toml `smoke.kind`): each is `run(ctx, arch, component, profiles) -> rows`.
-SMOKES = Registry("smoke kind", MappingProxyType({
-    "canary": "crosslane.smokes.canary:run",
-    "cpuinfo-isa": "crosslane.smokes.cpuinfo:run",
-    "ort": "crosslane.smokes.ort:run",
-    "genai": "crosslane.smokes.genai:run",
-    "executorch": "crosslane.smokes.executorch:run",
+SMOKES = Registry("smoke kind", _entries({
+    "command": Entry("crosslane.smokes.command:run", options=COMMAND_OPTIONS, controlled="compare",
+                     doc="a declared program under qemu on every profile: its sentinel or pattern, its outputs "
+                         "against the control, expected failures per profile"),
+    "canary": Entry("crosslane.smokes.canary:run", controlled=True),
+    "cpuinfo-isa": Entry("crosslane.smokes.cpuinfo:run"),
+    "ort": Entry("crosslane.smokes.ort:run", controlled=True),
+    "genai": Entry("crosslane.smokes.genai:run", controlled=True,
+                   options=MappingProxyType({"model": Option("string"), "constrained": Option("table")})),
+    "executorch": Entry("crosslane.smokes.executorch:run", hostenvs=("executorch-aot",),
+                        options=MappingProxyType({"cases": Option("string", required=True)})),
 }))
 
 # Upstream test suites by kind (versions.toml `tests.kind`): each is `run(ctx, arch, component, profiles) -> Run`.
-TEST_KINDS = Registry("test suite kind", MappingProxyType({
+SUITES = Registry("test suite kind", _entries({
     "ctest": "crosslane.suites.ctest:run",
     "pytest": "crosslane.suites.pytest_suite:run",
 }))
 
-# Smoke kinds that compare the arch's outputs with the amd64 control: a job running one of them also builds
-# the control's copy of the component (per-component jobs build it only then).
-CONTROLLED_SMOKES = frozenset({"canary", "ort", "genai"})
-
 # Per-component feature options (components.<name>.options) and the rule (features/rules.py) that decides each.
-OPTIONS = Registry("option", MappingProxyType({"xnnpack": "crosslane.features.rules:xnnpack_for"}))
+OPTIONS = Registry("option", _entries({"xnnpack": "crosslane.features.rules:xnnpack_for"}))
 
 # versions.toml's [models.*].converter → the program (a file of crosslane/models/) that does the conversion; it
 # runs in a host venv, so it is named by file, not imported.
 CONVERTERS: Mapping[str, str] = MappingProxyType({"gguf-to-genai": "gguf_to_genai.py"})
 MODEL_PRECISIONS = ("fp32", "int4")
+
+PLUGIN_GROUPS = {"recipe": "crosslane.recipes", "smoke kind": "crosslane.smokes", "test suite kind": "crosslane.suites"}
+
+
+def discovered(registry: Registry) -> Registry:
+    """*registry* with the entries installed packages declare under its entry-point group: the entry point's name
+    is the versions.toml name; its value names either an `Entry` (the declaration: its target, and for a smoke kind
+    its options, controlled, hostenvs) or the implementation itself. A plug-in never replaces a built-in name."""
+    group = PLUGIN_GROUPS.get(registry.kind)
+    if group is None:
+        return registry
+    found = dict(registry.entries)
+    for point in sorted(metadata.entry_points(group=group), key=lambda p: p.name):
+        if point.name in found:
+            continue
+        declared = point.load()
+        found[point.name] = declared if isinstance(declared, Entry) else Entry(point.value)
+    return Registry(registry.kind, MappingProxyType(found))

@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from crosslane import bounded
 from crosslane.errors import UsageError
-from crosslane.records import Record
+from crosslane.log import redact
 
 
 class Check(enum.StrEnum):
@@ -33,6 +34,8 @@ class Check(enum.StrEnum):
     PREFLIGHT = "preflight"  # subject: the check
     POLICY = "policy"  # subject: "arch-parity" or "consistency"
     FLOOR = "floor"  # subject: "" the floor itself, "record", "floor-change"
+    INDEX = "index"  # the PEP 503 index `invoke index` wrote
+    REPRO = "repro"  # subject: what a reproducibility check compared (a build's outputs, the second build)
 
 
 # Checks whose label names the subject after the check ("gate:elf-arch"); the others show the subject alone.
@@ -54,8 +57,8 @@ class Verdict(enum.StrEnum):
 ROW_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.SKIP)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Row(Record):
+@dataclass(frozen=True)
+class Row:
     """One verdict. Every field is data: nothing reads a row by parsing its label."""
 
     component: str
@@ -100,10 +103,22 @@ class Row(Record):
                    control=data.get("control") is True, detail=str(data.get("detail", "")))
 
 
+MAX_CELL = 2000  # characters of a printed cell: a 20 MiB test name is not a 20 MiB row
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def shown(text: str, limit: int = MAX_CELL) -> str:
+    """*text* as one printed cell: URL credentials redacted, control characters (a newline would start a line of
+    its own: a forged row, a `::error` workflow command) written as escapes, and cut at *limit*."""
+    text = CONTROL.sub(lambda m: repr(m.group(0))[1:-1], redact(text))
+    return text if len(text) <= limit else f"{text[:limit]}… (+{len(text) - limit} characters)"
+
+
 def table(rows: Iterable[Row]) -> str:
     rows = list(rows)
     header = ("component", "arch", "step", "verdict", "reason")
-    cells = [header] + [(r.component, r.arch, r.label, r.verdict.value, r.reason) for r in rows]
+    cells = [header] + [(shown(r.component, 200), shown(r.arch, 40), shown(r.label, 200), r.verdict.value,
+                         shown(r.reason)) for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(4)]
     lines = []
     for index, cell in enumerate(cells):
@@ -115,14 +130,24 @@ def table(rows: Iterable[Row]) -> str:
 
 def markdown(rows: Iterable[Row]) -> str:
     lines = ["| component | arch | step | verdict | reason |", "|---|---|---|---|---|"]
-    lines += [f"| {r.component} | {r.arch} | {r.label} | {r.verdict.value} | {r.reason.replace('|', '/')} |"
-              for r in rows]
-    details = [r.detail for r in rows if r.detail]
+    lines += [f"| {markdown_cell(r.component, 200)} | {markdown_cell(r.arch, 40)} | {markdown_cell(r.label, 200)} | "
+              f"{r.verdict.value} | {markdown_cell(r.reason)} |" for r in rows]
+    details = [redact(r.detail)[:20000] for r in rows if r.detail]
     return "\n".join(lines) + "\n" + "".join(f"\n{d}\n" for d in details)
 
 
+def markdown_cell(text: str, limit: int = MAX_CELL) -> str:
+    """A table cell of GitHub Markdown: nothing in it can close the cell, start a line, or be read as markup."""
+    cell = shown(text, limit)
+    for character in "\\|`*_[]<>#!~":
+        cell = cell.replace(character, "\\" + character)
+    return cell
+
+
 def to_json(rows: Iterable[Row]) -> str:
-    return json.dumps([{**asdict(r), "verdict": r.verdict.value, "check": r.check.value} for r in rows], indent=1)
+    """The rows as JSON (URL credentials redacted: a report crosses jobs and is kept)."""
+    return redact(json.dumps([{**asdict(r), "verdict": r.verdict.value, "check": r.check.value} for r in rows],
+                             indent=1))
 
 
 def failed(rows: Iterable[Row]) -> list[Row]:

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from crosslane import bounded
+from crosslane import bounded, buildreport
+from crosslane.buildreport import SCHEMA
 from crosslane.errors import UsageError
 from crosslane.report import REPORT_FIX, Row
 
@@ -21,9 +22,6 @@ TIMING_FLOOR = 5.0
 
 
 def load(path: Path) -> dict[str, Any]:
-    from crosslane import buildreport
-    from crosslane.buildreport import SCHEMA
-
     data = bounded.read_json(path, error=UsageError, fix=REPORT_FIX)
     if isinstance(data, list):
         raise UsageError(f"{path}: a --json row list, not a build report",

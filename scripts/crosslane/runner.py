@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 from crosslane.errors import MissingPrerequisite, StepFailed
 from crosslane.log import INTERESTING_ENV, Log
-from crosslane.records import Record
 
 if TYPE_CHECKING:  # plumbum is imported where a program is run: `invoke verify` runs none (~70 ms)
     from plumbum.commands.base import BaseCommand
@@ -36,8 +35,8 @@ LONGEST_TIMEOUT = 7 * 86400.0
 TAIL_LINES = 40
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Result(Record):
+@dataclass(frozen=True)
+class Result:
     """A finished command: its argv, exit status, output, seconds and whether it timed out."""
 
     argv: tuple[str, ...]

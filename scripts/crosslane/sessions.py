@@ -11,17 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from crosslane.archs import CONTROL_ARCH
-from crosslane.records import Record
-from crosslane.registry import CONTROLLED_SMOKES
+from crosslane.registry import SMOKES, discovered
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Session(Record):
+@dataclass(frozen=True)
+class Session:
     name: str
     arch: str
     component: str | None
     # "build" runs `invoke all`, "smoke" runs `invoke smoke`, "tests" runs `invoke upstream-tests`, "baremetal"
-    # runs `invoke baremetal`.
+    # runs `invoke baremetal`, "repro" runs `invoke repro`.
     action: str
     tags: tuple[str, ...]
     doc: str
@@ -31,6 +30,8 @@ class Session(Record):
             return ["baremetal", "--target", self.arch]
         if self.action == "tests":
             return ["upstream-tests", "--arch", self.arch, "--component", str(self.component)]
+        if self.action == "repro":
+            return ["repro", "--arch", self.arch, "--component", str(self.component)]
         task = "all" if self.action == "build" else "smoke"
         component = ["--component", self.component] if self.component else []
         return [task, "--arch", self.arch, *component]
@@ -64,7 +65,9 @@ def _inherited(components: Mapping[str, object], name: str, key: str, sub: str |
 
 def control_builds(components: Mapping[str, object]) -> set[str]:
     """What the control arch builds for comparison: components with a controlled smoke, and their depends."""
-    wanted = [n for n in components if _inherited(components, n, "smoke", "kind") in CONTROLLED_SMOKES]
+    smokes = discovered(SMOKES)
+    wanted = [n for n in components if isinstance(smoke := _inherited(components, n, "smoke"), Mapping)
+              and smokes.compares_with_control(smoke.get("kind"), smoke)]
     found: set[str] = set()
     while wanted:
         name = wanted.pop()
@@ -101,6 +104,11 @@ def plan(data: Mapping[str, object]) -> list[Session]:
                 Session(f"smoke-{arch}-{name}", arch, name, "smoke", (arch, name, "smoke"),
                         f"{arch} × {name}: smoke the built {name} on every CPU profile."),
             ]
+            source = _inherited(components, name, "source")
+            if not (isinstance(source, Mapping) and source.get("kind") == "sysroot-package"):
+                sessions.append(Session(f"repro-{arch}-{name}", arch, name, "repro", (arch, name, "repro"),
+                                        f"{arch} × {name}: build it twice from two clones under varied conditions "
+                                        "and compare every output (reproducible builds)."))
             if in_job and isinstance(_inherited(components, name, "tests"), Mapping):
                 sessions.append(Session(f"tests-{arch}-{name}", arch, name, "tests", (arch, name, "tests"),
                                         f"{arch} × {name}: upstream's own tests on every CPU profile, with parity "

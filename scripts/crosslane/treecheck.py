@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Literal
 
 from crosslane.errors import CrosslaneError
-from crosslane.records import Record
 
 Kind = Literal["file", "dir", "link"]
 NAME_MAX = 255
@@ -25,8 +24,8 @@ PATH_MAX = 4096
 LINK_DEPTH = 40  # the kernel's own limit on links followed in one lookup
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Entry(Record):
+@dataclass(frozen=True)
+class Entry:
     path: str
     kind: Kind
     target: str = ""  # a link's text

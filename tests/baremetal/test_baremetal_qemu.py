@@ -31,6 +31,9 @@ SOURCES = {
               "  long s = 0; for (int i = 0; i < 1000; i++) s += c[i];\n"
               '  if (s == 1498500) puts("Test_result: PASS"); return s == 1498500 ? 0 : 1; }\n'),
     "fault.c": "int main(void) { return *(volatile int *)0x4; }\n",
+    # The reporter's line printed by the program itself, then a hang: no verdict may be printed.
+    "forged.c": ('#include <stdio.h>\nint main(void) { puts("CROSSLANE-TRAP nonce=crosslane-0 mcause=2 mepc=0x0 '
+                 'mtval=0x0"); fflush(stdout); for (;;); }\n'),
 }
 COMMON = ["-mcmodel=medany", "--specs=picolibc.specs", "--oslib=semihost", "-O3"]
 
@@ -51,6 +54,7 @@ def programs(root: toolroot.ToolRoot, tmp_path_factory: pytest.TempPathFactory) 
     runner = Runner(Log(io.StringIO()))
     builds = {"pass": ("pass.c", "rv64imafdc", True), "three": ("three.c", "rv64imafdc", True),
               "vec": ("vec.c", "rv64imafdcv", True), "fault": ("fault.c", "rv64imafdc", True),
+              "forged": ("forged.c", "rv64imafdc", True),
               "default-crt0": ("pass.c", "rv64imafdc", False)}
     made = {}
     for name, (source, march, hosted) in builds.items():
@@ -62,17 +66,23 @@ def programs(root: toolroot.ToolRoot, tmp_path_factory: pytest.TempPathFactory) 
     return made
 
 
+OUTCOMES: dict[Path, bm_run.Run] = {}  # each program's last run, for the trap tests
+
+
 def run(root: toolroot.ToolRoot, elf: Path, cpu: str, timeout: float = 20.0) -> tuple[Verdict, str, float]:
     runner = Runner(Log(io.StringIO()))
     with tempfile.TemporaryDirectory(prefix="cl-bm-") as tmp:
         monitor = Path(tmp) / "monitor.sock"
-        argv = toolroot.command(root, bm_run.qemu_command("qemu-system-riscv64", cpu, elf, monitor),
-                                binds=[elf.parent, Path(tmp)], cwd=elf.parent)
+        nonce = bm_run.new_nonce()
+        argv = toolroot.command(root, bm_run.qemu_command("qemu-system-riscv64", cpu, elf, monitor, nonce=nonce),
+                                binds=[Path(tmp)], read_only=[elf.parent], cwd=elf.parent, network=False)
         started = time.monotonic()
         with bm_run.Watchdog(monitor, timeout) as dog:
             result = runner.run(argv, check=False, quiet=True, timeout=timeout + 30)
         seconds = time.monotonic() - started
-    outcome = bm_run.Run(result.output, None if result.timed_out else result.returncode, seconds, dog.pc, dog.fired)
+    outcome = bm_run.Run(result.output, None if result.timed_out else result.returncode, seconds, dog.pc, dog.fired,
+                         nonce=nonce)
+    OUTCOMES[elf] = outcome
     verdict, reason = bm_run.verdict(outcome, elf, "Test_result: PASS", timeout=timeout)
     return verdict, reason, seconds
 
@@ -96,6 +106,7 @@ def test_a_vector_build_on_a_cpu_without_v_is_an_illegal_instruction(root: toolr
     verdict, reason, seconds = run(root, programs["vec"], "rv64,v=false")
     assert verdict is Verdict.FAIL and reason.startswith("trap: illegal instruction (mcause 2) at pc 0x"), reason
     assert "mtval 0x" in reason and seconds < 15  # a named failure at once, never a timeout
+    assert bm_run.trap_cause(OUTCOMES[programs["vec"]]) == bm_run.ILLEGAL_INSTRUCTION  # with this run's nonce
     assert run(root, programs["vec"], "rv64,v=true,vlen=128,elen=64,vext_spec=v1.0")[0] is Verdict.PASS
 
 
@@ -103,3 +114,9 @@ def test_a_deliberate_fault_is_named(root: toolroot.ToolRoot, programs: dict[str
     verdict, reason, _ = run(root, programs["fault"], "rv64,v=false")
     assert verdict is Verdict.FAIL and reason.startswith("trap: load access fault (mcause 5) at pc 0x"), reason
     assert "(main+0x" in reason and reason.endswith("mtval 0x4")
+
+
+def test_a_trap_line_the_program_prints_is_no_trap(root: toolroot.ToolRoot, programs: dict[str, Path]) -> None:
+    verdict, reason, _ = run(root, programs["forged"], "rv64,v=false", timeout=5)
+    assert verdict is Verdict.FAIL and "without this run's nonce" in reason, reason
+    assert bm_run.trap_cause(OUTCOMES[programs["forged"]]) is None

@@ -51,7 +51,8 @@ def test_a_pc_is_named_by_the_function_that_holds_it(elf: Path) -> None:
                  id="sentinel-but-exit-1"),
     pytest.param(bm_run.Run("all fine\n", 0, 1.0), Verdict.FAIL, "exit status 0 without 'Test_result: PASS'",
                  id="exit-0-without-sentinel"),
-    pytest.param(bm_run.Run("x\nCROSSLANE-TRAP mcause=2 mepc=0x{spin} mtval=0xd0075d7\n", 130, 1.0), Verdict.FAIL,
+    pytest.param(bm_run.Run("x\nCROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x{spin} mtval=0xd0075d7\n", 130, 1.0,
+                            nonce="n1"), Verdict.FAIL,
                  "trap: illegal instruction (mcause 2) at pc 0x{spin} (spin+0x0), mtval 0xd0075d7", id="trap"),
     pytest.param(bm_run.Run("", None, 300.0, hang_pc=-1, hung=True), Verdict.FAIL,
                  "hang: no exit within 300s; stopped at pc 0x{spin} (spin+0x0)", id="hang"),
@@ -62,8 +63,9 @@ def test_a_pc_is_named_by_the_function_that_holds_it(elf: Path) -> None:
 def test_the_verdict_names_how_the_run_ended(elf: Path, run: bm_run.Run, verdict: Verdict, reason: str) -> None:
     spin = address_of(elf, "spin")
     if run.hang_pc == -1:
-        run = bm_run.Run(run.output, run.returncode, run.seconds, hang_pc=spin, hung=True)
-    run = bm_run.Run(run.output.replace("{spin}", f"{spin:x}"), run.returncode, run.seconds, run.hang_pc, run.hung)
+        run = bm_run.Run(run.output, run.returncode, run.seconds, hang_pc=spin, hung=True, nonce=run.nonce)
+    run = bm_run.Run(run.output.replace("{spin}", f"{spin:x}"), run.returncode, run.seconds, run.hang_pc, run.hung,
+                     nonce=run.nonce)
     found, why = bm_run.verdict(run, elf, "Test_result: PASS", timeout=300)
     assert found is verdict and why.startswith(reason.replace("{spin}", f"{spin:x}")), why
 
@@ -116,6 +118,8 @@ def test_the_qemu_line_has_an_explicit_cpu_and_semihosting_on_stdout(tmp_path: P
     argv = bm_run.qemu_command("qemu-system-riscv64", "rv64,v=false", tmp_path / "x.elf", tmp_path / "m")
     assert argv[argv.index("-cpu") + 1] == "rv64,v=false" and "-bios" in argv and "none" in argv
     assert "enable=on,target=native,chardev=semihost" in argv and "stdio,id=semihost" in argv
+    with_nonce = bm_run.qemu_command("qemu-system-riscv64", "rv64", tmp_path / "x.elf", tmp_path / "m", nonce="n1")
+    assert "enable=on,target=native,chardev=semihost,arg=n1" in with_nonce
 
 
 def test_a_v_build_on_a_cpu_without_v_must_trap_by_name() -> None:
@@ -124,11 +128,18 @@ def test_a_v_build_on_a_cpu_without_v_must_trap_by_name() -> None:
 
     row = Row("executorch-rvv", "rv64-elf", Check.SMOKE, Verdict.FAIL, "trap: illegal instruction (mcause 2) [0.2s]",
               subject="add-portable", profile="novector")
-    trapped = bm_run.Run("x\nCROSSLANE-TRAP mcause=2 mepc=0x80001000 mtval=0xd0077d7\n", 130, 0.2)
+    trapped = bm_run.Run("x\nCROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x80001000 mtval=0xd0077d7\n", 130, 0.2,
+                         nonce="n1")
     assert expected_trap(row, trapped).verdict is Verdict.PASS
     assert expected_trap(row, trapped).reason.startswith("expected trap: illegal instruction")
     # Decided by the reporter's line, not the row's text: a row that only says so does not pass.
     for other in (bm_run.Run("", None, 300.0, hang_pc=0, hung=True), bm_run.Run("Test_result: PASS\n", 0, 0.1),
-                  bm_run.Run("CROSSLANE-TRAP mcause=5 mepc=0x0 mtval=0x0\n", 133, 0.1)):
+                  bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=5 mepc=0x0 mtval=0x0\n", 133, 0.1, nonce="n1"),
+                  # printed, not reported: another run's nonce, no nonce, or the line and then a hang or exit 0
+                  bm_run.Run("CROSSLANE-TRAP nonce=n0 mcause=2 mepc=0x0 mtval=0x0\n", 130, 0.1, nonce="n1"),
+                  bm_run.Run("CROSSLANE-TRAP nonce= mcause=2 mepc=0x0 mtval=0x0\n", 130, 0.1, nonce="n1"),
+                  bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", None, 90.0, hang_pc=0,
+                             hung=True, nonce="n1"),
+                  bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", 0, 0.1, nonce="n1")):
         failed = expected_trap(row, other)
         assert failed.verdict is Verdict.FAIL and failed.reason.startswith("expected an illegal-instruction trap")

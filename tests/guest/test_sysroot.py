@@ -106,13 +106,41 @@ def test_second_call_does_nothing(sysroots: dict[Arch, Path], cfg: Config) -> No
     assert runner.commands == []
 
 
-def test_manifest_records_versions_and_hashes(tmp_path: Path) -> None:
+def test_manifest_records_versions_hashes_and_which_package_installed_each_file(tmp_path: Path) -> None:
     deb = tmp_path / "libfoo1_1%3a2.0-1_riscv64.deb"
     deb.write_bytes(b"not really a deb")
+    control = tmp_path / sysroot.CONTROL / deb.stem
+    control.mkdir(parents=True)
+    (control / "control").write_text("Package: libfoo1\nSource: foo (2.0-1)\nVersion: 1:2.0-1\n"
+                                      "Architecture: riscv64\nDescription: x\n more\n")
+    listing = ["drwxr-xr-x root/root         0 2025-01-01 00:00 ./usr/",
+               "-rw-r--r-- root/root      1234 2025-01-01 00:00 ./usr/lib/libfoo.so.1.0",
+               "lrwxrwxrwx root/root         0 2025-01-01 00:00 ./usr/lib/libfoo.so.1 -> libfoo.so.1.0",
+               "-rw-r--r-- root/root        10 2025-01-01 00:00 ./usr/share/doc/libfoo1/a name with spaces"]
+    (control / "files").write_text("\n".join(sysroot.listed_paths(listing)) + "\n")
     sysroot.write_manifest(tmp_path, [deb], {"k": 1})
     data = json.loads((tmp_path / sysroot.MANIFEST).read_text())
     assert data["packages"] == [{"package": "libfoo1", "version": "1:2.0-1",
                                  "sha256": hashlib.sha256(b"not really a deb").hexdigest()}]
+    owners = sysroot.read_owners(tmp_path)
+    assert sorted(owners) == ["usr/lib/libfoo.so.1", "usr/lib/libfoo.so.1.0",
+                              "usr/share/doc/libfoo1/a name with spaces"]
+    assert owners["usr/lib/libfoo.so.1"] == sysroot.Owner("libfoo1", "1:2.0-1", "riscv64", "foo",
+                                                           hashlib.sha256(b"not really a deb").hexdigest())
+
+
+@pytest.mark.parametrize("text", ["{", "[]", '{"packages": 5}', '{"packages": [{"package": 1}]}', '{"packages": [1]}'])
+def test_a_manifest_crosslane_did_not_write_is_an_integrity_error(tmp_path: Path, text: str) -> None:
+    from crosslane.archs import Arch
+    from crosslane.errors import IntegrityError
+
+    (tmp_path / sysroot.MANIFEST).write_text(text)
+    (tmp_path / sysroot.OWNERS).write_text(text)
+    with pytest.raises(IntegrityError, match=sysroot.MANIFEST) as manifest:
+        sysroot.Sysroot(Arch.RISCV64, tmp_path, "k").packages()
+    with pytest.raises(IntegrityError, match=sysroot.OWNERS) as owners:
+        sysroot.read_owners(tmp_path)
+    assert "invoke sysroot" in manifest.value.one_line() and "invoke sysroot" in owners.value.one_line()
 
 
 def test_a_sysconfig_variable_is_read_from_its_line_or_from_the_parsed_file(tmp_path: Path) -> None:

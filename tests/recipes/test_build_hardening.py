@@ -142,7 +142,7 @@ def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) ->
     assert str(facts["source"]).startswith("tree:") and "clang" in str(facts["compiler"])
     assert isinstance(facts["seconds"], float) and facts["seconds"] > 0
     phases = json.loads((built / ".crosslane-stamp.json").read_text())["facts"]["phases"]
-    assert set(phases) == {"setup", "configure", "compile", "install"} and phases["compile"] > 0
+    assert set(phases) == {"setup", "configure", "compile", "install", "package"} and phases["compile"] > 0
     assert sum(phases.values()) <= facts["seconds"] + 0.1  # the split of the build's own time, nothing else
     cache = facts["ccache"]
     assert isinstance(cache, dict) and set(cache) == {"hits", "misses"}
@@ -152,3 +152,39 @@ def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) ->
     path = buildreport.write(ctx, ARCH, {ARCH: ("canary",)}, [])
     text = path.with_suffix(".md").read_text()
     assert "| canary | riscv64 | tree " in text and "| riscv64 | forky |" in text and "libc6 " in text
+
+
+def test_pkg_config_files_name_their_prefix_relative_to_themselves(tmp_path: Path) -> None:
+    from crosslane.recipes import reproducible
+
+    install = tmp_path / "a build folder" / "install"
+    (install / "lib/pkgconfig").mkdir(parents=True)
+    pc = install / "lib/pkgconfig/libx.pc"
+    pc.write_text(f"prefix={install}\nexec_prefix={install}\nlibdir=${{exec_prefix}}/lib\nLibs: -L${{libdir}} -lx\n")
+    (install / "lib/pkgconfig/plain.pc").write_text("prefix=/usr\n")
+    assert reproducible.relocatable_pkgconfig(install) == [pc]
+    assert pc.read_text().splitlines()[:2] == ["prefix=${pcfiledir}/../..", "exec_prefix=${pcfiledir}/../.."]
+    assert (install / "lib/pkgconfig/plain.pc").read_text() == "prefix=/usr\n"
+
+
+def test_prefix_maps_turn_each_ancestor_into_the_relative_form_ccache_gives(tmp_path: Path) -> None:
+    """ccache runs the compiler with paths below its base folder relative to the build tree; the maps give an
+    absolute path the same form, the most specific map last (GCC and clang apply the last that matches)."""
+    from crosslane.recipes import reproducible
+
+    repo, cache = tmp_path / "checkout", tmp_path / "cache"
+    build_dir = repo / "build" / "riscv64" / "canary" / "build"
+    build_dir.mkdir(parents=True)
+    cache.mkdir()
+    maps = reproducible.prefix_maps(build_dir, repo / "build", repo, cache)
+    assert reproducible.ccache_base(repo / "build", repo) == repo.resolve()
+    assert maps == (f"-ffile-prefix-map={cache.resolve()}/=/crosslane-cache/",
+                    f"-ffile-prefix-map={repo.resolve()}/=../../../../",
+                    f"-ffile-prefix-map={repo.resolve()}/build/=../../../",
+                    f"-ffile-prefix-map={repo.resolve()}/build/riscv64/=../../",
+                    f"-ffile-prefix-map={repo.resolve()}/build/riscv64/canary/=../",
+                    f"-ffile-prefix-map={build_dir.resolve()}/=")
+    elsewhere = tmp_path / "elsewhere" / "riscv64" / "x" / "build"
+    elsewhere.mkdir(parents=True)
+    outside = reproducible.prefix_maps(elsewhere, tmp_path / "elsewhere", repo, cache)
+    assert f"-ffile-prefix-map={repo.resolve()}/=/crosslane-src/" in outside  # not below the base: a fixed name

@@ -23,7 +23,7 @@ def test_the_url_and_read_only_reach_ccache(read_only: str, expected: str) -> No
 
 @pytest.mark.parametrize("url", ["ftp://cache", "redis://a|b", "redis://a b", "--help", "cache:6379"])
 def test_a_url_ccache_would_misread_is_refused_naming_the_variable(url: str) -> None:
-    with pytest.raises(ConfigError, match=rf"{cmake.REMOTE_ENV}=.*: not a ccache remote storage URL"):
+    with pytest.raises(ConfigError, match=rf"{cmake.REMOTE_ENV} is not a ccache remote storage URL"):
         cmake.remote_cache({cmake.REMOTE_ENV: url})
 
 

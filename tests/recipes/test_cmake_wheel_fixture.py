@@ -20,6 +20,7 @@ from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Component, Config
 from crosslane.context import Context
+from crosslane.errors import UsageError
 from crosslane.log import Log
 from crosslane.recipes import cmake
 from crosslane.report import Check, Verdict
@@ -68,11 +69,20 @@ def git(repo: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-def make_project(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wheel: str = "") -> Config:
+# The module calls the sysroot's ONNX Runtime: auditwheel grafts it and what it needs (absl, onnx, protobuf, re2).
+LINK_ORT = """
+target_link_libraries(_pyfix PRIVATE ${CMAKE_SYSROOT}/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/libonnxruntime.so.1.23)
+"""
+CALL_ORT = "extern const void *OrtGetApiBase(void);\nconst void *pyfix_ort(void) { return OrtGetApiBase(); }\n"
+
+
+def make_project(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wheel: str = "", *,
+                 ort: bool = False) -> Config:
     upstream = tmp_path / "upstream"
     upstream.mkdir()
     git(upstream, "init", "-q")
     (upstream / "helper.h").write_text("#define HELPER_VALUE 42\n")
+    (upstream / "LICENSE").write_text("The helper's licence.\n")
     git(upstream, "add", "-A")
     git(upstream, "commit", "-q", "-m", "helper")
     git(upstream, "tag", "v1")
@@ -81,8 +91,8 @@ def make_project(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, w
                    check=True)
     src = tmp_path / "pyfix"
     (src / "package" / "pyfix").mkdir(parents=True)
-    (src / "CMakeLists.txt").write_text(CMAKELISTS)
-    (src / "pyfix.c").write_text(SOURCE)
+    (src / "CMakeLists.txt").write_text(CMAKELISTS + (LINK_ORT if ort else ""))
+    (src / "pyfix.c").write_text(SOURCE + (CALL_ORT if ort else ""))
     (src / "package" / "setup.py").write_text(SETUP)
     (src / "package" / "pyfix" / "__init__.py").write_text("from ._pyfix import value\n")
     # A cache of its own (sharing the sysroots and build tools), so the dependency is staged here.
@@ -139,10 +149,10 @@ def test_one_wheel_per_cpython_each_its_own_build_selectable_like_cibuildwheel(
     assert not [r for r in only if r.verdict is Verdict.FAIL], only
     dist = tmp_path / "build/riscv64/pyfix/install/dist"
     assert [w.name for w in dist.glob("*.whl")] == ["pyfix-1.0-cp313-cp313-manylinux_2_31_riscv64.whl"]
-    none = pipeline.build_components(Context(project, Runner(log), builds=("cp27-*",)), Arch.RISCV64, ["pyfix"])
-    [skipped] = [r for r in none if r.check is Check.BUILD]
-    assert skipped.verdict is Verdict.SKIP
-    assert "no build identifier matches cp27-* (known: cp313-linux_riscv64, cp315-linux_riscv64)" in skipped.reason
+    # cibuildwheel's "No build identifiers selected": a selection of nothing is refused, not a success.
+    with pytest.raises(UsageError, match=r"no build identifier matches cp27-\* \(known: cp313-linux_riscv64, "
+                                         r"cp315-linux_riscv64\)"):
+        pipeline.build_components(Context(project, Runner(log), builds=("cp27-*",)), Arch.RISCV64, ["pyfix"])
     both = pipeline.build_components(Context(project, Runner(log)), Arch.RISCV64, ["pyfix"])
     assert not [r for r in both if r.verdict is Verdict.FAIL], both
     steps = {r.subject: r for r in both if r.check is Check.BUILD}
@@ -178,3 +188,40 @@ def test_a_failing_identifier_leaves_no_gathered_wheels_or_stamp(
     assert [r.subject for r in rows if r.check is Check.BUILD and r.verdict is Verdict.FAIL] == \
         ["cp314-linux_riscv64", ""]
     assert not (folder / ".crosslane-stamp.json").exists() and not (folder / "install").exists()
+
+
+def test_the_wheel_carries_the_papers_of_what_auditwheel_grafted(
+        cfg: Config, tmp_path: Path, sysroots: dict[Arch, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from crosslane.guest import sysroot as sysroot_mod
+    from crosslane.shipping import sbom
+
+    project = make_project(cfg, tmp_path, monkeypatch, ort=True)
+    rows = pipeline.build_components(Context(project, Runner(Log(io.StringIO()))), Arch.RISCV64, ["pyfix"])
+    assert not [r for r in rows if r.verdict is Verdict.FAIL], rows
+    [wheel] = sorted((tmp_path / "build/riscv64/pyfix/install/dist").glob("*.whl"))
+    assert (wheel.parent / (wheel.name + ".intoto.json")).is_file()
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        document = archive.read("pyfix-1.0.dist-info/sboms/crosslane.cdx.json").decode()
+        metadata = archive.read("pyfix-1.0.dist-info/METADATA").decode()
+    assert sbom.validate(document) is None
+    grafted = [n for n in names if n.startswith("pyfix.libs/")]
+    assert any("libonnxruntime-" in n for n in grafted) and any("libre2-" in n for n in grafted), grafted
+    # Each grafted library is the component of the package whose .deb lists the file it came from, at the
+    # version the sysroot's manifest has, with that package's copyright inside the wheel.
+    versions = {p["package"]: p["version"] for p in
+                sysroot_mod.Sysroot(Arch.RISCV64, sysroots[Arch.RISCV64], "").packages()}
+    owners = sysroot_mod.read_owners(sysroots[Arch.RISCV64])
+    libraries = {c["bom-ref"].removeprefix("file:"): c for c in sbom.components(document)
+                 if c["bom-ref"].startswith("file:")}
+    assert sorted(libraries) == sorted(grafted)
+    for component in libraries.values():
+        properties = {p["name"]: p["value"] for p in component["properties"]}
+        assert owners[properties["crosslane:origin"]].package == component["name"]
+        assert component["version"] == versions[component["name"]]
+        assert f"pyfix-1.0.dist-info/licenses/debian/{component['name']}/copyright" in names
+        assert f"License-File: debian/{component['name']}/copyright" in metadata
+    assert {c["name"] for c in libraries.values()} >= {"libonnxruntime1.23", "libre2-11"}
+    helper = next(c for c in sbom.components(document) if c["bom-ref"] == "source:pyfix+helper")
+    assert helper["purl"].startswith("pkg:github/acme/helper@") and helper["version"] == "v1"
+    assert "pyfix-1.0.dist-info/licenses/sources/pyfix+helper/LICENSE" in names

@@ -62,6 +62,12 @@ def test_a_truncated_or_hostile_file_is_a_value_error(tmp_path: Path) -> None:
     bomb.write_text('<!DOCTYPE t [<!ENTITY a "aaaa">]><testsuites>&a;</testsuites>')
     with pytest.raises(ValueError, match="document type"):
         junit.read(bomb)
+    # The same declaration in UTF-16 (no "<!DOCTYPE" bytes to search for): refused by the parser, not expanded.
+    wide = tmp_path / "wide.xml"
+    wide.write_bytes('<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE t [<!ENTITY a "aaaa">]><testsuites>&a;'
+                     '</testsuites>'.encode("utf-16"))
+    with pytest.raises(ValueError, match="document type"):
+        junit.read(wide)
     other = tmp_path / "other.xml"
     other.write_text("<html/>")
     with pytest.raises(ValueError, match="<html>"):
@@ -186,3 +192,20 @@ def test_pip_said_it_installed_or_found_each_requirement() -> None:
               "Successfully installed iniconfig-2.3.1 pluggy-1.7.0 pytest-8.4.2 pytest_timeout-2.4.0\n")
     assert pytest_suite.has_requirement("pytest", output) and pytest_suite.has_requirement("pytest-timeout", output)
     assert pytest_suite.has_requirement("Packaging", output) and not pytest_suite.has_requirement("numpy", output)
+
+
+def test_a_name_cannot_forge_lines_or_grow_without_bound(tmp_path: Path) -> None:
+    from crosslane import report
+
+    forged = tmp_path / "forged.xml"
+    long_name = "x" * (20 << 20)
+    forged.write_text('<testsuites><testsuite name="S">'
+                      '<testcase classname="S" name="a&#10;::error::forged&#10;| FAIL |"/>'
+                      f'<testcase classname="S" name="{long_name}"/><testcase classname="S" name="{long_name}y"/>'
+                      '</testsuite></testsuites>')
+    first, second, third = junit.read(forged)
+    assert "\n" not in first.id and first.id == "S::a\\n::error::forged\\n| FAIL |"
+    assert len(second.id) <= junit.ID_LIMIT and len(third.id) <= junit.ID_LIMIT and second.id != third.id
+    row = report.Row("c", "riscv64", report.Check.TESTS, report.Verdict.FAIL, f"failed: {first.id}")
+    assert report.table([row]).count("\n") == 2  # header, rule, one row
+    assert "\\| FAIL \\|" in report.markdown([row]) and "\n::error" not in report.markdown([row])

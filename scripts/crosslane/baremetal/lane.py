@@ -29,7 +29,6 @@ from crosslane.log import Progress
 from crosslane.models import hostenv
 from crosslane.paths import cache_dir
 from crosslane.recipes.cmake import HOST_FLAG_VARS, host_launchers
-from crosslane.records import Record
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import executorch
@@ -41,8 +40,8 @@ SENTINEL = "Test_result: PASS"
 COMPONENT = "executorch"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Setting(Record):
+@dataclass(frozen=True)
+class Setting:
     """What every step of one target's run shares."""
 
     ctx: Context
@@ -252,14 +251,18 @@ def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: P
     profile = target.profile(profile_name)
     with tempfile.TemporaryDirectory(prefix="cl-bm-") as tmp:
         monitor = Path(tmp) / "monitor.sock"
-        argv = toolroot.command(setting.root, bm_run.qemu_command(target.qemu, profile.cpu, elf, monitor),
-                                binds=setting.binds, cwd=elf.parent, mode=setting.mode)
+        nonce = bm_run.new_nonce()
+        # Semihosting (target=native) lets the image open files and run commands where qemu runs: the root holds
+        # only the image's folder (read-only) and the monitor's, and no network.
+        argv = toolroot.command(setting.root, bm_run.qemu_command(target.qemu, profile.cpu, elf, monitor, nonce=nonce),
+                                binds=[Path(tmp)], read_only=[elf.parent], cwd=elf.parent, mode=setting.mode,
+                                network=False)
         started = time.monotonic()
         with bm_run.Watchdog(monitor, target.timeout) as watchdog:
             result = setting.ctx.runner.run(argv, check=False, quiet=True, timeout=target.timeout + 60)
         seconds = time.monotonic() - started
     outcome = bm_run.Run(result.output, None if result.timed_out else result.returncode, seconds,
-                         hang_pc=watchdog.pc, hung=watchdog.fired)
+                         hang_pc=watchdog.pc, hung=watchdog.fired, nonce=nonce)
     verdict, reason = bm_run.verdict(outcome, elf, SENTINEL, timeout=target.timeout)
     row = setting.row(build, Check.SMOKE, verdict, f"{reason} [{seconds:.1f}s]", subject=case, profile=profile_name)
     if expect_trap:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import re
+import secrets
 import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane.records import Record
 from crosslane.report import Verdict
 
-TRAP_RE = re.compile(r"^CROSSLANE-TRAP mcause=(\d+) mepc=(0x[0-9a-f]+) mtval=(0x[0-9a-f]+)\s*$", re.M)
+TRAP_RE = re.compile(r"^CROSSLANE-TRAP nonce=(\S*) mcause=(\d+) mepc=(0x[0-9a-f]+) mtval=(0x[0-9a-f]+)\s*$", re.M)
 PC_RE = re.compile(r"\bpc\s+([0-9a-fA-F]{8,16})\b")
 # The RISC-V privileged spec's synchronous exception codes (mcause with the interrupt bit clear).
 MCAUSES = {0: "instruction address misaligned", 1: "instruction access fault", 2: "illegal instruction",
@@ -34,21 +34,28 @@ ILLEGAL_INSTRUCTION = 2
 MEMORY = "256M"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Run(Record):
+@dataclass(frozen=True)
+class Run:
     output: str
     returncode: int | None
     seconds: float
     hang_pc: int | None = None  # set when the watchdog stopped the run
     hung: bool = False
+    nonce: str = ""  # what this run's semihosting command line held: the trap reporter prints it back
 
 
-def qemu_command(qemu: str, cpu: str, elf: Path, monitor: Path, memory: str = MEMORY) -> list[str]:
-    """qemu-system for one bare-metal program: M-mode from reset (-bios none), semihosting on stdout, the
-    monitor on *monitor* for the watchdog, nothing else on the console, an explicit -cpu."""
+def new_nonce() -> str:
+    return f"crosslane-{secrets.token_hex(12)}"
+
+
+def qemu_command(qemu: str, cpu: str, elf: Path, monitor: Path, memory: str = MEMORY, nonce: str = "") -> list[str]:
+    """qemu-system for one bare-metal program: M-mode from reset (-bios none), semihosting on stdout (its command
+    line the run's *nonce*), the monitor on *monitor* for the watchdog, nothing else on the console, an explicit
+    -cpu."""
+    semihosting = "enable=on,target=native,chardev=semihost" + (f",arg={nonce}" if nonce else "")
     return [qemu, "-machine", "virt", "-m", memory, "-bios", "none", "-display", "none", "-serial", "none",
             "-monitor", f"unix:{monitor},server,nowait", "-chardev", "stdio,id=semihost",
-            "-semihosting-config", "enable=on,target=native,chardev=semihost", "-cpu", cpu, "-kernel", str(elf)]
+            "-semihosting-config", semihosting, "-cpu", cpu, "-kernel", str(elf)]
 
 
 def ask_monitor(path: Path, command: str, *, timeout: float = 5.0) -> str:
@@ -128,18 +135,24 @@ def describe_pc(elf: Path, pc: int) -> str:
 
 
 def trap_cause(run: Run) -> int | None:
-    """The mcause the trap reporter printed, None when the program did not trap."""
-    trap = TRAP_RE.search(run.output)
-    return int(trap.group(1)) if trap else None
+    """The mcause of a trap the reporter itself reported: its line carries this run's nonce and the run ended with
+    the reporter's exit status, 128 + mcause. None otherwise (no trap, or a line a program printed: a verdict is
+    never decided by what a program can print)."""
+    for trap in TRAP_RE.finditer(run.output):
+        cause = int(trap.group(2))
+        if run.nonce and trap.group(1) == run.nonce and run.returncode == 128 + (cause & 0x3F):
+            return cause
+    return None
 
 
 def verdict(run: Run, elf: Path, sentinel: str, *, timeout: float) -> tuple[Verdict, str]:
     """PASS only when the program printed *sentinel* and exited 0; every other end is a FAIL that names it."""
     trap = TRAP_RE.search(run.output)
     if trap:
-        cause, pc, tval = int(trap.group(1)), int(trap.group(2), 16), trap.group(3)
+        cause, pc, tval = int(trap.group(2)), int(trap.group(3), 16), trap.group(4)
         name = MCAUSES.get(cause, "exception")
-        return Verdict.FAIL, f"trap: {name} (mcause {cause}) at {describe_pc(elf, pc)}, mtval {tval}"
+        forged = "" if trap_cause(run) == cause else " (a trap line without this run's nonce and exit status)"
+        return Verdict.FAIL, f"trap: {name} (mcause {cause}) at {describe_pc(elf, pc)}, mtval {tval}{forged}"
     if run.hung:
         where = describe_pc(elf, run.hang_pc) if run.hang_pc is not None else "pc unknown (the monitor did not answer)"
         return Verdict.FAIL, f"hang: no exit within {timeout:.0f}s; stopped at {where}"

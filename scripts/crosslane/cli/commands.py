@@ -11,9 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import assert_never
 
-from crosslane import atomic, paths, report
+from crosslane import atomic, buildreport, paths, report, reportdiff
 from crosslane import config as config_mod
 from crosslane.archs import KNOWN_ARCHS, Arch
+from crosslane.cli import actions
+from crosslane.cli.matrix import plan
 from crosslane.context import Context
 from crosslane.errors import (
     CrosslaneError,
@@ -52,6 +54,19 @@ def parse_sources(values: Sequence[str], known: Sequence[str]) -> dict[str, Path
     return sources
 
 
+def parse_cases(cases: Sequence[str], cfg: config_mod.Config) -> tuple[str, ...]:
+    """--case values: "all", or models of a [cases.*] matrix (a name that selects nothing is an error, not a run of
+    nothing that passes)."""
+    known = sorted({model for matrix in cfg.cases.values() for model in matrix.models})
+    for case in cases:
+        if case != "all" and case not in known:
+            raise UsageError(f"--case {case}: not a model of any [cases.*] matrix{suggestion(case, known)}",
+                             fix="name a model of versions.toml's [cases.*], or --case all")
+    if "all" in cases and len(cases) > 1:
+        raise UsageError("--case all with other cases: all already runs every case", fix="pass --case all alone")
+    return tuple(cases)
+
+
 def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path: str | None = None,
         config_path: str | None = None, sources: Sequence[str] = (), wheels: Sequence[str] = (),
         cases: Sequence[str] = (), builds: Sequence[str] = (), stream_summary: bool = True) -> int:
@@ -65,11 +80,9 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         cfg = config_mod.load(Path(config_path) if config_path else None)
         given: dict[str, tuple[Path, ...]] = {}
         if wheels:
-            from crosslane.cli import actions  # the wheel reader's imports only for a command that names wheels
-
             given = actions.wheels(cfg, wheels)
         ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources, list(cfg.components)),
-                      wheels=given, cases=tuple(cases), builds=tuple(w for b in builds for w in b.split()))
+                      wheels=given, cases=parse_cases(cases, cfg), builds=tuple(w for b in builds for w in b.split()))
         rows = action(ctx)
         if stream_summary and rows:
             print(report.table(rows))
@@ -134,7 +147,8 @@ def failure_kind(row: report.Row) -> type[StepFailed | MissingPrerequisite | Ver
         case Check.SETUP | Check.SYSROOT | Check.PREFLIGHT:
             return MissingPrerequisite
         case (Check.SOURCE | Check.PATCH | Check.ARTIFACT | Check.GATE | Check.INSTALL | Check.SMOKE
-              | Check.PROVENANCE | Check.PARITY | Check.TESTS | Check.POLICY | Check.FLOOR):
+              | Check.PROVENANCE | Check.PARITY | Check.TESTS | Check.POLICY | Check.FLOOR | Check.INDEX
+              | Check.REPRO):
             return VerdictFailed
         case _:
             assert_never(row.check)
@@ -143,7 +157,6 @@ def failure_kind(row: report.Row) -> type[StepFailed | MissingPrerequisite | Ver
 def diff_reports(old: Path, new: Path, *, debug: bool = False) -> int:
     """`invoke report-diff OLD NEW`: one line per change between two reports."""
     try:
-        from crosslane import reportdiff
 
         changes = reportdiff.diff(reportdiff.load(old), reportdiff.load(new))
     except CrosslaneError as exc:
@@ -167,7 +180,6 @@ def merge_reports(folder: Path | None, output: Path | None, *, debug: bool = Fal
         if not output.name or output.name in (".", "..") or output.is_dir():
             raise UsageError(f"--output {output}: a path prefix names files (PREFIX.json, PREFIX.md), not a folder",
                              fix="e.g. --output build/reports/report")
-        from crosslane import buildreport
 
         rows, used = report.merge(folder)
         if not used:
@@ -191,7 +203,6 @@ def exit_with(code: int) -> None:
 
 def print_matrix(*, config_path: str | None = None, event: str = "push", arch: str = "", component: str = "",
                  changed: str = "") -> int:
-    from crosslane.cli.matrix import plan
 
     def action(ctx: Context) -> list[report.Row]:
         print(plan(ctx.config, event=event, arch=arch, component=component, changed=changed.split()).github_output())

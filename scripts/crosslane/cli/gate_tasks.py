@@ -14,6 +14,7 @@ from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.gates import verify as verify_mod
+from crosslane.policy import consistency as consistency_mod
 from crosslane.policy import floors as floors_mod
 from crosslane.policy import parity as parity_mod
 from crosslane.report import Row
@@ -65,7 +66,5 @@ def previous_floors(path: Path, root: Path) -> Mapping[Arch, int]:
 
 
 def consistency(ctx: Context) -> list[Row]:
-    from crosslane.policy import consistency as consistency_mod  # the lint's own: not verify's start-up
-
     root = ctx.config.root
     return consistency_mod.lint(ctx.config, root) + consistency_mod.lint_sessions(ctx.config, root)

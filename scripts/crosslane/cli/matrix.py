@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config
 from crosslane.errors import UsageError
-from crosslane.records import Record
 
 # A pull request rebuilds when one of these changed; every other change is covered by lint and tests.
 BUILD_INPUTS = ("versions.toml", "patches/*", "scripts/*", "components/*", "noxfile.py", "tasks.py",
@@ -27,8 +26,8 @@ BUILD_INPUTS = ("versions.toml", "patches/*", "scripts/*", "components/*", "noxf
 FULL_EVENTS = ("schedule", "workflow_dispatch", "push")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Plan(Record):
+@dataclass(frozen=True)
+class Plan:
     run: bool
     build: list[dict[str, str]]
     smoke: list[dict[str, str]]

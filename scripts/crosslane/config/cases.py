@@ -9,13 +9,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from crosslane.config.reader import Table
-from crosslane.records import Record
 
 BACKENDS = ("portable", "xnnpack")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Case(Record):
+@dataclass(frozen=True)
+class Case:
     """One ExecuTorch case: a model exported for a backend, quantized or not, run on these profiles."""
 
     model: str
@@ -28,8 +27,8 @@ class Case(Record):
         return f"{self.model}-{self.backend}{'-q8' if self.quantize else ''}"
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class CaseMatrix(Record):
+@dataclass(frozen=True, kw_only=True)
+class CaseMatrix:
     """A [cases.*] table: the models x backends x quantize product, less its exclusions."""
 
     name: str

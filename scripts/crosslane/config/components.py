@@ -46,7 +46,7 @@ from crosslane.config.model import (
     WheelSpec,
 )
 from crosslane.config.reader import Table
-from crosslane.registry import OPTIONS, TEST_KINDS, suggestion
+from crosslane.registry import OPTIONS, Option, suggestion
 
 
 def _source(table: Table, root: Path) -> SourceSpec:
@@ -252,7 +252,7 @@ TEST_ID_RE = re.compile(r"[^\s\x00-\x1f]{1,400}")
 TEST_FILE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.py")
 
 
-def _tests(table: Table, root: Path, pins: Mapping[str, str]) -> SuiteSpec | None:
+def _tests(table: Table, root: Path, pins: Mapping[str, str], registries: Registries) -> SuiteSpec | None:
     # `tests = false`: a variant (extends) that does not run the suite its parent declares.
     if table.has("tests") and table.data["tests"] is False:
         table.boolean("tests", False)
@@ -261,8 +261,8 @@ def _tests(table: Table, root: Path, pins: Mapping[str, str]) -> SuiteSpec | Non
         return None
     sub = table.table("tests")
     kind = sub.string("kind", required=True)
-    if kind not in TEST_KINDS:
-        sub.fail("kind", TEST_KINDS.unknown(kind))
+    if kind not in registries.suites:
+        sub.fail("kind", registries.suites.unknown(kind))
     timeout = sub.number("timeout", 300.0)
     if not 0 < timeout <= MAX_TIMEOUT:
         sub.fail("timeout", f"{timeout:g} is not a number of seconds above 0 and at most {MAX_TIMEOUT}")
@@ -349,19 +349,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
     toolchain = {read_arch(toolchain_table, key, key): toolchain_table.string(key)
                  for key in list(toolchain_table.keys())}
     toolchain_table.finish()
-    smoke = None
-    if table.has("smoke"):
-        smoke_table = table.table("smoke")
-        kind = smoke_table.string("kind", required=True)
-        if kind not in registries.smokes:
-            smoke_table.fail("kind", registries.smokes.unknown(kind))
-        timeout = smoke_table.number("timeout", 120.0)
-        if not 0 < timeout <= MAX_TIMEOUT:
-            smoke_table.fail("timeout", f"{timeout:g} is not a number of seconds above 0 and at most {MAX_TIMEOUT}")
-        smoke = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"),
-                          cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"),
-                          constrained=_constrained(smoke_table))
-        smoke_table.finish()
+    smoke = _smoke(table, registries) if table.has("smoke") else None
     fetchcontent, fetchcontent_patches = _fetchcontent(table, root)
     component = Component(
         name=name,
@@ -393,10 +381,85 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         collect=relative_paths(table, "collect"),
         hostenvs=table.strings("hostenvs"),
         wheel=_wheel(table),
-        tests=_tests(table, root, pins or {}),
+        tests=_tests(table, root, pins or {}, registries),
     )
     table.finish()
     return component
+
+
+COMMON_SMOKE_KEYS = ("kind", "timeout", "profiles")
+
+
+def _smoke(table: Table, registries: Registries) -> SmokeSpec:
+    """components.<c>.smoke: its kind, timeout and profiles, and the options its kind declares (registry.Entry)."""
+    smoke_table = table.table("smoke")
+    kind = smoke_table.string("kind", required=True)
+    if kind not in registries.smokes:
+        smoke_table.fail("kind", registries.smokes.unknown(kind))
+    declared = registries.smokes.entries[kind].options
+    timeout = smoke_table.number("timeout", 120.0)
+    if not 0 < timeout <= MAX_TIMEOUT:
+        smoke_table.fail("timeout", f"{timeout:g} is not a number of seconds above 0 and at most {MAX_TIMEOUT}")
+    for key in list(smoke_table.keys()):
+        if key not in COMMON_SMOKE_KEYS and key not in declared:
+            smoke_table.fail(key, f"unknown key for smoke kind '{kind}'"
+                                  f"{suggestion(key, [*COMMON_SMOKE_KEYS, *declared])}")
+    options = {}
+    for key, option in declared.items():
+        if key in ("model", "cases", "constrained"):  # read into their own fields below
+            if option.required and not smoke_table.has(key):
+                smoke_table.fail(None, f"missing required key '{key}' for smoke kind '{kind}'")
+            continue
+        if smoke_table.has(key) or option.required:
+            options[key] = smoke_option(smoke_table, key, option)
+    spec = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"),
+                     cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"),
+                     constrained=_constrained(smoke_table), options=MappingProxyType(options))
+    smoke_table.finish()
+    if kind == "command" and not ({"sentinel", "pattern"} & set(options)) and "expect" not in options:
+        smoke_table.fail(None, "a command smoke names its evidence: sentinel = \"…\" or pattern = \"…\" (an exit "
+                               "status alone is never a PASS)")
+    return spec
+
+
+SIGNALS = ("SIGILL", "SIGSEGV", "SIGBUS", "SIGFPE", "SIGABRT", "SIGTRAP", "SIGKILL")
+
+
+def smoke_option(table: Table, key: str, option: Option) -> object:
+    """One declared option of a smoke kind, read as its type (registry.OPTION_TYPES) says."""
+    if option.type == "strings":
+        values = table.strings(key)
+        if option.required and not values:
+            table.fail(key, "an empty list; name the program and its arguments")
+        return values
+    if option.type == "number":
+        return table.number(key, 0.0)
+    if option.type in ("table", "tolerance", "signals"):
+        sub = table.table(key)
+        found: dict[str, object] = {}
+        for name in list(sub.keys()):
+            if option.type == "tolerance":
+                if name not in ("rel", "abs"):
+                    sub.fail(name, "a tolerance has rel and abs")
+                value: object = sub.number(name, 0.0)
+                if not isinstance(value, float) or value < 0:
+                    sub.fail(name, "a tolerance is a number >= 0")
+            else:
+                value = sub.string(name)
+                if option.type == "signals" and value not in SIGNALS:
+                    sub.fail(name, f"'{value}' is not a signal a run dies of{suggestion(value, SIGNALS)}")
+            found[name] = value
+        sub.finish()
+        return MappingProxyType(found)
+    value = table.string(key, required=option.required)
+    if option.choices and value not in option.choices:
+        table.fail(key, f"'{value}' is not one of {', '.join(option.choices)}")
+    if option.type == "regex":
+        try:
+            re.compile(value)
+        except re.error as exc:
+            table.fail(key, f"not a regular expression: {exc}")
+    return value
 
 
 def _subdir(table: Table) -> str:

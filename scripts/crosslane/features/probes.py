@@ -18,9 +18,8 @@ from crosslane.archs import Arch, info
 from crosslane.config import Config, Profile
 from crosslane.errors import MissingPrerequisite
 from crosslane.guest import qemu
-from crosslane.host import buildtools, probecache, toolchains
+from crosslane.host import buildtools, probecache, toolchains, toolroot
 from crosslane.host.probecache import identity, read_cached, write_cached
-from crosslane.records import Record
 from crosslane.runner import Runner
 
 PROBE_TIMEOUT = 30.0
@@ -29,8 +28,8 @@ CPU_PROBE_TEXT = "crosslane-cpu-probe"
 CPU_PROBE_SOURCE = f'#include <stdio.h>\nint main(void) {{ puts("{CPU_PROBE_TEXT}"); return 0; }}\n'
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Tool(Record):
+@dataclass(frozen=True)
+class Tool:
     """A host program: where it is and the version it reports (path None: not found)."""
 
     name: str
@@ -40,16 +39,16 @@ class Tool(Record):
     fix: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class CpuProbe(Record):
+@dataclass(frozen=True)
+class CpuProbe:
     """Whether a program ran under one qemu CPU profile, and what it printed."""
 
     ok: bool
     detail: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class RustupListing(Record):
+@dataclass(frozen=True)
+class RustupListing:
     """The outcome of `rustup target list --installed`, as evidence for the positive-evidence rule."""
 
     state: Literal["absent", "failed", "empty", "listed"]
@@ -57,8 +56,8 @@ class RustupListing(Record):
     detail: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class RootStd(Record):
+@dataclass(frozen=True)
+class RootStd:
     """What a tool root's files say of a target's Rust std: no root yet (no evidence), or the std is there or not."""
 
     state: Literal["no-root", "present", "missing"]
@@ -219,7 +218,6 @@ class Probes:
     def root_std(self, root_name: str, triple: str) -> RootStd:
         """The target std in the tool root, read from its files (no process): the rlibs of
         /usr/lib/rustlib/<triple>/lib, which libstd-rust-dev:<arch> installs."""
-        from crosslane.host import toolroot
 
         found = toolroot.find(self.config.toolroots[root_name])
         if found is None:

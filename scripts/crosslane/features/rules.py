@@ -13,7 +13,6 @@ from crosslane.archs import Arch, info
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes, RootStd, RustupListing
 from crosslane.host.toolchains import Compiler
-from crosslane.records import Record
 from crosslane.registry import OPTIONS
 from crosslane.report import Verdict
 
@@ -22,8 +21,8 @@ from crosslane.report import Verdict
 XNNPACK_MIN_GCC = 14
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Decision(Record):
+@dataclass(frozen=True)
+class Decision:
     """A feature rule's verdict for a component on an arch, with the fix when it is off."""
 
     status: Verdict

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crosslane.archs import ArchInfo, by_elf_machine
-from crosslane.records import Record
 
 if TYPE_CHECKING:  # pyelftools is imported where an ELF file is read: a no-op build reads none
     from elftools.elf.dynamic import DynamicSection
@@ -35,8 +34,8 @@ GNU_PROPERTY_X86_ISA_1_NEEDED = 0xC0008002
 EM_X86_64 = 62
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ElfInfo(Record):
+@dataclass(frozen=True)
+class ElfInfo:
     path: Path
     machine: int
     machine_name: str
@@ -93,8 +92,8 @@ class ElfInfo(Record):
         return f"{self.machine_name} {self.elf_class}-bit {endian}{extra}"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ElfDefect(Record):
+@dataclass(frozen=True)
+class ElfDefect:
     path: Path
     reason: str
 

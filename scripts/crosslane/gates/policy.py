@@ -21,15 +21,14 @@ from pathlib import Path, PurePosixPath
 
 from crosslane.errors import MissingPrerequisite
 from crosslane.gates.elf import ElfInfo
-from crosslane.records import Record
 
 LOADERS = ("ld64.so.2", "ld64.so.1")
 PYFPE = frozenset({"PyFPE_jbuf", "PyFPE_dummy", "PyFPE_counter"})
 X86_ISA_BASELINE = 1
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Policy(Record):
+@dataclass(frozen=True)
+class Policy:
     name: str  # manylinux_2_17_x86_64
     aliases: tuple[str, ...]  # manylinux2014_x86_64
     priority: int  # higher: more compatible (linux: 0)
@@ -75,16 +74,16 @@ def by_name(arch: str, name: str) -> Policy | None:
     return next((p for p in policies(arch) if name == p.name or name in p.aliases), None)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Member(Record):
+@dataclass(frozen=True)
+class Member:
     """One ELF file of the wheel: where it lies in the unpacked tree, and its facts."""
 
     path: PurePosixPath
     info: ElfInfo
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Analysis(Record):
+@dataclass(frozen=True)
+class Analysis:
     arch: str
     overall: Policy
     versions: Mapping[str, frozenset[str]]  # every needed symbol version, by family

@@ -24,12 +24,14 @@ from crosslane.gates import (
     dtneeded,
     elf,
     manylinux,
+    papers,
     portability,
     row,
 )
 from crosslane.gates import wheel as wheel_gate
 from crosslane.guest import cpython, sysroot
 from crosslane.report import Row, Verdict
+from crosslane.shipping import folder
 
 
 def _elf_rows(found: elf.ElfInfo | elf.ElfDefect, subject: str, arch: Arch,
@@ -69,8 +71,10 @@ def _scan_wheel(wheel: Path, arch: Arch, sysroot_path: Path | None, staging: Seq
 
 
 def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, python_version: str | None,
-           staging: Sequence[Path] = (), limits: wheelzip.Limits | None = None) -> list[Row]:
-    """Rows for every check on *paths*; *staging*: install prefixes searched for DT_NEEDED too."""
+           staging: Sequence[Path] = (), limits: wheelzip.Limits | None = None,
+           require_papers: bool = False) -> list[Row]:
+    """Rows for every check on *paths*; *staging*: install prefixes searched for DT_NEEDED too; *require_papers*:
+    a wheel or folder without crosslane's SBOM fails (a crosslane build's own outputs) rather than skips."""
     if not paths:
         raise UsageError("verify: no PATH given; pass wheels, folders or ELF files")
     rows: list[Row] = []
@@ -97,8 +101,11 @@ def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, pyth
         if path.is_dir() and not wheels and not files:
             rows.append(row(str(path), arch, "verify", Verdict.SKIP, f"{path}: no wheel or ELF file inside"))
         for wheel in wheels:
-            rows += wheel_gate.verify_wheel(wheel, arch, limits=limits,
+            rows += wheel_gate.verify_wheel(wheel, arch, limits=limits, require_papers=require_papers,
                                             extra=_scan_wheel(wheel, arch, sysroot_path, staging))
+        if path.is_dir() and not wheels and (require_papers or (path / folder.SBOM).is_file()):
+            rows += papers.check_folder(path, arch, [f.relative_to(path).as_posix() for f in files
+                                                     if elf.has_elf_magic(f)], required=require_papers)
         for file in files:
             subject = file.relative_to(base).as_posix()
             file_rows, ok = _elf_rows(elf.read(file), subject, arch, python_version)
@@ -123,11 +130,13 @@ def target_python_version(sysroot_path: Path | None, arch: Arch) -> str | None:
         return None
 
 
-def run(ctx: Context, arch: Arch, paths: Sequence[Path], staging: Sequence[Path] = ()) -> list[Row]:
+def run(ctx: Context, arch: Arch, paths: Sequence[Path], staging: Sequence[Path] = (), *,
+        require_papers: bool = False) -> list[Row]:
     """verify() with the arch's sysroot (when built) for DT_NEEDED and its CPython version for EXT_SUFFIX."""
     found = sysroot.find(ctx.config.sysroot, arch)
     if found is None:
         ctx.log.warn(f"no {arch} sysroot for this versions.toml: DT_NEEDED is skipped "
                      f"(invoke sysroot --arch {arch} builds it)")
     path = found.path if found else None
-    return verify(arch, paths, sysroot_path=path, python_version=target_python_version(path, arch), staging=staging)
+    return verify(arch, paths, sysroot_path=path, python_version=target_python_version(path, arch), staging=staging,
+                  require_papers=require_papers)

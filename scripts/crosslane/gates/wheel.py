@@ -17,8 +17,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from crosslane import wheelzip
 from crosslane.archs import Arch, info
 from crosslane.errors import VerdictFailed
-from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, elf, row
-from crosslane.records import Record
+from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, elf, papers, row
 from crosslane.report import Row, Verdict
 
 MANYLINUX_PREFIXES = ("linux_", "manylinux", "musllinux_")
@@ -27,8 +26,8 @@ MANYLINUX_PREFIXES = ("linux_", "manylinux", "musllinux_")
 Extra = Callable[[Path, list[elf.ElfInfo]], list[Row]]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class WheelTags(Record):
+@dataclass(frozen=True)
+class WheelTags:
     platforms: tuple[str, ...]
     python_version: str | None
 
@@ -90,13 +89,13 @@ def check_members(root: Path, arch: Arch, python_version: str | None) -> tuple[l
 
 
 def verify_wheel(wheel: Path, arch: Arch, *, limits: wheelzip.Limits | None = None,
-                 extra: Extra | None = None) -> list[Row]:
+                 extra: Extra | None = None, require_papers: bool = False) -> list[Row]:
     """All wheel gates for *wheel*; one row per check, the unpacked copy deleted afterwards."""
     limits = limits or wheelzip.Limits()
     platform_row, tags = check_platform(wheel, arch)
     rows = [platform_row]
     try:
-        unpacked = wheelzip.take(wheel, limits)
+        unpacked = wheelzip.unpack_checked(wheel, limits)
     except wheelzip.UnsafeWheel as exc:
         return [*rows, row(wheel.name, arch, "unpack", Verdict.FAIL, f"{wheel.name}: {exc}")]
     # RuntimeError: zipfile's word for an encrypted member it finds only while reading.
@@ -117,6 +116,10 @@ def verify_wheel(wheel: Path, arch: Arch, *, limits: wheelzip.Limits | None = No
             rows.append(row(wheel.name, arch, "platform-tag", Verdict.FAIL,
                             f"{wheel.name}: tagged 'any' but ships {len(elfs)} ELF files"))
         rows += member_rows
+        # Every member with ELF magic, a corrupt one too: the SBOM must state each file it ships.
+        magic = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*")
+                       if p.is_file() and not p.is_symlink() and elf.has_elf_magic(p))
+        rows += papers.check(dest, wheel.name, arch, magic, required=require_papers)
         if extra is not None:
             rows += extra(dest, elfs)
     return rows

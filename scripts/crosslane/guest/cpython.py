@@ -11,11 +11,10 @@ from pathlib import Path
 
 from crosslane.archs import Arch, ext_suffix, info
 from crosslane.errors import MissingPrerequisite
-from crosslane.records import Record
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class TargetPython(Record):
+@dataclass(frozen=True)
+class TargetPython:
     """The target's CPython as the sysroot has it: headers, pyconfig.h, EXT_SUFFIX, interpreter."""
 
     version: str

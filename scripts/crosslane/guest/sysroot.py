@@ -2,7 +2,9 @@
 
 The host's apt state and sources are never touched: apt runs with its own Dir::State, Dir::Cache
 and sources list under a work folder. The sysroot is assembled in a temporary folder and renamed
-into place, keyed by a hash of its inputs; a manifest records package=version and each .deb's sha256.
+into place, keyed by a hash of its inputs; a manifest records package=version and each .deb's sha256, and which
+package installed which file (from each .deb's own file list, read while extracting: what an SBOM or a licence
+names as a bundled library's origin is that record, not a guess made later).
 """
 
 from __future__ import annotations
@@ -16,23 +18,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic, stamps
+from crosslane import atomic, bounded, stamps
 from crosslane.archs import Arch, info
 from crosslane.config import SysrootSpec
-from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.errors import IntegrityError, MissingPrerequisite, StepFailed
 from crosslane.log import Progress
 from crosslane.paths import cache_dir
-from crosslane.records import Record
 from crosslane.runner import Runner
 
 # Bump when the assembly below changes, so old sysroots are not reused.
-FORMAT = 3
+FORMAT = 4
 MANIFEST = "crosslane-manifest.json"
+OWNERS = "crosslane-files.json"  # path inside the sysroot -> the package whose .deb holds it
+CONTROL = "var/lib/crosslane-control"
 USRMERGE_DIRS = ("bin", "sbin", "lib", "lib64")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Sysroot(Record):
+@dataclass(frozen=True)
+class Sysroot:
     """A built sysroot: its arch, folder and the key of the inputs it was made from."""
 
     arch: Arch
@@ -40,9 +43,62 @@ class Sysroot(Record):
     key: str
 
     def packages(self) -> list[dict[str, str]]:
-        """package, version and sha256 of every .deb the sysroot was made from."""
-        data: dict[str, list[dict[str, str]]] = json.loads((self.path / MANIFEST).read_text())
-        return data["packages"]
+        """package, version and sha256 of every .deb the sysroot was made from. A cache crosses jobs: a manifest
+        that is not what crosslane wrote is an error naming it and the fix, never a traceback."""
+        data = bounded.read_json(self.path / MANIFEST, error=IntegrityError, fix=self.remake)
+        found = data.get("packages") if isinstance(data, dict) else None
+        if not isinstance(found, list) or not all(
+                isinstance(p, dict) and all(isinstance(p.get(k), str) for k in ("package", "version", "sha256"))
+                for p in found):
+            raise IntegrityError(f"{self.path / MANIFEST}: not a sysroot manifest crosslane wrote (packages, each "
+                                 "with package, version, sha256)", fix=self.remake)
+        return found
+
+    @property
+    def remake(self) -> str:
+        return f"delete {self.path} and run invoke sysroot --arch {self.arch}"
+
+    def owner(self, path: Path) -> Owner | None:
+        """The package whose .deb installed *path* (a file of this sysroot; a link is followed inside it), or None
+        for a file no package holds."""
+        try:
+            relative = path.resolve().relative_to(self.path.resolve()).as_posix()
+        except ValueError:
+            return None
+        return read_owners(self.path).get(relative)
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A package of the sysroot as its .deb states it: name, version, architecture, source package, the .deb's
+    sha256, and the folder of its documentation (copyright) inside the sysroot."""
+
+    package: str
+    version: str
+    architecture: str
+    source: str
+    deb_sha256: str
+
+    @property
+    def copyright(self) -> str:
+        return f"usr/share/doc/{self.package}/copyright"
+
+
+def read_owners(root: Path) -> dict[str, Owner]:
+    """path -> Owner for every file the sysroot's packages installed (OWNERS, written by write_manifest)."""
+    fix = f"delete {root} and make it again (invoke sysroot)"
+    data = bounded.read_json(root / OWNERS, error=IntegrityError, fix=fix, limit=64 << 20)
+    records = data.get("packages") if isinstance(data, dict) else None
+    owners = {}
+    for record in records if isinstance(records, list) else [None]:
+        fields = [record.get(k) for k in ("package", "version", "architecture", "source", "sha256")] \
+            if isinstance(record, dict) else [None]
+        files = record.get("files") if isinstance(record, dict) else None
+        if not all(isinstance(f, str) for f in fields) or not isinstance(files, list):
+            raise IntegrityError(f"{root / OWNERS}: not the file record crosslane wrote", fix=fix)
+        owner = Owner(*(str(f) for f in fields))
+        owners.update(dict.fromkeys((str(name) for name in files), owner))
+    return owners
 
 
 def inputs(spec: SysrootSpec, arch: Arch) -> dict[str, object]:
@@ -140,12 +196,15 @@ def assemble(runner: Runner, root: Path, debs: list[Path], arch: Arch) -> None:
         (root / name).symlink_to(f"usr/{name}")
     progress = Progress(runner.log, f"extract {arch} packages", total=len(debs))
 
-    control = root / "var/lib/crosslane-control"
+    control = root / CONTROL
     control.mkdir(parents=True, exist_ok=True)
 
     def extract(deb: Path) -> None:
         runner.run(["dpkg-deb", "-x", deb, root], quiet=True)
         runner.run(["dpkg-deb", "-e", deb, control / deb.stem], quiet=True)
+        listed: list[str] = []  # every line: the runner keeps only the last ones of its output
+        runner.run(["dpkg-deb", "-c", deb], quiet=True, on_line=listed.append)
+        atomic.write_text(control / deb.stem / "files", "\n".join(listed_paths(listed)) + "\n")
         progress.advance(detail=deb.name)
 
     if not runner.dry_run:
@@ -212,13 +271,51 @@ def relativize_links(root: Path) -> None:
                 link.symlink_to(os.path.relpath(root / dest.lstrip("/"), link.parent))
 
 
+def listed_paths(lines: list[str]) -> list[str]:
+    """The regular files and links of a `dpkg-deb -c` listing (tar's verbose lines: mode, owner, size, date, time,
+    then the path, `./`-prefixed, and ` -> target` for a link), as paths inside the root."""
+    paths = []
+    for line in lines:
+        fields = line.split(None, 5)
+        if len(fields) < 6 or fields[0][:1] not in ("-", "l", "h"):
+            continue
+        name = fields[5]
+        if fields[0][0] == "l":
+            name = name.rsplit(" -> ", 1)[0]
+        elif fields[0][0] == "h":
+            name = name.rsplit(" link to ", 1)[0]
+        paths.append(name.removeprefix("./"))
+    return paths
+
+
+def control_fields(text: str) -> dict[str, str]:
+    """The first paragraph of a DEBIAN/control file: field -> value (continuation lines dropped)."""
+    fields = {}
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        if line[:1] in (" ", "\t") or ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    return fields
+
+
 def write_manifest(root: Path, debs: list[Path], key_inputs: dict[str, object]) -> None:
-    packages = []
+    packages, owners = [], []
     for deb in debs:
-        name, version, *_ = deb.name.removesuffix(".deb").split("_")
         digest = stamps.file_sha256(deb)
-        packages.append({"package": name, "version": version.replace("%3a", ":"), "sha256": digest})
+        fields = control_fields((root / CONTROL / deb.stem / "control").read_text(errors="replace"))
+        name, version = fields.get("Package", ""), fields.get("Version", "")
+        if not name or not version:
+            raise StepFailed(f"{deb.name}: its control file names no Package or Version")
+        packages.append({"package": name, "version": version, "sha256": digest})
+        source = fields.get("Source", name).split(" ")[0]  # "Source: name (version)" when the versions differ
+        files = (root / CONTROL / deb.stem / "files").read_text().split("\n")
+        owners.append({"package": name, "version": version, "architecture": fields.get("Architecture", ""),
+                       "source": source, "sha256": digest, "files": [f for f in files if f]})
     if not packages:
         raise StepFailed("apt downloaded no packages for the sysroot")
     data = {"inputs": key_inputs, "packages": packages}
+    (root / OWNERS).write_text(json.dumps({"packages": owners}, sort_keys=True) + "\n")
     (root / MANIFEST).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -10,12 +10,11 @@ from crosslane import atomic
 from crosslane.config import Tools
 from crosslane.errors import MissingPrerequisite
 from crosslane.paths import cache_dir
-from crosslane.records import Record
 from crosslane.runner import Runner
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class BuildTools(Record):
+@dataclass(frozen=True)
+class BuildTools:
     """The pinned cmake and ninja binaries and the folder they were installed into."""
 
     cmake: Path

@@ -1,54 +1,164 @@
-"""Run a program inside a tool root: bind the given folders at their own paths, chroot, exec.
+"""Run a program inside a root (a tool root, a board): bind the given folders at their own paths, chroot, drop
+the capabilities a program there does not need, exec.
 
-Started by host/toolroot.py as `unshare --mount --propagation private [--map-root-user] -- python3 enter_root.py
-ROOT --bind DIR ... --cwd DIR -- PROGRAM ARGS...`: the mounts live in that private mount namespace and vanish
-with its last process, so a killed build leaves none behind. stdlib only (the host's python runs it).
-Exit status: the program's own; 125 when the root cannot be entered (the reason on stderr).
+Started by host/toolroot.py (and the install test's board) as `unshare --mount --pid --fork --propagation private
+[--map-root-user] [--net] -- python3 enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... --cwd DIR -- PROGRAM
+ARGS...`: the mounts live in that private mount namespace and vanish with its last process. The root is a
+boundary, not a convenience:
+- every folder made for a bind is made one component at a time without following a link (a link inside the
+  root, say from a tampered cache, would otherwise point the mkdir or the mount at the host), and the mount goes
+  onto the folder opened that way;
+- /proc is a fresh one of the program's own PID namespace (no /proc/<pid>/root or /proc/<pid>/ns of a process
+  outside), /sys read-only, and /dev (as root) only null, zero, full, random, urandom and tty;
+- the program runs with no_new_privs and without the capabilities that would leave the root (chroot, mount,
+  ptrace, modules, raw I/O, network administration, device nodes).
+stdlib only (the host's python runs it). Exit status: the program's own; 125 when the root cannot be entered
+(the reason on stderr).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
-# The host's own pseudo file systems a program expects (/dev/null, /proc/self/exe, /dev/shm).
-SYSTEM = ("/proc", "/dev", "/sys")
 CANNOT_ENTER = 125
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+# linux/capability.h: what a build tool or a board's program never needs, and what would let it out.
+DROPPED = {"CAP_DAC_READ_SEARCH": 2, "CAP_LINUX_IMMUTABLE": 9, "CAP_NET_BROADCAST": 11, "CAP_NET_ADMIN": 12,
+           "CAP_NET_RAW": 13, "CAP_IPC_LOCK": 14, "CAP_SYS_MODULE": 16, "CAP_SYS_RAWIO": 17, "CAP_SYS_CHROOT": 18,
+           "CAP_SYS_PTRACE": 19, "CAP_SYS_PACCT": 20, "CAP_SYS_ADMIN": 21, "CAP_SYS_BOOT": 22, "CAP_SYS_TIME": 25,
+           "CAP_SYS_TTY_CONFIG": 26, "CAP_MKNOD": 27, "CAP_AUDIT_CONTROL": 30, "CAP_SETFCAP": 31,
+           "CAP_MAC_OVERRIDE": 32, "CAP_MAC_ADMIN": 33, "CAP_SYSLOG": 34, "CAP_WAKE_ALARM": 35,
+           "CAP_BLOCK_SUSPEND": 36, "CAP_AUDIT_READ": 37, "CAP_PERFMON": 38, "CAP_BPF": 39,
+           "CAP_CHECKPOINT_RESTORE": 40}
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
 
 
-def bind(source: Path, root: Path) -> None:
-    target = root / source.relative_to("/")
-    if source.is_dir():
-        target.mkdir(parents=True, exist_ok=True)
-    else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.touch(exist_ok=True)
-    subprocess.run(["mount", "--rbind", str(source), str(target)], check=True)
+class Refused(Exception):
+    pass
+
+
+def folder_in(root: Path, path: Path, *, file: bool = False) -> int:
+    """An O_PATH descriptor of *path* inside *root* (made when missing: folders, or an empty file last when *file*),
+    walked one component at a time with O_NOFOLLOW: a link anywhere on the way is refused, never followed."""
+    parts = path.relative_to("/").parts
+    fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for index, name in enumerate(parts):
+            last = index == len(parts) - 1
+            try:
+                found = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                if last and file:
+                    os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                     0o644, dir_fd=fd))
+                else:
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                found = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(found.st_mode):
+                raise Refused(f"{root / Path(*parts[:index + 1])} is a link: a bind is never made through one")
+            flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC | (0 if last and file else os.O_DIRECTORY)
+            following = os.open(name, flags, dir_fd=fd)
+            os.close(fd)
+            fd = following
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def mount(*args: str, fd: int) -> None:
+    """mount(8) onto the folder *fd* holds (passed to it under the same number: /proc/self/fd/<fd> there)."""
+    subprocess.run(["mount", *args, f"/proc/self/fd/{fd}"], check=True, stdin=subprocess.DEVNULL, pass_fds=(fd,))
+
+
+def bind(source: Path, root: Path, *, read_only: bool = False, recursive: bool = True) -> None:
+    fd = folder_in(root, source, file=not source.is_dir())
+    try:
+        # onto the folder opened above, whatever a link made later would say
+        mount("--rbind" if recursive else "--bind", str(source), fd=fd)
+        if read_only:
+            mount("-o", "remount,bind,ro", fd=fd)
+    finally:
+        os.close(fd)
+
+
+def system(root: Path, *, as_root: bool) -> None:
+    """/proc, /sys and /dev inside the root, as the module docstring says."""
+    fd = folder_in(root, Path("/proc"))
+    try:
+        mount("-t", "proc", "-o", "nosuid,nodev,noexec", "proc", fd=fd)
+    finally:
+        os.close(fd)
+    bind(Path("/sys"), root, read_only=True, recursive=False)
+    if not as_root:  # in a user namespace the mounts are the user's own: the host's /dev is bound as it is
+        bind(Path("/dev"), root)
+        return
+    fd = folder_in(root, Path("/dev"))
+    try:
+        mount("-t", "tmpfs", "-o", "nosuid,noexec,mode=755,size=64k", "crosslane-dev", fd=fd)
+    finally:
+        os.close(fd)
+    for name in DEVICES:
+        if Path(f"/dev/{name}").exists():
+            bind(Path(f"/dev/{name}"), root, recursive=False)
+    shm = folder_in(root, Path("/dev/shm"))  # noqa: S108  (a tmpfs of its own mounted there, not a host path)
+    try:
+        mount("-t", "tmpfs", "-o", "nosuid,nodev,size=64m", "crosslane-shm", fd=shm)
+    finally:
+        os.close(shm)
+
+
+def drop_capabilities() -> None:
+    """Out of the bounding set before exec (a root program's permitted set after exec is the bounding set), and no
+    new privileges through set-user-ID programs."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    for number in DROPPED.values():
+        if libc.prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0 and ctypes.get_errno() != 22:  # EINVAL: not known here
+            raise OSError(ctypes.get_errno(), f"prctl(PR_CAPBSET_DROP, {number})")
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+
+
+def in_user_namespace() -> bool:
+    """Whether this process runs in a user namespace of its own (unshare --map-root-user): its uid map is not the
+    initial namespace's identity map of every uid."""
+    try:
+        return Path("/proc/self/uid_map").read_text().split() != ["0", "0", "4294967295"]
+    except OSError:
+        return False
 
 
 def main(argv: list[str]) -> int:
     if "--" not in argv or len(argv) < 3:
-        print("usage: enter_root.py ROOT [--bind DIR]... [--cwd DIR] -- PROGRAM [ARGS...]", file=sys.stderr)
+        print("usage: enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... [--cwd DIR] -- PROGRAM [ARGS...]",
+              file=sys.stderr)
         return CANNOT_ENTER
     split = argv.index("--")
     options, program = argv[:split], argv[split + 1:]
     root = Path(options[0])
-    binds = [Path(options[i + 1]) for i, word in enumerate(options) if word == "--bind"]
+    binds = [(Path(options[i + 1]), word == "--bind-ro") for i, word in enumerate(options)
+             if word in ("--bind", "--bind-ro")]
     cwd = next((options[i + 1] for i, word in enumerate(options) if word == "--cwd"), "/")
     try:
-        for source in [*map(Path, SYSTEM), *binds]:
-            bind(source, root)
+        system(root, as_root=not in_user_namespace())
+        for source, read_only in binds:
+            bind(source, root, read_only=read_only)
         os.chroot(root)
         os.chdir(cwd)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"crosslane: cannot enter the tool root {root}: {exc}", file=sys.stderr)
+        drop_capabilities()
+    except (OSError, subprocess.CalledProcessError, Refused, ValueError) as exc:
+        print(f"crosslane: cannot enter the root {root}: {exc}", file=sys.stderr)
         return CANNOT_ENTER
     try:
         os.execvp(program[0], program)
     except OSError as exc:
-        print(f"crosslane: {program[0]}: {exc.strerror} inside the tool root {root}", file=sys.stderr)
+        print(f"crosslane: {program[0]}: {exc.strerror} inside the root {root}", file=sys.stderr)
         return 127
 
 

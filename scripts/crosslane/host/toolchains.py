@@ -15,7 +15,6 @@ from crosslane.archs import Arch, info
 from crosslane.config import Toolchain
 from crosslane.errors import MissingPrerequisite
 from crosslane.host import probecache
-from crosslane.records import Record
 from crosslane.runner import Runner
 
 RVV_PROBE = """\
@@ -31,8 +30,8 @@ float probe(const float *a, const float *b, unsigned long n) {
 """
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Compiler(Record):
+@dataclass(frozen=True)
+class Compiler:
     """A cross compiler found on the host: its toolchain, family, arch, argv and version."""
 
     toolchain: str

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -21,12 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from crosslane import atomic
+from crosslane import atomic, bounded
 from crosslane.config import ToolRootSpec
-from crosslane.errors import MissingPrerequisite
+from crosslane.errors import IntegrityError, MissingPrerequisite
 from crosslane.host import probecache
 from crosslane.paths import cache_dir
-from crosslane.records import Record
 from crosslane.runner import Runner
 
 FORMAT = 1  # bump when the assembly below changes, so old roots are not reused
@@ -34,11 +34,12 @@ MANIFEST = "crosslane-toolroot.json"
 ENTER = Path(__file__).with_name("enter_root.py")
 EntryMode = Literal["root", "userns"]
 # Forky's Release file served here is past its Valid-Until date; the archive's signature still binds it.
+CARGO_REGISTRY = "/usr/share/cargo/registry"  # where Debian's librust-*-dev packages put their crates
 APT_OPTIONS = ('Acquire::Check-Valid-Until "false"',)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class ToolRoot(Record):
+@dataclass(frozen=True)
+class ToolRoot:
     """A built tool root: its spec, folder and the key of the inputs it was made from."""
 
     spec: ToolRootSpec
@@ -46,9 +47,15 @@ class ToolRoot(Record):
     key: str
 
     def packages(self) -> dict[str, str]:
-        """package[:arch] → version, as dpkg inside the root has them."""
-        data: dict[str, dict[str, str]] = json.loads((self.path / MANIFEST).read_text())
-        return data["packages"]
+        """package[:arch] → version, as dpkg inside the root has them (a manifest crosslane did not write is an
+        error naming it and the fix: the cache crosses jobs)."""
+        fix = f"delete {self.path} and run invoke sources (it makes the root again)"
+        data = bounded.read_json(self.path / MANIFEST, error=IntegrityError, fix=fix)
+        found = data.get("packages") if isinstance(data, dict) else None
+        if not isinstance(found, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+            raise IntegrityError(f"{self.path / MANIFEST}: not a tool root manifest crosslane wrote (packages: "
+                                 "name -> version)", fix=fix)
+        return found
 
 
 def inputs(spec: ToolRootSpec) -> dict[str, object]:
@@ -162,21 +169,25 @@ def _mmdebstrap_argv(mmdebstrap: str, spec: ToolRootSpec, target: Path) -> list[
 
 
 def command(root: ToolRoot, argv: Sequence[str | Path], *, binds: Sequence[Path], cwd: Path | None = None,
-            mode: EntryMode = "root") -> list[str]:
-    """*argv* as run inside *root*: the host's python enters it (enter_root.py) in a private mount namespace,
-    with *binds* (the build tree, the cache, the sources) at their own paths."""
-    namespace = ["unshare", "--mount", "--propagation", "private"]
+            mode: EntryMode = "root", read_only: Sequence[Path] = (), network: bool = True) -> list[str]:
+    """*argv* as run inside *root*: the host's python enters it (enter_root.py) in private mount and PID namespaces
+    (without *network*, a network namespace of its own too), with *binds* (written) and *read_only* folders at their
+    own paths."""
+    namespace = ["unshare", "--mount", "--pid", "--fork", "--propagation", "private", *([] if network else ["--net"])]
     if mode == "userns":
         namespace.insert(1, "--map-root-user")
-    bound = [word for path in dict.fromkeys(binds) for word in ("--bind", str(path))]
+    writable = list(dict.fromkeys(binds))
+    bound = [*(w for path in writable for w in ("--bind", str(path))),
+             *(w for path in dict.fromkeys(read_only) if path not in writable for w in ("--bind-ro", str(path)))]
     return [*namespace, "--", sys.executable, str(ENTER), str(root.path), *bound,
             "--cwd", str(cwd or Path.cwd()), "--", *map(str, argv)]
 
 
-def wrapper_script(root: ToolRoot, tool: str, *, binds: Sequence[Path], mode: EntryMode) -> str:
+def wrapper_script(root: ToolRoot, tool: str, *, binds: Sequence[Path], mode: EntryMode,
+                   read_only: Sequence[Path] = ()) -> str:
     """A shell script that runs *tool* of the root with the caller's arguments, in the caller's folder: what a
     CMake toolchain file names as the compiler (CMake and ninja stay the host's)."""
-    argv = command(root, [tool], binds=binds, cwd=Path("/"), mode=mode)
+    argv = command(root, [tool], binds=binds, cwd=Path("/"), mode=mode, read_only=read_only)
     cwd = argv.index("--cwd")
     line = " ".join([*map(shlex.quote, argv[:cwd]), '--cwd "$PWD"', *map(shlex.quote, argv[cwd + 2:]), '"$@"'])
     return f"#!/bin/sh\n# {tool} of the tool root {root.path.name} (crosslane host/toolroot.py)\nexec {line}\n"
@@ -188,3 +199,19 @@ def require_mode(runner: Runner) -> EntryMode:
         raise MissingPrerequisite("this host lets no process enter a tool root (unshare --mount failed as root and "
                                   "as an unprivileged user namespace)", fix=ENTRY_FIX)
     return mode
+
+
+CRATE_NAME = re.compile(r'^name = "([^"]+)"', re.M)
+CRATE_VERSION = re.compile(r'^version = "([^"]+)"', re.M)
+
+
+def registry_index(registry: Path) -> dict[str, Path]:
+    """"<name>-<version>" → the registry folder holding it (Debian's folder names need not say the version)."""
+    index: dict[str, Path] = {}
+    for folder in sorted(registry.iterdir()) if registry.is_dir() else []:
+        manifest = folder / "Cargo.toml"
+        text = manifest.read_text(errors="replace") if manifest.is_file() else ""
+        name, version = CRATE_NAME.search(text), CRATE_VERSION.search(text)
+        if name and version:
+            index.setdefault(f"{name.group(1)}-{version.group(1)}", folder)
+    return index

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from crosslane import atomic
 from crosslane.errors import MissingPrerequisite
+from crosslane.paths import cache_dir
 from crosslane.runner import Runner
+from crosslane.sources import pinned
 
 READY = "crosslane-ready.json"
 INSTALL_TIMEOUT = 1800.0
@@ -80,7 +82,5 @@ def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: 
 
 def python_for(runner: Runner, requirements: Sequence[str]) -> Path:
     """The host venv for *requirements* in crosslane's cache, installing only where CROSSLANE_OFFLINE allows."""
-    from crosslane.paths import cache_dir
-    from crosslane.sources import pinned
 
     return ensure(runner, requirements, cache_dir() / "hostenvs", offline=pinned.offline())

@@ -12,7 +12,6 @@ from crosslane import atomic
 from crosslane.config import ModelSpec
 from crosslane.errors import StepFailed
 from crosslane.models import hostenv, wheel_member
-from crosslane.records import Record
 from crosslane.registry import CONVERTERS
 from crosslane.runner import Runner
 
@@ -20,8 +19,8 @@ REFERENCE = "crosslane-reference.json"
 CONVERT_TIMEOUT = 1800.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class PreparedModel(Record):
+@dataclass(frozen=True)
+class PreparedModel:
     name: str
     folder: Path
     prompt: str

@@ -26,7 +26,6 @@ from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config import Config, tomlcompat, version_of
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 
 ALLOWLIST = "consistency-allow.toml"
@@ -40,8 +39,8 @@ LANE_RE = re.compile(r"lanes\.([A-Za-z0-9_-]+)\.([a-z0-9]+)\.enabled\s*[:=]\s*(t
 BLOCK_ITEM_RE = re.compile(r"^\s*-\s*['\"]?([A-Za-z0-9_-]+)['\"]?\s*(#.*)?$")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Finding(Record):
+@dataclass(frozen=True)
+class Finding:
     file: str
     line: int
     found: str
@@ -52,8 +51,8 @@ class Finding(Record):
         return f"{self.file}:{self.line}: found {self.found}, versions.toml says {self.expected} ({self.source})"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Allow(Record):
+@dataclass(frozen=True)
+class Allow:
     file: str
     value: str
     reason: str
@@ -62,8 +61,8 @@ class Allow(Record):
         return fnmatch.fnmatchcase(finding.file, self.file) and self.value in finding.found
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Pin(Record):
+@dataclass(frozen=True)
+class Pin:
     pattern: re.Pattern[str]
     expected: str
     shown: str
@@ -236,8 +235,8 @@ def session_findings(cfg: Config, root: Path) -> list[Finding]:
     found = registered_sessions(root / "noxfile.py")
     if found is None:
         return []
-    # The planned ones: build-/smoke- per arch and component, tests-<arch>-<component> (not `tests`, `tests-slow`).
-    prefixes = ("build-", "smoke-", *(f"tests-{arch}-" for arch in cfg.arches))
+    # The planned ones: build-/smoke-/repro- per arch and component, tests-<arch>-<component> (not `tests-slow`).
+    prefixes = ("build-", "smoke-", "repro-", *(f"tests-{arch}-" for arch in cfg.arches))
     per_job = {n for n in found if n.startswith(prefixes)}
     want = expected_sessions(cfg)
     return ([Finding("noxfile.py", 0, f"no session {n}", "one per arch × component it lists", "[components.*]")

@@ -17,7 +17,6 @@ from pathlib import Path
 from crosslane import bounded
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.errors import ConfigError
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict, rows_from
 
 # What a component's smoke reported: its runs, and the claims about what they loaded.
@@ -65,8 +64,8 @@ def check(floors: Mapping[Arch, int], rows: Iterable[Row]) -> list[Row]:
     return result
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Observation(Record):
+@dataclass(frozen=True)
+class Observation:
     recorded: float
     counts: Mapping[Arch, int]
 

@@ -31,7 +31,6 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import ConfigError, UsageError
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 
 ENV_PREFIX = "CROSSLANE_LANE_"
@@ -39,8 +38,8 @@ MARKER = ".lane-off"
 _ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class LaneState(Record):
+@dataclass(frozen=True)
+class LaneState:
     """A lane as resolved for this run: enabled or not, by which setting, and why."""
 
     component: str

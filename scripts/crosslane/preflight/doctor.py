@@ -17,13 +17,12 @@ from crosslane.features.probes import Probes
 from crosslane.policy import lanes
 from crosslane.policy.lanes import LaneState
 from crosslane.preflight.checks import REGISTRY, Check, Outcome, Subject
-from crosslane.records import Record
 from crosslane.report import ROW_VERDICTS, Row, Verdict
 from crosslane.report import Check as RowCheck
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Finding(Record):
+@dataclass(frozen=True)
+class Finding:
     """One preflight check's outcome for an arch and component, as reported."""
 
     check: str

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from crosslane.records import Record
 from crosslane.registry import Registry
 
 if TYPE_CHECKING:
@@ -26,8 +25,8 @@ if TYPE_CHECKING:
     from crosslane.sources.worktree import Prepared
 
 
-@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class Built(Record):
+@dataclass(frozen=True, kw_only=True)
+class Built:
     """What a recipe's run reports: the build row, what preparing said, what the gates read."""
 
     build: Row  # the build step's verdict

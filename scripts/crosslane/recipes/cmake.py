@@ -26,18 +26,22 @@ from crosslane.features.probes import Probes
 from crosslane.guest import guest_root, qemu
 from crosslane.host import toolroot
 from crosslane.log import Progress
-from crosslane.recipes import Built, cargo_root, cmake_toolchain, crosswire
-from crosslane.records import Record
+from crosslane.models import hostenv
+from crosslane.paths import cache_dir
+from crosslane.recipes import Built, cargo_root, cmake_toolchain, crosswire, papers, reproducible
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned, worktree
 from crosslane.sources.worktree import Prepared
 
+# Bump when what a build's papers (recipes/papers.py) say changes: every build then makes them again.
+PAPERS_FORMAT = 1
+PROJECT_INCLUDE = "crosslane-project.cmake"  # the build's own compile options (prefix maps, symbol versions)
 HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUSTFLAGS", "CC", "CXX",
                   "CMAKE_TOOLCHAIN_FILE", "CMAKE_GENERATOR", "CMAKE_PREFIX_PATH", "CMAKE_INSTALL_PREFIX")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class BuildPlan(Record):
+@dataclass(frozen=True)
+class BuildPlan:
     """One CMake build, planned: its source, build, install folders and toolchain file."""
 
     component: Component
@@ -86,7 +90,6 @@ def host_pythons(ctx: Context, component: Component) -> dict[str, str]:
     """{hostenv[name]}: the python of each host venv the component asks for, made once (models/hostenv.py)."""
     if not component.hostenvs:
         return {}
-    from crosslane.models import hostenv
     return {name: str(hostenv.python_for(ctx.runner, ctx.config.hostenvs[name])) for name in component.hostenvs}
 
 
@@ -196,12 +199,14 @@ def expand(component: Component, arch: Arch, values: dict[str, object]) -> tuple
 
 def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None,
          prepared: Prepared | None = None, *, folder: Path | None = None, python: str | None = None,
-         emulator: Sequence[str] | None = None, fetchcontent: FetchContent | None = None) -> BuildPlan:
+         emulator: Sequence[str] | None = None, fetchcontent: FetchContent | None = None,
+         in_build_tree: bool = False) -> BuildPlan:
     """The build of *component* for *arch* as data: commands, environment, stamp inputs. *prepared* is the
     source the pipeline prepared (prepared here when a caller gives none), and *fetchcontent* its FetchContent
     dependencies (likewise); *folder* holds the build and install folders and the stamp (default: the
     component's folder); *python* is the target CPython it builds for; *emulator* replaces the default
-    profile's qemu line as CMAKE_CROSSCOMPILING_EMULATOR (then the toolchain file is the folder's own)."""
+    profile's qemu line as CMAKE_CROSSCOMPILING_EMULATOR (then the toolchain file is the folder's own);
+    *in_build_tree*: the programs run where they are built (a test build), so they keep the build-tree RPATH."""
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
     tools = ctx.tools()
@@ -231,11 +236,18 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     files = {python_wrapper_path(ctx, arch, target_python.version): python_wrapper(default_emulator,
                                                                                  target_python.interpreter),
              **(rust.files if rust else {})}
-    env = {**wiring.env, **(rust.env if rust else {})}
+    epoch = reproducible.source_date_epoch(ctx.runner, component, ctx.config.root)
+    env = {**wiring.env, **(rust.env if rust else {}), "SOURCE_DATE_EPOCH": str(epoch)}
+    include = folder / PROJECT_INCLUDE
+    files[include] = reproducible.project_include(
+        reproducible.prefix_maps(build_dir, ctx.build_root, ctx.config.root, cache_dir()))
     deps = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
     configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(build_dir), "-G", "Ninja",
                  f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
-                 f"-DCMAKE_INSTALL_PREFIX={install_dir}", "-DCMAKE_BUILD_TYPE=Release"]
+                 f"-DCMAKE_INSTALL_PREFIX={install_dir}", "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_PROJECT_INCLUDE={include}"]
+    if not in_build_tree:
+        configure.append("-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON")
     if deps:
         joined = ";".join(str(d) for d in deps)
         configure += [f"-DCMAKE_PREFIX_PATH={joined}", f"-DCMAKE_FIND_ROOT_PATH={joined}"]
@@ -243,7 +255,8 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     inputs: dict[str, object] = {
         "component": component.name, "arch": arch.value, "source": source_id, "compiler": compiler.identity,
         "sysroot": root.key, "cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja,
-        "toolchain_file": toolchain_text, "configure": configure,
+        "toolchain_file": toolchain_text, "configure": configure, "project_include": files[include],
+        "papers": PAPERS_FORMAT,
         "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key") for dep in component.depends},
     }
     if fc_pins:
@@ -310,8 +323,9 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     # ccache appends one line per compilation here: the report's cache hits and misses for this build.
     stats_log = build.folder / "ccache-stats.log"
     stats_log.unlink(missing_ok=True)
-    # Paths under the build root are hashed relative to it, so a fresh clone (another build root) hits the cache.
-    env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(ctx.build_root.resolve()),
+    # Paths under the base are hashed relative to it, so a fresh clone (another build root) hits the cache.
+    base = reproducible.ccache_base(ctx.build_root, ctx.config.root)
+    env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(base),
            "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache")), **remote_cache()}
 
     def on_line(line: str) -> None:
@@ -350,6 +364,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
             build.install_dir.mkdir(parents=True, exist_ok=True)
         for name_in_build in build.component.collect:
             collect(build.build_dir / name_in_build, build.install_dir / "bin")
+        reproducible.relocatable_pkgconfig(build.install_dir)
         phase("install")
         if build.finish is not None:
             step = "package"
@@ -410,8 +425,12 @@ def remote_cache(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     url = environ.get(REMOTE_ENV, "").strip()
     if not url:
         return {}
-    if not url.startswith(REMOTE_SCHEMES) or any(c.isspace() or c == "|" for c in url):
-        raise ConfigError(f"{REMOTE_ENV}={url!r}: not a ccache remote storage URL",
+    if not url.startswith(REMOTE_SCHEMES) or any(c.isspace() or c == "|" or not c.isprintable() for c in url):
+        # The value is not repeated: it may hold a password (redis://:secret@host), and a repository variable is
+        # not masked in a CI log. Its scheme and length say enough to find the typo.
+        scheme = url.partition("://")[0][:12] if "://" in url else "no scheme"
+        raise ConfigError(f"{REMOTE_ENV} is not a ccache remote storage URL ({scheme}, {len(url)} characters; a "
+                          "space, newline or '|' is not allowed)",
                           fix=f"use one of {', '.join(REMOTE_SCHEMES)} (e.g. redis://cache.example:6379), or unset it")
     read_only = environ.get(READ_ONLY_ENV, "") == "1"
     return {"CCACHE_REMOTE_STORAGE": url + ("|read-only" if read_only else "")}
@@ -441,12 +460,22 @@ def ccache_counts(stats_log: Path) -> dict[str, int]:
     return {**counts, **{k: v for k, v in remote.items() if v}}
 
 
+def epoch_of(build: BuildPlan) -> int:
+    return int(build.env["SOURCE_DATE_EPOCH"])
+
+
 class CMakeRecipe:
     needs_source = True
 
     def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
             force: bool) -> Built:
         planned = plan(ctx, component, arch, probes, source)
+
+        def with_papers() -> None:
+            papers.for_folder(ctx, component, arch, planned.source, fetchcontent_dirs(planned.configure),
+                              planned.install_dir, epoch_of(planned))
+
+        planned = dataclasses.replace(planned, finish=with_papers)
         return Built(build=execute(ctx, planned, force=force), before=planned.rows, gated=(planned.install_dir,))
 
 

@@ -31,11 +31,12 @@ from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.config import Component
 from crosslane.context import Context
-from crosslane.errors import StepFailed
+from crosslane.errors import StepFailed, UsageError
 from crosslane.features.probes import Probes
-from crosslane.recipes import Built, cmake
-from crosslane.records import Record
+from crosslane.gates import manylinux
+from crosslane.recipes import Built, cmake, papers, wheel_repair
 from crosslane.report import Check, Row, Verdict
+from crosslane.shipping import provenance
 from crosslane.sources.worktree import Prepared
 
 DIST = "dist"
@@ -96,16 +97,41 @@ def symver_header(pins: Sequence[str]) -> str:
 
 
 def pinned_symbols(planned: cmake.BuildPlan, pins: Sequence[str]) -> cmake.BuildPlan:
-    """The build with every C and C++ file including a .symver header (through CMAKE_PROJECT_INCLUDE, so the
-    toolchain file's flags stay as they are): each symbol binds to the version named, not the sysroot's newest."""
+    """The build with every C and C++ file including a .symver header (through the build's CMAKE_PROJECT_INCLUDE,
+    so the toolchain file's flags stay as they are): each symbol binds to the version named, not the sysroot's
+    newest."""
     if not pins:
         return planned
-    header, include = planned.folder / "symver.h", planned.folder / "symver.cmake"
-    files = {**planned.files, header: symver_header(pins),
-             include: f'add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-include{header}>")\n'}
-    configure = (*planned.configure, f"-DCMAKE_PROJECT_INCLUDE={include}")
-    inputs = {**planned.stamp_inputs, "configure": list(configure), "symbol_versions": list(pins)}
-    return dataclasses.replace(planned, configure=configure, files=files, stamp_inputs=inputs)
+    header, include = planned.folder / "symver.h", planned.folder / cmake.PROJECT_INCLUDE
+    line = f'add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-include{header}>")\n'
+    files = {**planned.files, header: symver_header(pins), include: planned.files[include] + line}
+    inputs = {**planned.stamp_inputs, "project_include": files[include], "symbol_versions": list(pins)}
+    return dataclasses.replace(planned, files=files, stamp_inputs=inputs)
+
+
+def selection(ctx: Context, component: Component, arch: Arch, default: str) -> list[tuple[str, str]]:
+    """(CPython, identifier) of each build --build / CROSSLANE_BUILD selects (*default*: the sysroot's CPython);
+    none is cibuildwheel's "No build identifiers selected": an error, not a success of nothing."""
+    versions = component.wheel.pythons or (default,)
+    known = component.wheel.identifiers(arch, default)
+    wanted = patterns(ctx)
+    chosen = [(v, i) for v, i in zip(versions, known, strict=True) if selected(i, wanted)]
+    if not chosen:
+        raise UsageError(f"{component.name} ({arch}): no build identifier matches {' '.join(wanted)} (known: "
+                         f"{', '.join(known)})", fix=f"select one of them with --build or {SELECT_ENV}")
+    return chosen
+
+
+def give_papers(ctx: Context, component: Component, arch: Arch, wheel: Path, *, source: Path,
+                configure: Sequence[str], epoch: int, identifier: str) -> Path:
+    """The wheel's licences and SBOM inside it (recipes/papers.py), its provenance beside it: grafted libraries
+    found where auditwheel looked them up, bundled ones where wheel.bundle copied them from."""
+    prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
+    search = manylinux.ldpaths(ctx.sysroot(arch).path, arch, prefixes)
+    bundled = {name: wheel_repair.bundle_origin(name, prefixes) for name in component.wheel.bundle.get(arch, ())}
+    return papers.for_wheel(ctx, component, arch, wheel, source=source, fetchcontent=cmake.fetchcontent_dirs(configure),
+                            search=[Path(p) for p in search.split(os.pathsep) if p], bundled=bundled, epoch=epoch,
+                            identifier=identifier)
 
 
 def wheels(install: Path) -> list[Path]:
@@ -127,8 +153,8 @@ def lane_wheel(install: Path, version: str) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class OneBuild(Record):
+@dataclasses.dataclass(frozen=True)
+class OneBuild:
     """One CPython's wheel build: its identifier, row, CMake plan and the wheel it made."""
 
     identifier: str
@@ -157,9 +183,6 @@ class CMakeWheelRecipe:
         staged = planned.build_dir / "wheel"
 
         def package() -> None:
-            from crosslane.gates import manylinux  # with auditwheel's policy and email: not a no-op's
-            from crosslane.recipes import wheel_repair
-
             package_dir = package_folder(staged)
             for stale in package_dir.glob("lib*.so*"):  # a bundled copy left by an earlier packaging
                 if stale.name in bundle:
@@ -170,7 +193,7 @@ class CMakeWheelRecipe:
             finally:
                 for path in bundled:
                     path.unlink(missing_ok=True)
-            wheel_repair.drop_requires(built, drop, compress=not spec.repair)  # a repair packs it again
+            wheel_repair.drop_requires(built, drop, compress=False)  # the papers step packs the wheel again
             if spec.repair:
                 repaired = wheel_repair.repair(ctx.runner, built, dist.with_name(".repaired"),
                                                manylinux.ldpaths(sysroot, arch, prefixes))
@@ -178,7 +201,10 @@ class CMakeWheelRecipe:
                 repaired.replace(dist / repaired.name)
                 dist.with_name(".repaired").rmdir()
             final = one_wheel(planned.install_dir)
-            ctx.log.info(f"    wheel: {final.name} ({final.stat().st_size / 1e6:.1f} MB)")
+            give_papers(ctx, component, arch, final, source=planned.source, configure=planned.configure,
+                        epoch=cmake.epoch_of(planned), identifier=identifier)
+            ctx.log.info(f"    wheel: {final.name} ({final.stat().st_size / 1e6:.1f} MB), its licences, SBOM "
+                         "and provenance")
 
         planned = dataclasses.replace(pinned_symbols(planned, spec.symbol_versions.get(arch, ())), finish=package)
         planned = dataclasses.replace(planned, stamp_inputs={**planned.stamp_inputs, "wheel": wheel_inputs})
@@ -191,14 +217,7 @@ class CMakeWheelRecipe:
 
     def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
             force: bool) -> Built:
-        default = ctx.target_python(arch).version
-        versions = component.wheel.pythons or (default,)
-        known = component.wheel.identifiers(arch, default)
-        wanted = patterns(ctx)
-        chosen = [(v, i) for v, i in zip(versions, known, strict=True) if selected(i, wanted)]
-        if not chosen:
-            return Built(build=Row(component.name, arch.value, Check.BUILD, Verdict.SKIP,
-                                   f"no build identifier matches {' '.join(wanted)} (known: {', '.join(known)})"))
+        chosen = selection(ctx, component, arch, ctx.target_python(arch).version)
         done: list[OneBuild] = []
         # Every CPython's wheel builds from one source: its FetchContent dependencies are prepared once, as the
         # component's own source is (not a patched copy checked again for each wheel).
@@ -210,6 +229,9 @@ class CMakeWheelRecipe:
             if done[-1].row.verdict is Verdict.FAIL:
                 break
         before = (*done[0].planned.rows, *(d.row for d in done))
+        if ctx.runner.dry_run:  # the commands were printed; nothing is gathered, stamped or removed
+            return Built(build=Row(component.name, arch.value, Check.BUILD, Verdict.SKIP,
+                                   f"dry run: {', '.join(d.identifier for d in done)}"), before=before)
         failed = [d for d in done if d.row.verdict is Verdict.FAIL]
         if failed:
             # The component's gathered wheels and stamp go too: a smoke must not take the last good set for this one.
@@ -240,6 +262,9 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
         assert one.wheel is not None
         # A copy, not a link: a new link changes the file's ctime, which the identifier's stamp lists.
         shutil.copy2(one.wheel, install / DIST / one.wheel.name)
+        statement = one.wheel.with_name(one.wheel.name + provenance.SUFFIX)
+        if statement.is_file():
+            shutil.copy2(statement, install / DIST / statement.name)
         recorded = (stamps.read(one.planned.folder) or {}).get("facts")
         recorded = recorded if isinstance(recorded, dict) else {}
         seconds += float(recorded.get("seconds", 0.0))

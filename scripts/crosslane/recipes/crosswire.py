@@ -23,15 +23,14 @@ from crosslane.errors import ConfigError, MissingPrerequisite
 from crosslane.features import rules
 from crosslane.features.probes import Probes
 from crosslane.host.toolchains import Compiler
-from crosslane.records import Record
 from crosslane.report import Verdict
 
 HOST_LEAK_VARS = ("LIBRARY_PATH", "LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
                   "PKG_CONFIG_PATH", "PKG_CONFIG_SYSROOT_DIR", "PKG_CONFIG_LIBDIR")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Wiring(Record):
+@dataclass(frozen=True)
+class Wiring:
     """What a cross build adds to CMake: arguments, environment to set and unset, placeholders."""
 
     cmake_args: tuple[str, ...] = ()

@@ -31,18 +31,22 @@ from crosslane.runner import Runner
 TIMEOUT = 1800.0
 
 
+def bundle_origin(name: str, prefixes: Sequence[Path]) -> Path:
+    """The file a bundled library is copied from: the first dependency lib folder that has it, links followed."""
+    found = next((p / "lib" / name for p in prefixes if (p / "lib" / name).is_file()), None)
+    if found is None:
+        raise StepFailed(f"wheel.bundle: {name} is in no dependency's lib folder "
+                         f"({', '.join(str(p / 'lib') for p in prefixes) or 'no dependencies'})",
+                         fix="name a file the dependency installs, or drop it from wheel.bundle")
+    return found.resolve()
+
+
 def bundle(package: Path, names: Sequence[str], prefixes: Sequence[Path]) -> list[Path]:
-    """Copy each library (by file name, links followed) from the first dependency lib folder that has it into
-    the package folder, beside the package's own libraries."""
+    """Copy each library (bundle_origin) into the package folder, beside the package's own libraries."""
     copied = []
     for name in names:
-        found = next((p / "lib" / name for p in prefixes if (p / "lib" / name).is_file()), None)
-        if found is None:
-            raise StepFailed(f"wheel.bundle: {name} is in no dependency's lib folder "
-                             f"({', '.join(str(p / 'lib') for p in prefixes) or 'no dependencies'})",
-                             fix="name a file the dependency installs, or drop it from wheel.bundle")
         target = package / name
-        shutil.copyfile(found.resolve(), target)
+        shutil.copyfile(bundle_origin(name, prefixes), target)
         copied.append(target)
     return copied
 

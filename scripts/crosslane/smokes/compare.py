@@ -14,12 +14,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Tolerance(Record):
+@dataclass(frozen=True)
+class Tolerance:
     rel: float = 0.0
     abs: float = 0.0
 
@@ -36,8 +35,8 @@ class Tolerance(Record):
 EXACT = Tolerance()
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Sample(Record):
+@dataclass(frozen=True)
+class Sample:
     """One run's outputs: *label* names the run (arch@profile)."""
 
     arch: str
@@ -49,8 +48,8 @@ class Sample(Record):
         return f"{self.arch}@{self.profile}"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Comparison(Record):
+@dataclass(frozen=True)
+class Comparison:
     sample: Sample
     output: str
     tolerance: Tolerance

@@ -31,7 +31,6 @@ from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
 from crosslane.paths import cache_dir
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import payload, sentinel, target
 
@@ -50,8 +49,8 @@ STAT = re.compile(r"max_(absolute|relative)_error:\s*(\S+)")
 EXPORTABLE = tuple(executorch_export.MODELS)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Program(Record):
+@dataclass(frozen=True)
+class Program:
     case: Case
     path: Path
     rtol: float
@@ -128,8 +127,8 @@ def microkernels(output: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(MICROKERNEL.findall(output)))
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Timed(Record):
+@dataclass(frozen=True)
+class Timed:
     run: str  # case@profile
     etdump: Path
     kernels: tuple[str, ...]
@@ -183,6 +182,10 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     backend = "xnnpack" if ctx.config.components[component].options.get("xnnpack") == "on" else "portable"
     wanted = None if ctx.cases == ("all",) else (ctx.cases or matrix.default)
     cases = [c for c in matrix.cases(wanted) if c.backend == backend]
+    if not cases:  # a selection that selects nothing is not a smoke that passed
+        return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
+                    f"no {backend} case of [cases.{matrix.name}] among {', '.join(wanted or ('every model',))}",
+                    subject="cases")]
     runner = ctx.component_dir(arch, component) / "install" / "bin" / "executor_runner"
     if not runner.is_file():
         return [Row(component, arch.value, Check.INSTALL, Verdict.FAIL,

@@ -24,7 +24,6 @@ from crosslane.guest import cpython
 from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import payload, site, wheel_install
 from crosslane.smokes.compare import EXACT
@@ -64,8 +63,8 @@ def generation_env(ctx: Context, model: str | None, constrained: Constrained | N
     return env
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Prepared(Record):
+@dataclass(frozen=True)
+class Prepared:
     """The target site a wheel was installed into, or why there is none (the install row says)."""
 
     row: Row

@@ -23,7 +23,6 @@ from crosslane import archs
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result
 from crosslane.smokes import compare, sentinel, target
@@ -38,8 +37,8 @@ HOST_ONLY_ENV = ("PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONUSERBASE", 
                  "LD_LIBRARY_PATH", "LD_PRELOAD")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Payload(Record):
+@dataclass(frozen=True)
+class Payload:
     """What to run: exactly one of *file* and *text*; *name* is the sentinel's (`<NAME>-BIND`)."""
 
     name: str
@@ -56,8 +55,8 @@ class Payload(Record):
         return cls(name, file=payload_path(module), args=args, env=dict(env or {}), pythonpath=pythonpath)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Attempt(Record):
+@dataclass(frozen=True)
+class Attempt:
     arch: Arch
     profile: Profile
     outcome: sentinel.Outcome

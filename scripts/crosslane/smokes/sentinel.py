@@ -10,15 +10,14 @@ import re
 import signal
 from dataclasses import dataclass
 
-from crosslane.records import Record
 from crosslane.report import Verdict
 
 SENTINEL = re.compile(r"^(?P<name>[A-Z][A-Z0-9]*)-BIND (?P<state>OK|FAIL|SKIP|ABSENT): ?(?P<detail>.*)$")
 EXIT_OK, EXIT_DEFECT, EXIT_ABSENT, EXIT_NO_PAYLOAD = 0, 1, 3, 4
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Outcome(Record):
+@dataclass(frozen=True)
+class Outcome:
     verdict: Verdict
     reason: str
     state: str | None = None

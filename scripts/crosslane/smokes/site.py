@@ -41,15 +41,14 @@ from crosslane.gates import prune
 from crosslane.guest import cpython
 from crosslane.guest.sysroot import Sysroot
 from crosslane.recipes.provided import package_version
-from crosslane.records import Record
 
 OLDEST_MANYLINUX_GLIBC = 17
 TARGET_INTERPRETER = "/usr/bin/python3"  # the sysroot's CPython, as the target sees it
 PIP_TIMEOUT = 900.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SiteInstall(Record):
+@dataclass(frozen=True)
+class SiteInstall:
     site: Path
     wheel_fits: bool
     installed: tuple[str, ...]

@@ -9,7 +9,8 @@ copy (chroot, a private mount and network namespace: no network), under qemu-use
 CPU profile:
 
     pythonX.Y -m venv --without-pip --system-site-packages /crosslane/venv
-    /crosslane/venv/bin/python <the root's pip wheel>/pip install --no-index --find-links /crosslane/wheels D==V
+    /crosslane/venv/bin/python <the root's pip wheel>/pip install --index-url file:///crosslane/index/simple \
+        --find-links /crosslane/wheels D==V      (the lane's wheels as a PEP 503 index, shipping/index.py)
     /crosslane/venv/bin/python <genai payload>     (tiers 1–5 with the smoke's model)
 
 `--without-pip`: venv runs ensurepip in a child process, and qemu-user cannot start a target binary from a
@@ -36,13 +37,14 @@ from crosslane.context import Context
 from crosslane.gates import provenance
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result
+from crosslane.shipping import index
 from crosslane.smokes import payload, payloads, sentinel, site, target
 
 VENV = PurePosixPath("/crosslane/venv")
-WHEELS = PurePosixPath("/crosslane/wheels")
+WHEELS = PurePosixPath("/crosslane/wheels")  # the requirements downloaded on the host
+INDEX = PurePosixPath("/crosslane/index")  # the lane's wheels, as `invoke index` writes them
 PIP_TIMEOUT = 900.0
 CHECK = "wheel-install"
 
@@ -86,9 +88,12 @@ def ca_bundle(root: Path) -> None:
 
 
 def inside(root: Path, argv: Sequence[str], qemu: str, cpu: str, binds: Sequence[Path], cwd: str = "/") -> list[str]:
-    """*argv* run by qemu-user inside *root*: chroot (host/enter_root.py), private mounts, no network."""
-    bound = [word for path in dict.fromkeys([Path(qemu), *binds]) for word in ("--bind", str(path))]
-    return ["unshare", "--mount", "--net", "--propagation", "private", "--", sys.executable, str(toolroot.ENTER),
+    """*argv* run by qemu-user inside *root*: chroot (host/enter_root.py), private mounts, its own PID namespace and
+    no network; the binds (qemu, the payload's helpers, the model) read-only: the board runs code that came with a
+    wheel and its requirements."""
+    bound = [word for path in dict.fromkeys([Path(qemu), *binds]) for word in ("--bind-ro", str(path))]
+    return ["unshare", "--mount", "--net", "--pid", "--fork", "--propagation", "private", "--", sys.executable,
+            str(toolroot.ENTER),
             str(root), *bound, "--cwd", cwd, "--", qemu, "-cpu", cpu, *argv]
 
 
@@ -97,8 +102,8 @@ def pip_wheel(root: Path) -> PurePosixPath | None:
     return PurePosixPath("/") / found[-1].relative_to(root) if found else None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Board(Record):
+@dataclass(frozen=True)
+class Board:
     """A clean copy of an install root, and how a program runs in it (qemu-user, the profile's -cpu)."""
 
     ctx: Context
@@ -129,12 +134,13 @@ def board(ctx: Context, arch: Arch, spec: SysrootSpec, work: Path, profile: Prof
     return Board(ctx, copy, qemu, profile.cpu, tuple(binds), {**base, **(env or {})})
 
 
-def pip_install(where: Board, wheel: Path, timeout: float) -> str | None:
-    """venv, then pip install --no-index of *wheel* from a folder in the root: None, or why it failed."""
+def pip_install(where: Board, wheel: Path, timeout: float, lane: Sequence[Path] = ()) -> str | None:
+    """venv, then pip install of *wheel* from the index of the lane's wheels (*lane*, default *wheel* alone) written
+    into the root: None, or why it failed."""
     version = python_of(wheel)
     distribution, wheel_version, _, _ = parse_wheel_filename(wheel.name)
     (where.root / WHEELS.relative_to("/")).mkdir(parents=True, exist_ok=True)
-    shutil.copy2(wheel, where.root / WHEELS.relative_to("/") / wheel.name)
+    index.write(list(lane) or [wheel], where.root / INDEX.relative_to("/"))
     pip = pip_wheel(where.root)
     if pip is None:
         return f"the root has no pip wheel (usr/share/python-wheels); python{version}-venv brings python3-pip-whl"
@@ -143,11 +149,11 @@ def pip_install(where: Board, wheel: Path, timeout: float) -> str | None:
     made_python = where.root / VENV.relative_to("/") / "bin/python"
     if not made.ok or not (made_python.is_file() or made_python.is_symlink()):  # a link into the root's /usr
         return f"python{version} -m venv failed: {last_line(made.output)}"
-    result = where.run([str(VENV / "bin/python"), f"{pip}/pip", "install", "--no-index", "--find-links", str(WHEELS),
-                        f"{distribution}=={wheel_version}"], timeout)
+    result = where.run([str(VENV / "bin/python"), f"{pip}/pip", "install", "--index-url", f"file://{INDEX}/simple",
+                        "--find-links", str(WHEELS), f"{distribution}=={wheel_version}"], timeout)
     if f"{distribution}-{wheel_version}" not in installed(result.output):
         where.ctx.log.info("\n".join(f"    {line}" for line in result.output.splitlines()[-8:]))
-        return f"pip install --no-index did not install it: {last_line(result.output)}"
+        return f"pip install from the index did not install it: {last_line(result.output)}"
     return None
 
 
@@ -170,7 +176,7 @@ def fetch_requirements(ctx: Context, arch: Arch, where: Board, wheel: Path, glib
 
 
 def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generation: dict[str, str],
-                base_timeout: float) -> Row:
+                base_timeout: float, lane: Sequence[Path] = ()) -> Row:
     version = python_of(wheel)
     _, wheel_version, _, _ = parse_wheel_filename(wheel.name)
     identifier = f"{wheel.name.split('-')[2]}-{info(arch).wheel_platform}"
@@ -192,7 +198,7 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
         where = board(ctx, arch, spec, ctx.component_dir(arch, component) / "install-test" / identifier, profile,
                       binds=binds, env=env)
         absent = fetch_requirements(ctx, arch, where, wheel, arch_root_glibc(arch, spec))
-        failed = pip_install(where, wheel, payload.timeout_for(PIP_TIMEOUT, arch, profile))
+        failed = pip_install(where, wheel, payload.timeout_for(PIP_TIMEOUT, arch, profile), lane)
         if failed and absent:
             # Not the wheel's defect, and not a pass: what the requirement's index lacks, by name.
             return verdict(Verdict.SKIP, f"{failed}; the index has no wheel of {', '.join(absent)} for cp"
@@ -221,7 +227,8 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
         elif "/site-packages/onnxruntime/" not in loaded:  # the requirement pip installed into the venv
             return verdict(Verdict.FAIL, f"installed and ran, but ORT came from {loaded}, not the onnxruntime "
                                          "requirement pip installed")
-        return verdict(Verdict.PASS, f"pip install --no-index into a clean {spec.suite} root (python{version}, "
+        return verdict(Verdict.PASS, f"pip install from the lane's index into a clean {spec.suite} root "
+                                     f"(python{version}, "
                                      f"venv --system-site-packages for {', '.join(spec.packages[2:]) or 'nothing'}) "
                                      f"on {profile.name}: {payload.summary(outcome.detail)}")
 
@@ -248,4 +255,5 @@ def loaded_ort(detail: str) -> str:
 def run(ctx: Context, arch: Arch, component: str, wheels: Sequence[Path], generation: dict[str, str],
         base_timeout: float) -> list[Row]:
     """One row per wheel; the tests run one per core."""
-    return target.per_item(list(wheels), lambda w: install_one(ctx, arch, component, w, generation, base_timeout))
+    return target.per_item(list(wheels), lambda w: install_one(ctx, arch, component, w, generation, base_timeout,
+                                                                 wheels))

@@ -16,22 +16,21 @@ from pathlib import Path
 
 from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
-from crosslane.records import Record
 from crosslane.runner import Runner
 from crosslane.sources import net
 
 APT_TIMEOUT = 600.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class DscFile(Record):
+@dataclass(frozen=True)
+class DscFile:
     name: str
     size: int
     sha256: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Origin(Record):
+@dataclass(frozen=True)
+class Origin:
     """Where a source package comes from: a package=version in a suite of a mirror."""
 
     package: str

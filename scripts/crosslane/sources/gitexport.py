@@ -22,25 +22,25 @@ from pathlib import Path
 
 from crosslane import treecheck
 from crosslane.errors import IntegrityError, MissingPrerequisite
-from crosslane.records import Record
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
 TIMEOUT = 600.0
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Entry(Record):
+@dataclass(frozen=True)
+class Entry:
     mode: str
     kind: str
     oid: str
     path: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Exported(Record):
+@dataclass(frozen=True)
+class Exported:
     files: int
     absent: tuple[str, ...]  # paths allowed by absent_ok that the mirror did not have
     gitlinks: tuple[tuple[str, str], ...]  # (path, commit) of submodules, for the superproject's pins
+    commit_time: int = 0  # the commit's committer time (SOURCE_DATE_EPOCH of what is built from it)
 
 
 def _git(folder: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -148,4 +148,11 @@ def export(folder: Path, commit: str, tag: str | None, url: str, dest: Path,
         files += 1
     links = {parts: e for parts, e in tree.items() if e.kind == "link"}
     treecheck.make_links(dest, links)
-    return Exported(files + len(links), tuple(absent), tuple(gitlinks))
+    return Exported(files + len(links), tuple(absent), tuple(gitlinks), commit_time(folder, commit))
+
+
+def commit_time(folder: Path, commit: str) -> int:
+    """The committer time of *commit* (seconds since the epoch), read from its commit object."""
+    found = _git(folder, "show", "-s", "--format=%ct", commit)
+    text = found.stdout.decode(errors="replace").strip()
+    return int(text) if found.returncode == 0 and text.isdigit() else 0

@@ -32,7 +32,6 @@ from crosslane.archs import Arch
 from crosslane.config import Component, PatchSpec
 from crosslane.errors import ConfigError, PatchConflict
 from crosslane.host import probecache
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result, Runner
 
@@ -47,8 +46,8 @@ class State(enum.StrEnum):
     CONFLICT = "CONFLICT"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Step(Record):
+@dataclass(frozen=True)
+class Step:
     """One patch's planned state against a tree (applied, applicable, not for this arch, conflict), with detail."""
 
     spec: PatchSpec
@@ -149,8 +148,8 @@ def _scratch_copy(tree: Path, scratch: Path, specs: Sequence[PatchSpec]) -> None
             shutil.copy2(source, dest, follow_symlinks=False)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Series(Record):
+@dataclass(frozen=True)
+class Series:
     """The series' state on a tree: the first *applied* patches are in; *conflict* is (index, detail) of the
     first patch that fits no prefix, None when the rest apply."""
 

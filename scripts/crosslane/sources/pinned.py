@@ -38,21 +38,24 @@ from crosslane.config import (
 )
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
-from crosslane.records import Record
 from crosslane.runner import Runner
+from crosslane.sources import debsrc, gitexport, net, safe_extract
 
 FETCH_TIMEOUT = 1800.0
 OFFLINE_ENV = "CROSSLANE_OFFLINE"
 MIRROR_ENV = "CROSSLANE_GIT_MIRROR"
 PIN_FILE = "pin.json"
+# SOURCE_DATE_EPOCH where a source names no time of its own (an archive, a Debian source, an entry staged before
+# commit times were recorded): 1980-01-01, the earliest time a zip member can carry.
+DEFAULT_EPOCH = 315532800
 GIT_CONFIG = ("-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=30", "-c", "core.autocrlf=false",
               "-c", "advice.detachedHead=false", "-c", "init.defaultBranch=main")
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
            "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=10", "LC_ALL": "C"}
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Fetched(Record):
+@dataclass(frozen=True)
+class Fetched:
     """A staged source: its folder, the identity its stamp records, and what served it."""
 
     path: Path
@@ -159,7 +162,6 @@ def fetch_pinned(runner: Runner, name: str, specs: Sequence[PinnedSource], defau
     if runner.dry_run:
         runner.log.info(f"    would fetch {name} from {describe(first)}")
         return Fetched(cache_entry(name, first) / "tree", identity(first), f"{describe(first)} (not fetched: dry run)")
-    from crosslane.sources import net  # urllib: only when a source is not staged yet
 
     staged_only = offline()
     failures: list[net.Unavailable] = []
@@ -235,21 +237,29 @@ def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootS
         staging.mkdir()
         match spec:
             case GitSource():
-                tree = fetch_git(runner, spec, staging)
+                tree, when = fetch_git(runner, spec, staging)
             case ArchiveSource():
-                tree = fetch_archive(spec, staging)
+                tree, when = fetch_archive(spec, staging), DEFAULT_EPOCH
             case DebianSource():
-                tree = fetch_debian(runner, spec, staging, defaults)
+                tree, when = fetch_debian(runner, spec, staging, defaults), DEFAULT_EPOCH
         tree.rename(final / "tree")
         shutil.rmtree(staging, ignore_errors=True)
-        (final / PIN_FILE).write_text(json.dumps({"identity": identity(spec), **pin_fields(spec)}, indent=1,
-                                                 sort_keys=True) + "\n")
+        (final / PIN_FILE).write_text(json.dumps({"identity": identity(spec), **pin_fields(spec), "commit_time": when},
+                                                 indent=1, sort_keys=True) + "\n")
     return entry / "tree"
 
 
-def fetch_git(runner: Runner, spec: GitSource, work: Path) -> Path:
-    from crosslane.sources import gitexport, net, safe_extract  # a staging's modules: not a cached lookup's
+def source_time(name: str, spec: PinnedSource) -> int:
+    """SOURCE_DATE_EPOCH of a staged pin: its commit's time (recorded when it was staged), else DEFAULT_EPOCH."""
+    try:
+        recorded = json.loads((cache_entry(name, spec) / PIN_FILE).read_text()).get("commit_time")
+    except (OSError, ValueError, AttributeError):
+        return DEFAULT_EPOCH
+    return recorded if isinstance(recorded, int) and recorded >= DEFAULT_EPOCH else DEFAULT_EPOCH
 
+
+def fetch_git(runner: Runner, spec: GitSource, work: Path) -> tuple[Path, int]:
+    """The pinned commit's tree in *work*/tree, and the commit's time."""
     tree = work / "tree"
     tree.mkdir()
     mirror = git_mirror(spec)
@@ -261,7 +271,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> Path:
         if spec.submodules:
             export_submodules(runner, spec, tree, dict(exported.gitlinks))
         safe_extract.check_tree_links(tree)
-        return tree
+        return tree, exported.commit_time
     origin = spec.url
     net.probe(spec.url)
     git = ["git", *GIT_CONFIG, "-C", str(tree)]
@@ -282,6 +292,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> Path:
                           "(a moved tag)", fix="check upstream; update commit only if the move is legitimate")
     runner.run([*git, "checkout", "-q", "--detach", spec.commit], env=GIT_ENV, timeout=600, quiet=True)
     head = runner.run([*git, "rev-parse", "HEAD"], env=GIT_ENV, timeout=600, quiet=True).output.strip()
+    when = runner.run([*git, "show", "-s", "--format=%ct", "HEAD"], env=GIT_ENV, timeout=60, quiet=True).output.strip()
     if head != spec.commit:
         raise IntegrityError(f"{spec.url}: checked out {head}, versions.toml pins {spec.commit}",
                           fix="delete the cache entry and retry")
@@ -301,7 +312,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> Path:
         else:
             dot_git.unlink()
     safe_extract.check_tree_links(tree)
-    return tree
+    return tree, int(when) if when.isdigit() else DEFAULT_EPOCH
 
 
 def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
@@ -335,7 +346,6 @@ def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
 def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dict[str, str]) -> None:
     """Each listed submodule exported into *tree* at its gitlink's commit from its own mirror (the URL from
     .gitmodules through CROSSLANE_GIT_MIRROR), shallowest first so nested ones find their parent."""
-    from crosslane.sources import gitexport
 
     urls = gitmodules(tree, spec.url)
     substitutes = {path: (commit, reason) for path, commit, reason in spec.substitutes}
@@ -362,8 +372,6 @@ def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dic
 
 
 def fetch_archive(spec: ArchiveSource, work: Path) -> Path:
-    from crosslane.sources import net, safe_extract
-
     download = work / "download"
     actual = net.download(spec.url, download)
     if actual != spec.sha256:
@@ -374,8 +382,6 @@ def fetch_archive(spec: ArchiveSource, work: Path) -> Path:
 
 
 def fetch_debian(runner: Runner, spec: DebianSource, work: Path, defaults: SysrootSpec) -> Path:
-    from crosslane.sources import debsrc, safe_extract
-
     origin = debsrc.Origin(spec.package, spec.version, spec.suite or defaults.suite, spec.mirror or defaults.mirror,
                            defaults.keyring)
     state = cache_dir() / "sources" / ".apt" / hashlib.sha256(

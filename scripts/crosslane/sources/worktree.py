@@ -18,15 +18,14 @@ from crosslane import atomic
 from crosslane.archs import Arch
 from crosslane.config import Component
 from crosslane.context import Context
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import patches, pinned
 
 MARKER = "src.crosslane.json"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Prepared(Record):
+@dataclass(frozen=True)
+class Prepared:
     """A component's source tree ready to build: its folder, identity, rows and patch inputs."""
 
     path: Path

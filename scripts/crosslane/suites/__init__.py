@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from crosslane.records import Record
 from crosslane.report import Row
 from crosslane.suites.junit import Case
 
@@ -19,8 +18,8 @@ def no_missing_data(case: Case) -> str | None:
     return None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SuiteRun(Record):
+@dataclass(frozen=True)
+class SuiteRun:
     """What running a suite gave: rows of what it took (a build, an install; a FAIL there means no cases), the
     cases of each profile that ran, and how to tell a case that failed for lack of a staged data file."""
 

@@ -167,6 +167,9 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Pat
                            cwd=str(test_cwd(spec)))
         report = where.root / RESULTS.relative_to("/")
         try:
+            # The board's own file, never one a link made inside it points to (on the host, or out of the board).
+            if report.is_symlink() or not report.resolve().is_relative_to(where.root.resolve()):
+                raise ValueError(f"{report}: a link (the results must be a file of the board)")
             cases = tuple(junit.read(report))
         except ValueError as exc:
             tail = wheel_install.last_line(result.output)

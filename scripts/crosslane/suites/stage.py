@@ -12,7 +12,6 @@ from crosslane import atomic
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config, Profile, SuiteSpec
 from crosslane.context import Context
-from crosslane.registry import TEST_KINDS
 from crosslane.report import Row
 from crosslane.suites import SuiteRun, verdict
 from crosslane.suites.ctest import FOLDER
@@ -39,7 +38,7 @@ def record(ctx: Context, arch: Arch, name: str, profile: str, judged: Judged, *,
 def suite(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> SuiteRun:
     spec = ctx.config.components[name].tests
     assert spec is not None
-    run = TEST_KINDS.load(spec.kind)
+    run = ctx.config.registries.suites.load(spec.kind)
     assert callable(run)
     found = run(ctx, arch, name, profiles)
     assert isinstance(found, SuiteRun)

@@ -12,7 +12,6 @@ import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from crosslane.records import Record
 from crosslane.report import Check, Row, Verdict
 from crosslane.suites.junit import Case, Outcome
 
@@ -28,8 +27,8 @@ def exemption_for(case_id: str, exempt: Mapping[str, str]) -> str | None:
     return next((key for key in exempt if any(c in key for c in "*?[") and fnmatch.fnmatchcase(case_id, key)), None)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Judged(Record):
+@dataclass(frozen=True)
+class Judged:
     cases: tuple[Case, ...]
     failed: tuple[Case, ...] = ()  # defects
     exempt: tuple[tuple[Case, str], ...] = ()  # (case, exemption key)

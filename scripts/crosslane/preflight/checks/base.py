@@ -9,12 +9,11 @@ from typing import Literal
 from crosslane.archs import Arch
 from crosslane.features.probes import Probes
 from crosslane.policy.lanes import LaneState
-from crosslane.records import Record
 from crosslane.report import Verdict
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Subject(Record):
+@dataclass(frozen=True)
+class Subject:
     """What a check looks at: an arch, and for component checks one component and its lane."""
 
     arch: Arch
@@ -22,8 +21,8 @@ class Subject(Record):
     lane: LaneState | None = None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Outcome(Record):
+@dataclass(frozen=True)
+class Outcome:
     """One check's verdict on one subject, with its fix."""
 
     status: Verdict
@@ -40,8 +39,8 @@ def always(probes: Probes, subject: Subject) -> str | None:
     return None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Check(Record):
+@dataclass(frozen=True)
+class Check:
     """A preflight check: its name, scope, when it applies, its probe and whether it gates builds."""
 
     name: str

@@ -6,6 +6,7 @@ from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes
 from crosslane.features.rules import root_std_for, rust_options_for, xnnpack_for
+from crosslane.host import toolroot
 from crosslane.host.toolchains import Compiler
 from crosslane.preflight.checks.base import Outcome, Subject
 from crosslane.report import Verdict
@@ -79,7 +80,6 @@ def toolroot_applies(probes: Probes, subject: Subject) -> str | None:
 
 def toolroot_entry(probes: Probes, subject: Subject) -> Outcome:
     """How this host lets the build enter the component's tool root (unshare + chroot), or why it cannot."""
-    from crosslane.host import toolroot
 
     match toolroot.entry_mode(probes.runner):
         case "root":

@@ -1,0 +1,67 @@
+"""What shippable artifacts cost: a wheel's papers (licences, SBOM, the rewrite with fixed order and times, its
+provenance) against that wheel's build, and the reproducibility check against one cold build of the same component.
+
+The papers are timed on copies of the lane's riscv64 wheels (onnxruntime-genai, as `nox -s build-riscv64` built
+them: needs that build first), best of 3, each against the seconds its identifier's build took (its stamp). The
+reproducibility check runs `invoke repro` on the canary (two builds, the second with ccache off) against one cold
+build of it (ccache off); CROSSLANE_BENCH_COLD=repro runs it on onnxruntime-genai (about an hour on 2 cores).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from common import ROOT, Measure, best_of, cold, invoke, timed
+
+from crosslane import config
+from crosslane.archs import Arch
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.recipes import cmake_wheel
+from crosslane.runner import Runner
+
+COMPONENT = "onnxruntime-genai"
+ARCH = Arch.RISCV64
+
+
+def papers_cost(ctx: Context, folder: Path) -> tuple[float, float] | None:
+    """(seconds of the papers on a copy of the identifier's wheel, seconds its build took, from its stamp)."""
+    stamp = json.loads((folder / ".crosslane-stamp.json").read_text())
+    wheels = sorted((folder / "install" / "dist").glob("*.whl"))
+    if not wheels:
+        return None
+    configure = stamp["inputs"]["configure"]
+    epoch = int(stamp["inputs"]["env"]["set"]["SOURCE_DATE_EPOCH"])
+    component = ctx.config.components[COMPONENT]
+    with tempfile.TemporaryDirectory(prefix="crosslane-bench-") as tmp:
+        copy = Path(tmp) / wheels[0].name
+
+        def once() -> None:
+            shutil.copy(wheels[0], copy)
+            cmake_wheel.give_papers(ctx, component, ARCH, copy, source=Path(configure[configure.index("-S") + 1]),
+                                    configure=configure, epoch=epoch, identifier=folder.name)
+        return best_of(3, once), float(stamp["facts"]["seconds"])
+
+
+def run_bench() -> list[Measure]:
+    ctx = Context(config.load(ROOT / "versions.toml"), Runner(Log()))
+    measures = []
+    folders = sorted((ctx.component_dir(ARCH, COMPONENT) / "wheels").glob("cp*"))
+    costs = [c for c in (papers_cost(ctx, f) for f in folders) if c is not None]
+    if costs:
+        measures.append(Measure(f"papers (licences, SBOM, rewrite, provenance) of {len(costs)} {COMPONENT} {ARCH} "
+                                "wheels vs their builds", sum(c[0] for c in costs), sum(c[1] for c in costs), "s",
+                                "<= 0.01x"))
+    else:
+        print(f"   (papers: no {COMPONENT} {ARCH} wheels built; run nox -s build-{ARCH} first)")
+    component = COMPONENT if cold("repro") else "canary"
+    with tempfile.TemporaryDirectory(prefix="crosslane-bench-") as tmp:
+        env = {"CCACHE_DISABLE": "1", "CROSSLANE_BUILD_DIR": str(Path(tmp) / "build")}
+        one = timed(lambda: invoke("build", "--arch", ARCH.value, "--component", component, env=env))
+    check = timed(lambda: invoke("repro", "--arch", ARCH.value, "--component", component))
+    measures.append(Measure(f"`invoke repro` ({component}, two builds from two clones) vs one cold build", check, one,
+                            "s", "(report)"))
+    return measures

@@ -1,0 +1,63 @@
+"""A PEP 503 simple index of built wheels: `<output>/simple/index.html` naming each project, each project's page
+linking its wheels with their sha256 (`#sha256=`), the wheels (and their provenance) in `<output>/files/`. pip
+installs from it as from any index: `pip install --index-url file:///<output>/simple onnxruntime-genai`.
+The pages are the same bytes for the same wheels (sorted, no time in them).
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+from crosslane import atomic, stamps
+from crosslane.errors import UsageError
+from crosslane.shipping import provenance
+
+PAGE = """<!DOCTYPE html>
+<html>
+  <head><meta name="pypi:repository-version" content="1.0"><title>{title}</title></head>
+  <body>
+{links}
+  </body>
+</html>
+"""
+
+
+def page(title: str, links: Sequence[tuple[str, str]]) -> str:
+    lines = "\n".join(f'    <a href="{html.escape(href, quote=True)}">{html.escape(text)}</a><br>'
+                      for href, text in links)
+    return PAGE.format(title=html.escape(title), links=lines)
+
+
+def write(wheels: Sequence[Path], output: Path) -> Path:
+    """The index of *wheels* under *output* (made anew); the path of its simple/ folder."""
+    projects: dict[str, list[Path]] = {}
+    for wheel in sorted(wheels, key=lambda w: w.name):
+        try:
+            name = canonicalize_name(parse_wheel_filename(wheel.name)[0])
+        except ValueError as exc:
+            raise UsageError(f"{wheel}: not a wheel's file name ({exc})",
+                             fix="index only the wheels a build made") from None
+        projects.setdefault(name, []).append(wheel)
+    if not projects:
+        raise UsageError("no wheel to index", fix="build a cmake-wheel component first (invoke build)")
+    with atomic.replace_dir(output) as staging:
+        files, simple = staging / "files", staging / "simple"
+        files.mkdir()
+        for project, found in projects.items():
+            links = []
+            for wheel in found:
+                shutil.copyfile(wheel, files / wheel.name)
+                statement = wheel.with_name(wheel.name + provenance.SUFFIX)
+                if statement.is_file():
+                    shutil.copyfile(statement, files / statement.name)
+                links.append((f"../../files/{wheel.name}#sha256={stamps.file_sha256(wheel)}", wheel.name))
+            (simple / project).mkdir(parents=True)
+            (simple / project / "index.html").write_text(page(f"Links for {project}", links), encoding="utf-8")
+        (simple / "index.html").write_text(page("Simple index", [(f"{p}/", p) for p in sorted(projects)]),
+                                           encoding="utf-8")
+    return output / "simple"

@@ -1,0 +1,180 @@
+"""The declarative smoke (`kind = "command"`): a program versions.toml names, run under the arch's qemu-user on
+every CPU profile, judged as declared.
+
+    smoke = { kind = "command", argv = ["{install}/bin/tool", "--json", "{output}"], sentinel = "OK",
+              compare = "json", tolerance = { rel = 1e-6 }, expect = { novector = "SIGILL" } }
+
+- `argv`: {install} (the component's install folder), {profile}, {vlen} (the profile's VLEN, "" without V),
+  {vector} ("yes" or "no": whether the profile has a vector unit), {output} (a file the program may write), {arch}.
+- PASS needs the declared evidence: `sentinel`, a line of the output, and/or `pattern`, a regular expression (with
+  the same placeholders) the output must match; the exit status must be 0 too, but it is never evidence alone.
+- `expect = { <profile> = "SIGILL" }`: on that profile the run must die of that signal (V code on a CPU without V):
+  PASS only when it does, naming it; a run that passes there is a FAIL (the expectation no longer holds).
+- `compare = "stdout"` or `"json"` (what the program wrote to {output}): the same run of the amd64 control's build
+  on its default profile, and a parity row per profile: exact, or within `tolerance = { rel, abs }` for numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from crosslane.archs import CONTROL_ARCH, Arch
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.errors import ConfigError
+from crosslane.policy import lanes
+from crosslane.recipes.cmake import substitute
+from crosslane.report import Check, Row, Verdict
+from crosslane.smokes import compare, sentinel, target
+
+OUTPUT_LIMIT = 16 << 20  # a JSON output file read back: bounded
+
+
+def values(ctx: Context, arch: Arch, component: str, profile: Profile, output: Path) -> dict[str, object]:
+    vlen = profile.vlen(arch)
+    return {"install": str(ctx.component_dir(arch, component) / "install"), "profile": profile.name,
+            "vlen": str(vlen) if vlen else "", "vector": "yes" if profile.vector_enabled(arch) else "no",
+            "output": str(output), "arch": arch.value}
+
+
+def fill(text: str, filled: Mapping[str, object], component: str) -> str:
+    try:
+        return substitute(text, filled)
+    except KeyError as exc:
+        raise ConfigError(f"versions.toml: components.{component}.smoke: '{text}' uses an unknown placeholder "
+                          f"{exc.args[0]}; known: {', '.join('{' + k + '}' for k in sorted(filled))}") from None
+
+
+def outputs(options: Mapping[str, object], stdout: str, written: Path) -> tuple[Mapping[str, object] | None, str]:
+    """The run's compared outputs (None, and why, when it has none to compare)."""
+    if options.get("compare") == "stdout":
+        return {"stdout": stdout}, ""
+    try:
+        if not written.is_file() or written.stat().st_size > OUTPUT_LIMIT:
+            return None, f"no JSON output at {{output}} (or over {OUTPUT_LIMIT >> 20} MiB)"
+        data = json.loads(written.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError) as exc:
+        return None, f"its {{output}} is not JSON ({exc})"
+    return ({"json": data}, "")
+
+
+def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout: float
+             ) -> tuple[int, str, bool, Mapping[str, object] | None, str]:
+    """(exit status, output, timed out, the outputs compared, why there are none) of one run."""
+    spec = ctx.config.components[component].smoke
+    assert spec is not None
+    options = spec.options
+    with tempfile.TemporaryDirectory(prefix="crosslane-smoke-") as tmp:
+        written = Path(tmp) / "output.json"
+        filled = values(ctx, arch, component, profile, written)
+        declared = options["argv"]
+        assert isinstance(declared, tuple)  # config reads argv as a list of strings
+        argv = [fill(str(a), filled, component) for a in declared]
+        env = {str(k): fill(str(v), filled, component) for k, v in mapping(options.get("env")).items()}
+        result = target.run(ctx, arch, profile, argv, timeout=timeout, env=env or None)
+        found, why = outputs(options, result.output, written) if "compare" in options else (None, "")
+    return result.returncode, result.output, result.timed_out, found, why
+
+
+def judge(options: Mapping[str, object], arch: Arch, profile: Profile, returncode: int, output: str,
+          timed_out: bool, filled: Mapping[str, object]) -> tuple[Verdict, str]:
+    """The run's verdict from its declared evidence (module docstring)."""
+    expected = mapping(options.get("expect")).get(profile.name)
+    crash = sentinel.crash_reason(returncode) if not timed_out else None
+    if expected:
+        if crash == expected:
+            return Verdict.PASS, f"expected {expected}: died of it on {profile.name}"
+        what = "timed out" if timed_out else f"died of {crash}" if crash else f"exit {returncode}"
+        return Verdict.FAIL, f"expected {expected} on {profile.name}, {what}"
+    if timed_out:
+        return Verdict.FAIL, "timed out"
+    if crash:
+        return Verdict.FAIL, f"died of {crash}: {tail(output)}"
+    problems = []
+    line = options.get("sentinel")
+    if isinstance(line, str) and line not in (text.strip() for text in output.splitlines()):
+        problems.append(f"no line '{line}'")
+    pattern = options.get("pattern")
+    if isinstance(pattern, str) and not re.search(substitute(pattern, filled), output, re.MULTILINE):
+        problems.append(f"no match for /{substitute(pattern, filled)}/")
+    if returncode != 0:
+        problems.append(f"exit {returncode}")
+    if problems:
+        return Verdict.FAIL, "; ".join(problems) + f": {tail(output)}"
+    shown = line if isinstance(line, str) else f"/{substitute(str(pattern), filled)}/ matched"
+    return Verdict.PASS, str(shown)
+
+
+def mapping(value: object) -> Mapping[str, object]:
+    return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def tail(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return " | ".join(lines[-2:])[:300] or "no output"
+
+
+def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+    spec = ctx.config.components[component].smoke
+    assert spec is not None
+    options = spec.options
+    install = ctx.component_dir(arch, component) / "install"
+    if not install.is_dir():
+        return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
+                    f"{install} missing: invoke build --arch {arch} --component {component}", subject="command")]
+    wanted = set(spec.profiles)
+    chosen = [p for p in profiles if not wanted or p.name in wanted]
+
+    def one(profile: Profile) -> tuple[Row, Mapping[str, object] | None, str]:
+        returncode, output, timed_out, found, why = run_once(ctx, arch, component, profile, spec.timeout)
+        filled = values(ctx, arch, component, profile, Path("{output}"))
+        verdict, reason = judge(options, arch, profile, returncode, output, timed_out, filled)
+        return Row(component, arch.value, Check.SMOKE, verdict, reason, subject="command", profile=profile.name), \
+            found, why
+
+    done = target.per_profile(chosen, one)
+    rows = [row for row, _, _ in done]
+    if "compare" not in options:
+        return rows
+    return rows + parity(ctx, arch, component, chosen, done, options, spec.timeout)
+
+
+def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
+           done: Sequence[tuple[Row, Mapping[str, object] | None, str]], options: Mapping[str, object],
+           timeout: float) -> list[Row]:
+    """A parity row per profile that passed and was not expected to fail: its outputs against the control's."""
+    off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, component) / "install")
+    if off is not None:
+        return [Row(component, arch.value, Check.PARITY, Verdict.SKIP,
+                    f"no control: the {CONTROL_ARCH} lane is off by {off}: policy, not drift", subject="command")]
+    control_config = ctx.config.arches[CONTROL_ARCH]
+    control_profile = control_config.profile(control_config.default_profile)
+    returncode, output, timed_out, control_outputs, why = run_once(ctx, CONTROL_ARCH, component, control_profile,
+                                                                   timeout)
+    if control_outputs is None or returncode != 0 or timed_out:
+        return [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
+                    f"the {CONTROL_ARCH} control gave nothing to compare with ({why or tail(output)})",
+                    subject="command")]
+    raw = mapping(options.get("tolerance"))
+    rel, absolute = raw.get("rel", 0.0), raw.get("abs", 0.0)
+    tolerance = compare.Tolerance(rel=float(rel) if isinstance(rel, (int, float)) else 0.0,
+                                  abs=float(absolute) if isinstance(absolute, (int, float)) else 0.0)
+    control = compare.Sample(CONTROL_ARCH.value, control_profile.name, control_outputs)
+    expected = mapping(options.get("expect"))
+    rows = []
+    for profile, (row, found, why) in zip(chosen, done, strict=True):
+        if profile.name in expected or row.verdict is not Verdict.PASS:
+            continue
+        if found is None:
+            rows.append(Row(component, arch.value, Check.PARITY, Verdict.FAIL, why, subject="command",
+                            profile=profile.name))
+            continue
+        sample = compare.Sample(arch.value, profile.name, found)
+        compared = compare.compare([sample], control, dict.fromkeys(control_outputs, tolerance))
+        rows += [Row(r.component, r.arch, r.check, r.verdict, r.reason, subject="command", profile=r.profile)
+                 for r in compare.rows(component, compared)]
+    return rows

@@ -1,0 +1,175 @@
+"""A wheel's papers on a small wheel and a small sysroot: the grafted library attributed by its content to the
+package whose .deb listed it, that package's copyright and the sources' licences inside, a CycloneDX 1.6 SBOM,
+the same bytes twice; the papers gate passes it and fails a swapped library or a removed licence by name."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from crosslane import wheelzip
+from crosslane.archs import Arch
+from crosslane.gates import papers as papers_gate
+from crosslane.gates.wheel import verify_wheel
+from crosslane.guest.sysroot import OWNERS, Sysroot
+from crosslane.report import Verdict
+from crosslane.shipping import index, sbom
+from crosslane.shipping import wheel as wheel_papers
+from crosslane.shipping.inventory import Inventory, Source
+from gatekit import make_wheel
+
+ELF = b"\x7fELF" + bytes(60)
+COPYRIGHT = """Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: foo
+
+Files: *
+Copyright: 2020 Foo
+License: BSD-3-clause
+
+License: BSD-3-clause
+ The text.
+"""
+NAME = "demo-1.0-cp314-cp314-manylinux_2_39_riscv64.whl"
+
+
+@pytest.fixture
+def sysroot(tmp_path: Path) -> Sysroot:
+    root = tmp_path / "sysroot"
+    library = root / "usr/lib/riscv64-linux-gnu/libfoo.so.1.2"
+    library.parent.mkdir(parents=True)
+    library.write_bytes(ELF + b"foo library")
+    (library.parent / "libfoo.so.1").symlink_to("libfoo.so.1.2")
+    (root / "usr/share/doc/libfoo1").mkdir(parents=True)
+    (root / "usr/share/doc/libfoo1/copyright").write_text(COPYRIGHT)
+    (root / OWNERS).write_text(json.dumps({"packages": [{
+        "package": "libfoo1", "version": "1.2-3", "architecture": "riscv64", "source": "foo", "sha256": "d" * 64,
+        "files": ["usr/lib/riscv64-linux-gnu/libfoo.so.1.2", "usr/lib/riscv64-linux-gnu/libfoo.so.1",
+                  "usr/share/doc/libfoo1/copyright"]}]}))
+    return Sysroot(Arch.RISCV64, root, "key")
+
+
+def built_wheel(tmp_path: Path, sysroot: Sysroot) -> Path:
+    """What auditwheel leaves: the project's module and a grafted copy of libfoo named by its source's hash."""
+    origin = sysroot.path / "usr/lib/riscv64-linux-gnu/libfoo.so.1"
+    grafted = f"demo.libs/libfoo-{hashlib.sha256(origin.read_bytes()).hexdigest()[:8]}.so.1"
+    metadata = b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\nThe description.\n"
+    (tmp_path / "dist").mkdir(parents=True, exist_ok=True)
+    return make_wheel(tmp_path / "dist", NAME, {"demo/_demo.cpython-314-riscv64-linux-gnu.so": ELF + b"module",
+                                                grafted: ELF + b"foo library, soname set", "demo/__init__.py": b"",
+                                                "demo-1.0.dist-info/METADATA": metadata})
+
+
+def inventory(tmp_path: Path) -> Inventory:
+    tree = tmp_path / "helper-src"
+    tree.mkdir(exist_ok=True)
+    (tree / "LICENSE").write_text("MIT License\n")
+    helper = Source("demo+helper", "fetchcontent", "https://github.com/acme/helper", "a" * 40, "v1", (),
+                    (tree / "LICENSE",))
+    return Inventory("demo", "1.0", Arch.RISCV64, "forky", (helper,), properties={"kind": "wheel"})
+
+
+def finished(tmp_path: Path, sysroot: Sysroot) -> Path:
+    wheel = built_wheel(tmp_path, sysroot)
+    wheel_papers.finish(wheel, inventory(tmp_path), sysroot=sysroot,
+                        search=[sysroot.path / "usr/lib/riscv64-linux-gnu"], epoch=1700000000)
+    return wheel
+
+
+def test_the_wheel_carries_its_licences_and_an_sbom_naming_each_part(tmp_path: Path, sysroot: Sysroot) -> None:
+    wheel = finished(tmp_path, sysroot)
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read("demo-1.0.dist-info/METADATA").decode()
+        document = archive.read("demo-1.0.dist-info/sboms/crosslane.cdx.json").decode()
+        assert archive.read("demo-1.0.dist-info/licenses/debian/libfoo1/copyright").decode() == COPYRIGHT
+        assert archive.read("demo-1.0.dist-info/licenses/sources/demo+helper/LICENSE") == b"MIT License\n"
+        times = {info.date_time for info in archive.infolist()}
+    assert names[-1] == "demo-1.0.dist-info/RECORD" and times == {(2023, 11, 14, 22, 13, 20)}
+    assert names.index("demo/__init__.py") < names.index("demo-1.0.dist-info/METADATA")
+    assert "Metadata-Version: 2.4" in metadata and "The description." in metadata
+    assert "License-File: debian/libfoo1/copyright" in metadata
+    assert "License-File: sources/demo+helper/LICENSE" in metadata
+    assert sbom.validate(document) is None
+    parts = {c["bom-ref"]: c for c in sbom.components(document)}
+    [library] = [c for ref, c in parts.items() if ref.startswith("file:demo.libs/libfoo-")]
+    assert library["purl"] == "pkg:deb/debian/libfoo1@1.2-3?arch=riscv64&distro=debian-forky"
+    assert library["licenses"] == [{"expression": "BSD-3-Clause"}]
+    properties = {p["name"]: p["value"] for p in library["properties"]}
+    assert properties["crosslane:origin"] == "usr/lib/riscv64-linux-gnu/libfoo.so.1.2"
+    assert properties["crosslane:deb-sha256"] == "d" * 64
+    assert parts["source:demo+helper"]["purl"] == "pkg:github/acme/helper@" + "a" * 40
+    with zipfile.ZipFile(wheel) as archive:
+        unpacked = wheelzip.unpack_checked(wheel, wheelzip.Limits())
+        with unpacked.folder:
+            assert unpacked.problems == []  # RECORD written anew, in order
+
+
+def test_the_same_inputs_give_the_same_bytes(tmp_path: Path, sysroot: Sysroot) -> None:
+    first = finished(tmp_path / "one", sysroot).read_bytes()
+    second = finished(tmp_path / "two", sysroot).read_bytes()
+    assert first == second
+
+
+def test_a_grafted_library_no_package_installed_is_refused(tmp_path: Path, sysroot: Sysroot) -> None:
+    from crosslane.errors import StepFailed
+
+    wheel = built_wheel(tmp_path, sysroot)
+    (sysroot.path / OWNERS).write_text(json.dumps({"packages": []}))
+    with pytest.raises(StepFailed, match="no package of the riscv64 sysroot installed"):
+        wheel_papers.finish(wheel, inventory(tmp_path), sysroot=sysroot,
+                            search=[sysroot.path / "usr/lib/riscv64-linux-gnu"], epoch=1700000000)
+
+
+def rewritten(wheel: Path, out: Path, change: dict[str, bytes | None]) -> Path:
+    """*wheel* with members replaced (None: removed) and RECORD made consistent again (a careful forger)."""
+    members = [m for m in wheel_papers.read_members(wheel) if change.get(m.name, b"") is not None]
+    members = [wheel_papers.Member(m.name, change.get(m.name) or m.data, m.executable) for m in members]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(wheel, out)
+    wheel_papers.write_wheel(out, members, "demo-1.0.dist-info", 1700000000)
+    return out
+
+
+def papers_rows(wheel: Path) -> list[str]:
+    return [f"{r.verdict.value} {r.reason}" for r in verify_wheel(wheel, Arch.RISCV64, require_papers=True)
+            if r.subject in (papers_gate.GATE, "licence-files")]
+
+
+def test_the_papers_gate_passes_the_wheel_and_names_a_swapped_library(tmp_path: Path, sysroot: Sysroot) -> None:
+    wheel = finished(tmp_path, sysroot)
+    assert [r.split()[0] for r in papers_rows(wheel)] == ["PASS", "PASS"], papers_rows(wheel)
+    [grafted] = [m.name for m in wheel_papers.read_members(wheel) if m.name.startswith("demo.libs/")]
+    swapped = rewritten(wheel, tmp_path / "swapped" / NAME, {grafted: ELF + b"another library"})
+    rows = papers_rows(swapped)
+    assert any(r.startswith("FAIL") and grafted in r and "not the file built" in r for r in rows), rows
+
+
+def test_a_removed_licence_fails_naming_it(tmp_path: Path, sysroot: Sysroot) -> None:
+    wheel = finished(tmp_path, sysroot)
+    gone = rewritten(wheel, tmp_path / "gone" / NAME, {"demo-1.0.dist-info/licenses/debian/libfoo1/copyright": None})
+    rows = papers_rows(gone)
+    assert any(r.startswith("FAIL") and "debian/libfoo1/copyright" in r for r in rows), rows
+
+
+def test_a_wheel_without_an_sbom_is_skipped_unless_required(tmp_path: Path, sysroot: Sysroot) -> None:
+    plain = built_wheel(tmp_path, sysroot)
+    found = [r for r in verify_wheel(plain, Arch.RISCV64) if r.subject == papers_gate.GATE]
+    assert [r.verdict for r in found] == [Verdict.SKIP]
+    required = [r for r in verify_wheel(plain, Arch.RISCV64, require_papers=True) if r.subject == papers_gate.GATE]
+    assert [r.verdict for r in required] == [Verdict.FAIL]
+
+
+def test_the_index_links_each_wheel_with_its_sha256(tmp_path: Path, sysroot: Sysroot) -> None:
+    wheel = finished(tmp_path, sysroot)
+    simple = index.write([wheel], tmp_path / "index")
+    page = (simple / "demo" / "index.html").read_text()
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert f'href="../../files/{wheel.name}#sha256={digest}"' in page
+    assert (tmp_path / "index/files" / wheel.name).read_bytes() == wheel.read_bytes()
+    assert 'href="demo/"' in (simple / "index.html").read_text()
+    assert index.write([wheel], tmp_path / "again").joinpath("demo/index.html").read_text() == page

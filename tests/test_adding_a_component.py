@@ -1,0 +1,154 @@
+"""The README's "Adding a component", run exactly as written: a small C project (a fixture git repository, staged
+from a local mirror as the README's air-gapped section says) added to versions.toml alone, built for riscv64 and
+the amd64 control, smoked by the declarative command smoke on every profile (its sentinel, its JSON output against
+the control, the expected SIGILL on novector), and its ctest suite run on the profiles named."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crosslane_helpers import REPO, fresh_cache
+
+pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.spawns]
+
+CMAKELISTS = """\
+cmake_minimum_required(VERSION 3.20)
+project(vsum C)
+option(VSUM_RVV "the RVV kernel" OFF)
+add_executable(vsum vsum.c)
+if(VSUM_RVV AND CMAKE_SYSTEM_PROCESSOR MATCHES "riscv64")
+  target_compile_options(vsum PRIVATE -march=rv64gcv)
+endif()
+install(TARGETS vsum DESTINATION bin)
+enable_testing()
+add_test(NAME vsum-self-test COMMAND vsum --check)
+"""
+SOURCE = """\
+#include <stdio.h>
+#include <string.h>
+#ifdef __riscv_vector
+#include <riscv_vector.h>
+#endif
+
+static long sum(const int *x, size_t n) {
+    long total = 0;
+#ifdef __riscv_vector
+    for (size_t i = 0, vl; i < n; i += vl) {
+        vl = __riscv_vsetvl_e32m1(n - i);
+        vint32m1_t v = __riscv_vle32_v_i32m1(x + i, vl);
+        vint32m1_t r = __riscv_vredsum_vs_i32m1_i32m1(v, __riscv_vmv_v_x_i32m1(0, 1), vl);
+        total += __riscv_vmv_x_s_i32m1_i32(r);
+    }
+#else
+    for (size_t i = 0; i < n; i++) total += x[i];
+#endif
+    return total;
+}
+
+int main(int argc, char **argv) {
+    static int x[1000];
+    for (int i = 0; i < 1000; i++) x[i] = i;
+    long total = sum(x, 1000);
+    if (argc > 1 && strcmp(argv[1], "--check") == 0) return total == 499500 ? 0 : 1;
+    if (argc > 1) {
+        FILE *out = fopen(argv[1], "w");
+        if (!out) return 2;
+        fprintf(out, "{\\"n\\": 1000, \\"sum\\": %ld}\\n", total);
+        fclose(out);
+    }
+    if (total == 499500) puts("vsum: OK");
+    return total == 499500 ? 0 : 1;
+}
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def readme_example() -> str:
+    """The TOML block of the README's "Adding a component" section, as written."""
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Adding a component", 1)[1]
+    return section.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.fixture
+def project(tmp_path: Path, sysroots: object) -> tuple[Path, dict[str, str]]:
+    upstream = tmp_path / "vsum"
+    upstream.mkdir()
+    (upstream / "CMakeLists.txt").write_text(CMAKELISTS)
+    (upstream / "vsum.c").write_text(SOURCE)
+    (upstream / "LICENSE").write_text("MIT License (the fixture's)\n")
+    git(upstream, "init", "-q")
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "vsum")
+    commit = git(upstream, "rev-parse", "HEAD")
+    subprocess.run(["git", "clone", "-q", "--bare", str(upstream), str(tmp_path / "mirrors/you+vsum/repo")],
+                   check=True)
+    ours = (REPO / "versions.toml").read_text(encoding="utf-8")
+    header = ours[:ours.index("[components.")]
+    example = readme_example()
+    assert "<the commit>" in example
+    (tmp_path / "versions.toml").write_text(header + example.replace("<the commit>", commit))
+    env = {**os.environ, **fresh_cache(tmp_path),
+           "CROSSLANE_GIT_MIRROR": str(tmp_path / "mirrors" / "{owner}+{name}" / "repo")}
+    return tmp_path, env
+
+
+def invoke(where: Path, env: dict[str, str], *args: str) -> tuple[int, list[dict[str, str]], str]:
+    report = where / f"report-{args[0]}.json"
+    done = subprocess.run([str(Path(sys.executable).parent / "invoke"), "--search-root", str(REPO), *args,
+                           "--config", str(where / "versions.toml"), "--json", str(report)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    rows = json.loads(report.read_text()) if report.is_file() else []
+    return done.returncode, rows, done.stdout + done.stderr
+
+
+def test_the_readme_example_builds_smokes_and_tests_from_versions_toml_alone(
+        project: tuple[Path, dict[str, str]]) -> None:
+    where, env = project
+    code, rows, output = invoke(where, env, "all", "--arch", "riscv64", "--component", "vsum")
+    assert code == 0, output[-4000:]
+    smokes = {r["profile"]: r for r in rows if r["check"] == "smoke" and r["component"] == "vsum"}
+    assert set(smokes) == {"novector", "rvv128", "rvv256", "rvv512"}, rows
+    assert all(r["verdict"] == "PASS" for r in smokes.values()), smokes
+    assert smokes["novector"]["reason"] == "expected SIGILL: died of it on novector"
+    assert smokes["rvv128"]["reason"] == "vsum: OK"
+    parity = {r["profile"]: r for r in rows if r["check"] == "parity" and r["component"] == "vsum"}
+    assert set(parity) == {"rvv128", "rvv256", "rvv512"}, rows
+    assert all(r["verdict"] == "PASS" and r["reason"].startswith("= control") for r in parity.values()), parity
+    # its papers came with it: the fixture's licence and an SBOM naming the pinned commit
+    install = where / "build" / "riscv64" / "vsum" / "install"
+    assert (install / "LICENSES/sources/vsum/LICENSE").read_text() == "MIT License (the fixture's)\n"
+    assert git(where / "vsum", "rev-parse", "HEAD") in (install / "crosslane.cdx.json").read_text()
+
+    code, rows, output = invoke(where, env, "upstream-tests", "--arch", "riscv64", "--component", "vsum")
+    assert code == 0, output[-4000:]
+    suites = {r["profile"]: r for r in rows if r["check"] == "tests" and r["component"] == "vsum"
+              and re.search(r"\d+ cases", r["reason"])}
+    assert {"rvv128", "rvv256", "rvv512"} <= set(suites), rows
+    assert all(r["verdict"] == "PASS" and "1 passed" in r["reason"] for p, r in suites.items()
+               if p.startswith("rvv")), suites
+
+
+def test_a_command_smoke_without_evidence_is_refused(tmp_path: Path) -> None:
+    from crosslane import config as config_mod
+    from crosslane.errors import ConfigError
+
+    ours = (REPO / "versions.toml").read_text(encoding="utf-8")
+    text = ours[:ours.index("[components.")] + readme_example().replace(
+        'sentinel = "vsum: OK"                        # the evidence a run passed; its exit status alone never is\n',
+        "").replace('expect = { novector = "SIGILL" }', "")
+    with pytest.raises(ConfigError, match="components.vsum.smoke: a command smoke names its evidence"):
+        config_mod.parse(text, tmp_path / "versions.toml", tmp_path)
+    with pytest.raises(ConfigError, match=r"components.vsum.smoke.argument: unknown key for smoke kind 'command'; "
+                                          r"did you mean 'argv'\?"):
+        config_mod.parse(text.replace('argv = [', 'argument = ['), tmp_path / "versions.toml", tmp_path)
