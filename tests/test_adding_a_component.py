@@ -144,11 +144,15 @@ def test_a_command_smoke_without_evidence_is_refused(tmp_path: Path) -> None:
     from crosslane.errors import ConfigError
 
     ours = (REPO / "versions.toml").read_text(encoding="utf-8")
-    text = ours[:ours.index("[components.")] + readme_example().replace(
+    example = ours[:ours.index("[components.")] + readme_example().replace("<the commit>", "0" * 40)
+    config_mod.parse(example, tmp_path / "versions.toml", tmp_path)  # as written, it loads
+    # An expected signal on one profile is no evidence for the others: without a sentinel the smoke is refused.
+    text = example.replace(
         'sentinel = "vsum: OK"                        # the evidence a run passed; its exit status alone never is\n',
-        "").replace('expect = { novector = "SIGILL" }', "")
-    with pytest.raises(ConfigError, match="components.vsum.smoke: a command smoke names its evidence"):
+        "")
+    assert text != example
+    with pytest.raises(ConfigError, match=re.escape("components.vsum.smoke: a command smoke names its evidence")):
         config_mod.parse(text, tmp_path / "versions.toml", tmp_path)
-    with pytest.raises(ConfigError, match=r"components.vsum.smoke.argument: unknown key for smoke kind 'command'; "
+    with pytest.raises(ConfigError, match=r"components.vsum.smoke.args: unknown key for smoke kind 'command'; "
                                           r"did you mean 'argv'\?"):
-        config_mod.parse(text.replace('argv = [', 'argument = ['), tmp_path / "versions.toml", tmp_path)
+        config_mod.parse(example.replace('argv = [', 'args = ['), tmp_path / "versions.toml", tmp_path)

@@ -433,5 +433,6 @@ def test_fuzzed_packs_never_raise_anything_but_a_crosslane_error(tmp_path: Path,
             outcomes[type(exc).__name__] = outcomes.get(type(exc).__name__, 0) + 1
             assert "\n" not in exc.one_line()
         hostile.unlink()
-    assert list(outside.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["build", "outside"]
+    # Nothing but the build folder (made only when some mutation reached the unpack) and the empty one beside it.
+    assert list(outside.iterdir()) == [] and {p.name for p in tmp_path.iterdir()} <= {"build", "outside"}
     assert sum(outcomes.values()) == 25 * ROUNDS and set(outcomes) - {"unpacked"}, outcomes

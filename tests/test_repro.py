@@ -6,6 +6,7 @@ row names the file and what diffoscope says differs."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -77,8 +78,10 @@ arches = ["riscv64"]
 
 def repro(checkout: Path, component: str, report: Path) -> subprocess.CompletedProcess[str]:
     invoke = Path(sys.executable).parent / "invoke"
+    # The checkout's own build/ (another test's CROSSLANE_BUILD_DIR may be in this process's environment).
+    env = {k: v for k, v in os.environ.items() if k != "CROSSLANE_BUILD_DIR"}
     return subprocess.run([str(invoke), "repro", "--arch", "riscv64", "--component", component, "--json", str(report)],
-                          cwd=checkout, capture_output=True, text=True, timeout=900, check=False)
+                          cwd=checkout, capture_output=True, text=True, timeout=900, check=False, env=env)
 
 
 def repro_row(report: Path) -> dict[str, str]:

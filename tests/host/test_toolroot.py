@@ -80,14 +80,14 @@ def test_a_missing_program_is_named(forky: toolroot.ToolRoot, tmp_path: Path) ->
     argv = toolroot.command(forky, ["no-such-tool"], binds=[tmp_path], cwd=tmp_path,
                             mode=toolroot.require_mode(Runner(Log(io.StringIO()))))
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 127 and "no-such-tool" in done.stderr and "inside the tool root" in done.stderr
+    assert done.returncode == 127 and "no-such-tool" in done.stderr and "inside the root" in done.stderr
 
 
 def test_the_command_is_argv_only_and_binds_each_folder_once(tmp_path: Path) -> None:
     root = toolroot.ToolRoot(SPEC, tmp_path / "root", "k")
     argv = toolroot.command(root, ["cc", "a b.c"], binds=[tmp_path / "x", tmp_path / "x", tmp_path / "y"],
                             cwd=tmp_path, mode="userns")
-    assert argv[:6] == ["unshare", "--map-root-user", "--mount", "--propagation", "private", "--"]
+    assert argv[:8] == ["unshare", "--map-root-user", "--mount", "--pid", "--fork", "--propagation", "private", "--"]
     assert argv.count("--bind") == 2 and argv[-3:] == ["--", "cc", "a b.c"]
 
 

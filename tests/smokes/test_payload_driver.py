@@ -105,7 +105,7 @@ def test_config_has_the_ort_and_genai_components(cfg: config_mod.Config) -> None
 
 
 @pytest.mark.parametrize(("packages", "verdict", "words"), [
-    ([{"package": "python3-onnxruntime", "version": "1.21.0+dfsg-1"}], "PASS",
+    ([{"package": "python3-onnxruntime", "version": "1.21.0+dfsg-1", "sha256": "0" * 64}], "PASS",
      "provided by the sysroot (Debian python3-onnxruntime 1.21.0+dfsg-1)"),
     ([], "FAIL", "python3-onnxruntime is not in the riscv64 sysroot; add it to sysroot.packages"),
 ], ids=["present", "absent"])

@@ -47,7 +47,8 @@ def make_wheel(folder: Path, name: str, metadata: str, files: dict[str, str], *,
 
 def test_glibc_from_the_manifest(tmp_path: Path) -> None:
     manifest = tmp_path / MANIFEST
-    manifest.write_text(json.dumps({"packages": [{"package": "libc6", "version": "2.41-12+deb13u5"}]}))
+    libc6 = {"package": "libc6", "version": "2.41-12+deb13u5", "sha256": "0" * 64}
+    manifest.write_text(json.dumps({"packages": [libc6]}))
     assert target_site.glibc_version(Sysroot(Arch.ARM64, tmp_path, "k")) == (2, 41)
     manifest.write_text(json.dumps({"packages": []}))
     assert target_site.glibc_version(Sysroot(Arch.ARM64, tmp_path, "k")) is None

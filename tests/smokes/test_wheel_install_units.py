@@ -31,11 +31,11 @@ def test_each_cpython_is_tested_on_the_suite_whose_system_python_it_is() -> None
 def test_the_board_is_entered_without_network_and_with_the_profiles_cpu(tmp_path: Path) -> None:
     argv = wheel_install.inside(tmp_path, ["/usr/bin/python3", "-V"], "/usr/bin/qemu-riscv64-static", "rv64,v=true",
                                 [tmp_path / "model"])
-    assert argv[:5] == ["unshare", "--mount", "--net", "--propagation", "private"]
-    assert argv[6:8] == [sys.executable, str(toolroot.ENTER)]
+    assert argv[:8] == ["unshare", "--mount", "--net", "--pid", "--fork", "--propagation", "private", "--"]
+    assert argv[8:10] == [sys.executable, str(toolroot.ENTER)]
     assert argv[argv.index("--") + 1:][-6:] == ["--", "/usr/bin/qemu-riscv64-static", "-cpu", "rv64,v=true",
                                                 "/usr/bin/python3", "-V"]
-    assert ["--bind", str(tmp_path / "model")] == argv[argv.index(str(tmp_path / "model")) - 1:][:2]
+    assert ["--bind-ro", str(tmp_path / "model")] == argv[argv.index(str(tmp_path / "model")) - 1:][:2]
 
 
 def test_the_ca_bundle_is_what_update_ca_certificates_makes(tmp_path: Path) -> None:
