@@ -11,9 +11,11 @@ from invoke.tasks import task
 
 from crosslane import artifacts, pipeline, plan
 from crosslane.archs import KNOWN_ARCHS
-from crosslane.cli import actions, commands, gate_tasks
+from crosslane.cli import actions, commands, gate_tasks, invoke_errors
 from crosslane.context import Context as CrosslaneContext
 from crosslane.report import Row
+
+invoke_errors.route_parse_errors()  # `--cpu --json`: crosslane's one error line and exit 2, not invoke's exit 1
 
 ARCH_HELP = f"target arch: {', '.join(KNOWN_ARCHS)}"
 COMMON_HELP = {"debug": "show tracebacks", "json": "also write the summary as JSON to this file",

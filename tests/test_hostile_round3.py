@@ -78,6 +78,35 @@ def test_a_malformed_url_stops_every_build_before_anything_changes(built: dict[s
     assert snapshot(folder, ()) == before  # the install folder and its stamp as they were
 
 
+@pytest.mark.parametrize("text", [f"redis://user:{SECRET}@h:1", f"redis://:{SECRET}@h", f"https://{SECRET}@h/x",
+                                  f"redis://u:{SECRET}/x@h", f"redis://u:{SECRET}@x@h", f"a='redis://u:{SECRET}@h' b"],
+                         ids=["user-password", "password", "token", "slash-in-password", "at-in-password", "quoted"])
+def test_a_url_credential_is_redacted_whatever_it_holds(text: str) -> None:
+    from crosslane.log import redact
+    shown = redact(text)
+    assert SECRET not in shown and "***@" in shown, shown
+
+
+@pytest.mark.parametrize("url", [f"u:{SECRET}@redis://h", f"{SECRET}redis://h", f"{SECRET} redis://h"],
+                         ids=["credential-before-scheme", "glued", "spaced"])
+def test_a_malformed_url_is_named_without_its_text(url: str) -> None:
+    from crosslane.errors import ConfigError
+    from crosslane.recipes import cmake
+    with pytest.raises(ConfigError) as caught:
+        cmake.remote_cache({"CROSSLANE_CCACHE_REMOTE": url})
+    assert SECRET not in caught.value.one_line() and "no known scheme" in caught.value.one_line()
+
+
+@pytest.mark.cross
+def test_a_malformed_url_stops_a_dry_run_of_the_whole_job(tmp_path: Path, sysroots: object) -> None:
+    build = tmp_path / "build"
+    done = invoke("all", "--arch", "riscv64", "--component", "canary", "--dry-run",
+                  env={"CROSSLANE_BUILD_DIR": str(build), "CROSSLANE_CCACHE_REMOTE": f"redis://u:{SECRET}@h|x"})
+    assert done.rc == 2, done.out
+    assert len(done.errors) == 1 and "CROSSLANE_CCACHE_REMOTE" in done.errors[0], done.out
+    assert SECRET not in done.out and not build.exists()
+
+
 # --- 3: a dry run writes nothing ----------------------------------------------------------------------------------
 
 @pytest.mark.cross
@@ -117,6 +146,17 @@ def test_a_case_that_is_no_model_is_refused(tmp_path: Path) -> None:
     done = box.refused(2, "--case bogus: not a model of any [cases.*] matrix", "smoke", "--arch", "riscv64",
                        "--component", "executorch-portable", "--case", "bogus")
     assert "did you mean" in done.errors[0] or "known" in done.errors[0]
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("smoke", "--arch", "riscv64", "--cpu", "--json", "x.json"), "invoke smoke: Flag '--cpu' needed value"),
+    (("build", "--arch", "riscv64", "--no-such-flag"), "invoke build: No idea what '--no-such-flag' is"),
+], ids=["flag-without-value", "unknown-flag"])
+def test_invokes_own_argument_errors_are_one_crosslane_line(args: tuple[str, ...], words: str) -> None:
+    done = invoke(*args, env={})
+    assert done.rc == 2, done.out
+    assert len(done.errors) == 1 and words in done.errors[0] and "see invoke --help" in done.errors[0], done.out
+    assert done.out.strip() == done.errors[0] and "Traceback" not in done.out
 
 
 # --- 8: cache manifests -------------------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ INTERESTING_ENV = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "SYSROOT", "QEM
 
 
 # A URL's user information (a password, a token: redis://:s3cr3t@host, https://user:token@host) is never printed.
-URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'\\<>]+@")
+# Everything up to the last @ of the URL's word goes: a password with an unencoded / or @ in it is still whole
+# (a path with an @ in it loses its start too, which is the safe side).
+URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s\"'<>]*@")
 
 
 def redact(text: str) -> str:

@@ -207,6 +207,7 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
     """Execute *job*; with --dry-run, show it and touch nothing."""
 
     arch = job.arch
+    cmake.remote_cache()  # a malformed shared-cache URL is refused before the plan, a dry run's too
     ctx.log.info("\n".join(f"plan: {line}" for line in [*job.describe(), *wheel_selection(ctx, job)]))
     if ctx.runner.dry_run:
         return []

@@ -426,9 +426,12 @@ def remote_cache(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     if not url:
         return {}
     if not url.startswith(REMOTE_SCHEMES) or any(c.isspace() or c == "|" or not c.isprintable() for c in url):
-        # The value is not repeated: it may hold a password (redis://:secret@host), and a repository variable is
-        # not masked in a CI log. Its scheme and length say enough to find the typo.
-        scheme = url.partition("://")[0][:12] if "://" in url else "no scheme"
+        # The value is not repeated: it may hold a password (redis://:secret@host) that a CI log would keep. Its
+        # scheme and length say enough to find the typo.
+        scheme = url.partition("://")[0]
+        # Only a scheme's own characters are named: text before :// may be a credential (s3cr3t@redis://h).
+        scheme = f"scheme {scheme}" if re.fullmatch(r"[a-z][a-z0-9+.-]{0,15}", scheme) and "://" in url \
+            else "no known scheme"
         raise ConfigError(f"{REMOTE_ENV} is not a ccache remote storage URL ({scheme}, {len(url)} characters; a "
                           "space, newline or '|' is not allowed)",
                           fix=f"use one of {', '.join(REMOTE_SCHEMES)} (e.g. redis://cache.example:6379), or unset it")
