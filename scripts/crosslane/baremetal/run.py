@@ -134,30 +134,39 @@ def describe_pc(elf: Path, pc: int) -> str:
     return f"pc {pc:#x} ({where})" if where else f"pc {pc:#x}"
 
 
-def trap_cause(run: Run) -> int | None:
-    """The mcause of a trap the reporter itself reported: its line carries this run's nonce and the run ended with
-    the reporter's exit status, 128 + mcause. None otherwise (no trap, or a line a program printed: a verdict is
-    never decided by what a program can print)."""
+def reported_trap(run: Run) -> re.Match[str] | None:
+    """The trap line the reporter itself wrote: it carries this run's nonce and the run ended with the reporter's
+    exit status, 128 + mcause. None otherwise (no trap, or a line a program printed: a verdict is never decided by
+    what a program can print)."""
     for trap in TRAP_RE.finditer(run.output):
         cause = int(trap.group(2))
         if run.nonce and trap.group(1) == run.nonce and run.returncode == 128 + (cause & 0x3F):
-            return cause
+            return trap
     return None
+
+
+def trap_cause(run: Run) -> int | None:
+    """The mcause of the reporter's own trap (reported_trap), or None."""
+    trap = reported_trap(run)
+    return int(trap.group(2)) if trap else None
 
 
 def verdict(run: Run, elf: Path, sentinel: str, *, timeout: float) -> tuple[Verdict, str]:
     """PASS only when the program printed *sentinel* and exited 0; every other end is a FAIL that names it."""
-    trap = TRAP_RE.search(run.output)
+    trap = reported_trap(run)
     if trap:
         cause, pc, tval = int(trap.group(2)), int(trap.group(3), 16), trap.group(4)
-        name = MCAUSES.get(cause, "exception")
-        forged = "" if trap_cause(run) == cause else " (a trap line without this run's nonce and exit status)"
-        return Verdict.FAIL, f"trap: {name} (mcause {cause}) at {describe_pc(elf, pc)}, mtval {tval}{forged}"
+        return Verdict.FAIL, f"trap: {MCAUSES.get(cause, 'exception')} (mcause {cause}) at {describe_pc(elf, pc)}, " \
+                             f"mtval {tval}"
     if run.hung:
         where = describe_pc(elf, run.hang_pc) if run.hang_pc is not None else "pc unknown (the monitor did not answer)"
         return Verdict.FAIL, f"hang: no exit within {timeout:.0f}s; stopped at {where}"
     if run.returncode is None:
         return Verdict.FAIL, "qemu was killed before the program ended"
+    printed = TRAP_RE.search(run.output)
+    if printed:  # a trap line the reporter did not write (no nonce of this run, or not its exit status)
+        return Verdict.FAIL, f"a trap line without this run's nonce and exit status (exit {run.returncode}): " \
+                             f"{printed.group(0)[:160]}"
     if run.returncode != 0:
         last = next((line for line in reversed(run.output.splitlines()) if line.strip()), "no output")
         return Verdict.FAIL, f"exit status {run.returncode}: {last[-160:]}"
