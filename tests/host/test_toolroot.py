@@ -127,8 +127,26 @@ def test_the_entry_mode_that_worked_is_kept_and_none_is_probed_again(tmp_path: P
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
     runner = Runner(Log(io.StringIO()))
     assert toolroot.entry_mode(runner) == "root" and toolroot.entry_mode(runner) == "root"
-    assert calls.read_text().splitlines() == ["--mount -- true"]
+    assert calls.read_text().splitlines() == [" ".join([*toolroot.PROBE_NAMESPACES, "--", "mount", "-t", "proc", "-o",
+                                                        "nosuid,nodev,noexec", "proc", "/proc"])]
     fake.write_text(fake.read_text() + "\n")  # another unshare binary: probed again, and it refuses this time
     monkeypatch.setenv("REFUSE", "1")
     assert toolroot.entry_mode(runner) is None and toolroot.entry_mode(runner) is None
     assert len(calls.read_text().splitlines()) == 1 + 2 * 2
+
+
+def test_the_entry_probe_asks_for_every_namespace_entering_uses(tmp_path: Path) -> None:
+    root = toolroot.ToolRoot(SPEC, tmp_path / "root", "k")
+    argv = toolroot.command(root, ["true"], binds=[], cwd=tmp_path, mode="root", network=False)
+    used = argv[1:argv.index("--")]
+    assert set(used) <= set(toolroot.PROBE_NAMESPACES), used
+
+
+@pytest.mark.spawns
+def test_the_entry_probe_passes_here_as_root(tmp_path: Path) -> None:
+    if os.getuid() != 0:
+        pytest.skip("entering as root is probed as root")
+    runner = Runner(Log(io.StringIO()))
+    unshare = runner.find("unshare")
+    assert unshare is not None
+    assert toolroot._probe_mode(runner, unshare) == "root"

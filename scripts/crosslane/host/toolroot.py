@@ -83,14 +83,14 @@ USERNS_SYSCTLS = ("/proc/sys/kernel/unprivileged_userns_clone",
 
 
 def entry_mode(runner: Runner) -> EntryMode | None:
-    """How this host lets crosslane enter a root: as root (a private mount namespace), through an unprivileged
-    user namespace, or (None) not at all. Probed by running `true` each way; a mode that worked is kept in the probe
-    cache under the user and its capabilities, the unshare binary and the kernel's namespace settings of this boot
-    (None is probed again each time)."""
+    """How this host lets crosslane enter a root: as root (private namespaces), through an unprivileged user
+    namespace, or (None) not at all. Probed by entering the namespaces entry uses and mounting a /proc each way; a
+    mode that worked is kept in the probe cache under the user and its capabilities, the unshare binary and the
+    kernel's namespace settings of this boot (None is probed again each time)."""
     unshare = runner.find("unshare")
     if unshare is None:
         return None
-    key: dict[str, object] = {"unshare": probecache.identity(unshare), "uid": os.getuid(),
+    key: dict[str, object] = {"probe": PROBE_FORMAT, "unshare": probecache.identity(unshare), "uid": os.getuid(),
                               "capabilities": _effective_capabilities(),
                               "sysctls": [_read(Path(p)) for p in USERNS_SYSCTLS]}
     cached = probecache.read_cached("entry-mode", key)
@@ -117,11 +117,17 @@ def _read(path: Path) -> str | None:
         return None
 
 
+# What entering needs (command() and enter_root.py): private mount, PID and network namespaces and a fresh /proc.
+PROBE_NAMESPACES = ("--mount", "--pid", "--fork", "--net", "--propagation", "private")
+PROBE_FORMAT = 2  # in the cache key: a mode probed with fewer namespaces is probed again
+
+
 def _probe_mode(runner: Runner, unshare: str) -> EntryMode | None:
-    if runner.run([unshare, "--mount", "--", "true"], check=False, probe=True, quiet=True, timeout=30).ok:
+    mount_proc = ["--", "mount", "-t", "proc", "-o", "nosuid,nodev,noexec", "proc", "/proc"]
+    if runner.run([unshare, *PROBE_NAMESPACES, *mount_proc], check=False, probe=True, quiet=True, timeout=30).ok:
         return "root"
-    userns = runner.run([unshare, "--map-root-user", "--mount", "--", "true"], check=False, probe=True, quiet=True,
-                        timeout=30)
+    userns = runner.run([unshare, "--map-root-user", *PROBE_NAMESPACES, *mount_proc], check=False, probe=True,
+                        quiet=True, timeout=30)
     return "userns" if userns.ok else None
 
 
