@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,32 @@ from crosslane.runner import Runner
 
 REPO = Path(__file__).resolve().parent.parent
 SPAWNING_MARKERS = {"cross", "qemu", "network", "slow", "spawns"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A hostile case's class (its `hostile` mark) travels with its report, for the summary below."""
+    for item in items:
+        mark = item.get_closest_marker("hostile")
+        if mark is not None:
+            item.user_properties.append(("hostile", str(mark.args[0])))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line per class of hostile input that ran (`nox -s reliability`): its cases and how they ended."""
+    counts: dict[str, Counter[str]] = {}
+    for outcome in ("passed", "failed", "skipped", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            label = dict(getattr(report, "user_properties", ())).get("hostile")
+            if label is not None and (report.when == "call" or outcome != "passed"):
+                counts.setdefault(str(label), Counter())[outcome] += 1
+    if not counts:
+        return
+    total = sum(sum(c.values()) for c in counts.values())
+    terminalreporter.write_sep("-", f"hostile input: {total} cases in {len(counts)} classes")
+    for label in sorted(counts):
+        c = counts[label]
+        terminalreporter.write_line(f"{label}: {sum(c.values())} cases, {c['passed']} passed, {c['failed']} failed, "
+                                    f"{c['error']} errors, {c['skipped']} skipped")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

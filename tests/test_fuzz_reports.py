@@ -16,6 +16,8 @@ from crosslane.errors import CrosslaneError
 from crosslane.policy import floors
 from test_hostile_reports import GOOD
 
+pytestmark = [pytest.mark.hostile("reports")]
+
 ROUNDS = int(os.environ.get("CROSSLANE_FUZZ_FACTOR", "1"))
 ODD_VALUES: list[object] = [None, 0, -1, 1e308, True, "", "x" * 300, [], {}, [[[]]], {"rows": []}, ["PASS"],
                             {"component": 1}, "NOTICE"]

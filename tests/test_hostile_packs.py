@@ -40,7 +40,7 @@ from hostilekit import (
     write_pack,
 )
 
-pytestmark = [pytest.mark.cross, pytest.mark.spawns]
+pytestmark = [pytest.mark.cross, pytest.mark.spawns, pytest.mark.hostile("packs")]
 
 BASE = "crosslane-pack/riscv64/canary/"
 CLI = BASE + "install/bin/canary-cli"

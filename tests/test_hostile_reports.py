@@ -15,7 +15,7 @@ import pytest
 from crosslane.buildreport import SCHEMA
 from hostilekit import REPO, Sandbox
 
-pytestmark = [pytest.mark.spawns]
+pytestmark = [pytest.mark.spawns, pytest.mark.hostile("reports")]
 
 ROW = {"component": "canary", "arch": "riscv64", "check": "smoke", "verdict": "PASS", "reason": "ok",
        "subject": "cli", "profile": "rvv128"}

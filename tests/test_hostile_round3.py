@@ -49,6 +49,7 @@ def built(tmp_path: Path, sysroots: object) -> dict[str, str]:
 
 # --- 1, 2: a credential in CROSSLANE_CCACHE_REMOTE --------------------------------------------------------------
 
+@pytest.mark.hostile("1-2 credentials in the shared-cache URL")
 @pytest.mark.cross
 @pytest.mark.parametrize("url", [f"redis://user:{SECRET}@127.0.0.1:1", f"http://user:{SECRET}@127.0.0.1:1/cache",
                                  f"redis://{SECRET}@127.0.0.1:1"],
@@ -62,6 +63,7 @@ def test_a_credential_is_printed_nowhere(built: dict[str, str], tmp_path: Path, 
     assert SECRET.encode() not in everything_under(tmp_path)  # reports, stamps, summary, logs: every file
 
 
+@pytest.mark.hostile("1-2 credentials in the shared-cache URL")
 @pytest.mark.cross
 @pytest.mark.parametrize("url", [f"redis://u:{SECRET}@host\nx", f"redis://u:{SECRET}@host|attr",
                                  f"redis ://u:{SECRET}@h"], ids=["newline", "attribute", "space"])
@@ -78,6 +80,7 @@ def test_a_malformed_url_stops_every_build_before_anything_changes(built: dict[s
     assert snapshot(folder, ()) == before  # the install folder and its stamp as they were
 
 
+@pytest.mark.hostile("1-2 credentials in the shared-cache URL")
 @pytest.mark.parametrize("text", [f"redis://user:{SECRET}@h:1", f"redis://:{SECRET}@h", f"https://{SECRET}@h/x",
                                   f"redis://u:{SECRET}/x@h", f"redis://u:{SECRET}@x@h", f"a='redis://u:{SECRET}@h' b"],
                          ids=["user-password", "password", "token", "slash-in-password", "at-in-password", "quoted"])
@@ -87,6 +90,7 @@ def test_a_url_credential_is_redacted_whatever_it_holds(text: str) -> None:
     assert SECRET not in shown and "***@" in shown, shown
 
 
+@pytest.mark.hostile("1-2 credentials in the shared-cache URL")
 @pytest.mark.parametrize("url", [f"u:{SECRET}@redis://h", f"{SECRET}redis://h", f"{SECRET} redis://h"],
                          ids=["credential-before-scheme", "glued", "spaced"])
 def test_a_malformed_url_is_named_without_its_text(url: str) -> None:
@@ -97,6 +101,7 @@ def test_a_malformed_url_is_named_without_its_text(url: str) -> None:
     assert SECRET not in caught.value.one_line() and "no known scheme" in caught.value.one_line()
 
 
+@pytest.mark.hostile("1-2 credentials in the shared-cache URL")
 @pytest.mark.cross
 def test_a_malformed_url_stops_a_dry_run_of_the_whole_job(tmp_path: Path, sysroots: object) -> None:
     build = tmp_path / "build"
@@ -109,6 +114,7 @@ def test_a_malformed_url_stops_a_dry_run_of_the_whole_job(tmp_path: Path, sysroo
 
 # --- 3: a dry run writes nothing ----------------------------------------------------------------------------------
 
+@pytest.mark.hostile("3 dry runs")
 @pytest.mark.cross
 def test_a_dry_run_of_a_wheel_lane_writes_nothing(tmp_path: Path, sysroots: object) -> None:
     build = tmp_path / "build"
@@ -128,6 +134,7 @@ def test_a_dry_run_of_a_wheel_lane_writes_nothing(tmp_path: Path, sysroots: obje
 
 # --- 5: selections that select nothing -----------------------------------------------------------------------------
 
+@pytest.mark.hostile("5 selections of nothing")
 @pytest.mark.cross
 @pytest.mark.parametrize("selection", [("--build", "cp99-*"), ()], ids=["option", "environment"])
 @pytest.mark.parametrize("command", ["build", "all"])
@@ -141,6 +148,7 @@ def test_a_build_selection_of_nothing_is_refused(tmp_path: Path, sysroots: objec
     assert "Traceback" not in done.out
 
 
+@pytest.mark.hostile("5 selections of nothing")
 def test_a_case_that_is_no_model_is_refused(tmp_path: Path) -> None:
     box = Sandbox(tmp_path)
     done = box.refused(2, "--case bogus: not a model of any [cases.*] matrix", "smoke", "--arch", "riscv64",
@@ -148,6 +156,7 @@ def test_a_case_that_is_no_model_is_refused(tmp_path: Path) -> None:
     assert "did you mean" in done.errors[0] or "known" in done.errors[0]
 
 
+@pytest.mark.hostile("5 selections of nothing")
 @pytest.mark.parametrize(("args", "words"), [
     (("smoke", "--arch", "riscv64", "--cpu", "--json", "x.json"), "invoke smoke: Flag '--cpu' needed value"),
     (("build", "--arch", "riscv64", "--no-such-flag"), "invoke build: No idea what '--no-such-flag' is"),
@@ -164,6 +173,7 @@ def test_invokes_own_argument_errors_are_one_crosslane_line(args: tuple[str, ...
 CORRUPT = ["{", "[]", '{"packages": 5}', '{"packages": [{"package": 1}]}']
 
 
+@pytest.mark.hostile("8 cache manifests")
 @pytest.mark.parametrize("text", CORRUPT, ids=["cut", "list", "number", "wrong-type"])
 def test_a_sysroot_manifest_crosslane_did_not_write(tmp_path: Path, text: str) -> None:
     box = Sandbox(tmp_path)
@@ -174,6 +184,7 @@ def test_a_sysroot_manifest_crosslane_did_not_write(tmp_path: Path, text: str) -
     box.refused(6, sysroot_mod.MANIFEST, "sysroot", "--arch", "riscv64")
 
 
+@pytest.mark.hostile("8 cache manifests")
 @pytest.mark.parametrize("text", CORRUPT, ids=["cut", "list", "number", "wrong-type"])
 def test_a_tool_root_manifest_crosslane_did_not_write(tmp_path: Path, text: str) -> None:
     box = Sandbox(tmp_path)
@@ -187,6 +198,7 @@ def test_a_tool_root_manifest_crosslane_did_not_write(tmp_path: Path, text: str)
 
 # --- 9: packs ----------------------------------------------------------------------------------------------------
 
+@pytest.mark.hostile("9 packs")
 @pytest.mark.cross
 @pytest.mark.parametrize("output", ["/dev/full", "/dev/null"])
 def test_a_pack_is_written_to_a_regular_file_only(built: dict[str, str], output: str) -> None:
@@ -195,6 +207,7 @@ def test_a_pack_is_written_to_a_regular_file_only(built: dict[str, str], output:
     assert Path(output).is_char_device()
 
 
+@pytest.mark.hostile("9 packs")
 @pytest.mark.cross
 def test_a_pack_whose_gzip_trailer_is_wrong_is_refused(built: dict[str, str], tmp_path: Path) -> None:
     pack = tmp_path / "canary.tar.gz"

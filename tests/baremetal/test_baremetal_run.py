@@ -15,6 +15,8 @@ from elftools.elf.sections import SymbolTableSection
 from crosslane.baremetal import run as bm_run
 from crosslane.report import Verdict
 
+pytestmark = [pytest.mark.hostile("7 bare-metal verdicts")]
+
 PROGRAM = "int spin(int n) { while (n) { n += 1; } return n; }\nint main(void) { return spin(0); }\n"
 
 

@@ -12,6 +12,8 @@ from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.errors import ConfigError
 from crosslane_helpers import versions_header, write_config
 
+pytestmark = [pytest.mark.hostile("versions.toml")]
+
 
 @pytest.mark.parametrize("name", ["../../../x", ".hidden", "a/b", "", "x" * 65, "a..b", "-flag"])
 def test_component_names_that_are_not_folder_names_are_refused(tmp_path: Path, name: str) -> None:

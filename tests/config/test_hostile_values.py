@@ -11,7 +11,7 @@ import pytest
 
 from hostilekit import REPO, Sandbox
 
-pytestmark = [pytest.mark.spawns]
+pytestmark = [pytest.mark.spawns, pytest.mark.hostile("versions.toml")]
 
 GIT = 'source = {{ kind = "git", url = "{url}", commit = "' + "a" * 40 + '"{extra} }}'
 

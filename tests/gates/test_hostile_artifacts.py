@@ -19,6 +19,8 @@ from crosslane.gates import wheel as wheel_gate
 from crosslane.recipes import cmake
 from crosslane.report import Verdict
 
+pytestmark = [pytest.mark.hostile("wheels and ELF files")]
+
 NAME = "demo-1.0-cp314-cp314-linux_riscv64.whl"
 # The fuzz budget: a fixed one in the default tier; `nox -s reliability` multiplies it.
 ROUNDS = int(os.environ.get("CROSSLANE_FUZZ_FACTOR", "1"))

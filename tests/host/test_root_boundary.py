@@ -20,7 +20,7 @@ from crosslane.host.enter_root import CANNOT_ENTER
 from crosslane.log import Log
 from crosslane.runner import Result, Runner
 
-pytestmark = [pytest.mark.spawns]
+pytestmark = [pytest.mark.spawns, pytest.mark.hostile("6 roots and boards as boundaries")]
 
 if os.geteuid() != 0:  # pragma: no cover - CI and this machine run as root
     pytest.skip("entering a root with chroot needs root here", allow_module_level=True)

@@ -13,7 +13,7 @@ import pytest
 from crosslane.paths import cache_dir
 from hostilekit import BIN, REPO
 
-pytestmark = [pytest.mark.cross]
+pytestmark = [pytest.mark.cross, pytest.mark.hostile("paths with spaces and signals")]
 
 
 @pytest.mark.parametrize("arch", ["riscv64", "arm64"])

@@ -13,7 +13,7 @@ import pytest
 
 from hostilekit import REPO, Sandbox
 
-pytestmark = [pytest.mark.spawns]
+pytestmark = [pytest.mark.spawns, pytest.mark.hostile("mirrors")]
 
 OWNER, NAME = "hostile", "tree"
 URL = f"https://example.invalid/{OWNER}/{NAME}.git"

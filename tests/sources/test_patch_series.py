@@ -17,7 +17,7 @@ from crosslane.sources import patches
 from crosslane.sources.patches import State
 from crosslane_helpers import diff, edit, quiet_context, sha256, tree_hash, write_config_text
 
-pytestmark = pytest.mark.spawns
+pytestmark = [pytest.mark.spawns, pytest.mark.hostile("patch series")]
 BASE = b"".join(f"line {i}\n".encode() for i in range(1, 41))
 
 

@@ -11,6 +11,8 @@ from crosslane.report import Check, Verdict
 from crosslane.suites import ctest, junit, verdict
 from crosslane.suites.junit import Case, Outcome
 
+pytestmark = [pytest.mark.hostile("4 test results from a target")]
+
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "junit"
 
 
@@ -209,3 +211,25 @@ def test_a_name_cannot_forge_lines_or_grow_without_bound(tmp_path: Path) -> None
     row = report.Row("c", "riscv64", report.Check.TESTS, report.Verdict.FAIL, f"failed: {first.id}")
     assert report.table([row]).count("\n") == 2  # header, rule, one row
     assert "\\| FAIL \\|" in report.markdown([row]) and "\n::error" not in report.markdown([row])
+
+
+def test_the_boards_results_are_its_own_file_never_a_link(tmp_path: Path) -> None:
+    """A program on the board may replace its junit.xml (or the folder holding it) with a link to a host file."""
+    from crosslane.suites import pytest_suite
+    board = tmp_path / "board"
+    (board / "crosslane").mkdir(parents=True)
+    host_file = tmp_path / "host-secret.xml"
+    host_file.write_text("<testsuite/>")
+    assert pytest_suite.results_file(board) == board / "crosslane/junit.xml"
+    (board / "crosslane/junit.xml").symlink_to(host_file)
+    with pytest.raises(ValueError, match="a link"):
+        pytest_suite.results_file(board)
+    (board / "crosslane/junit.xml").unlink()
+    (board / "crosslane").rmdir()
+    (board / "crosslane").symlink_to(tmp_path)  # the folder itself a link out of the board
+    with pytest.raises(ValueError, match="a link"):
+        pytest_suite.results_file(board)
+    (board / "crosslane").unlink()
+    (board / "crosslane/junit.xml").mkdir(parents=True)
+    with pytest.raises(ValueError, match="not a file"):
+        pytest_suite.results_file(board)

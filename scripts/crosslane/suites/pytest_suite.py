@@ -36,6 +36,20 @@ from crosslane.suites.junit import Case
 SOURCE = PurePosixPath("/crosslane/src")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a requirement's name, before its version specifier
 RESULTS = PurePosixPath("/crosslane/junit.xml")
+
+
+def results_file(board: Path) -> Path:
+    """The board's JUnit file: a file of the board itself, never one a link made inside it points to (on the host,
+    or elsewhere in the board). ValueError names what it is instead."""
+    report = board / RESULTS.relative_to("/")
+    for step in (report, *report.parents):
+        if step == board:
+            break
+        if step.is_symlink():
+            raise ValueError(f"{step}: a link (the results must be a file of the board)")
+    if report.exists() and not report.is_file():
+        raise ValueError(f"{report}: not a file")
+    return report
 SUITE_LIMIT = 7200.0
 INSTALL_TIMEOUT = 900.0
 
@@ -165,12 +179,8 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Pat
         timeout = payload.timeout_for(spec.timeout, arch, profile)
         result = where.run([str(wheel_install.VENV / "bin/python"), *pytest_argv(spec, timeout)], SUITE_LIMIT,
                            cwd=str(test_cwd(spec)))
-        report = where.root / RESULTS.relative_to("/")
         try:
-            # The board's own file, never one a link made inside it points to (on the host, or out of the board).
-            if report.is_symlink() or not report.resolve().is_relative_to(where.root.resolve()):
-                raise ValueError(f"{report}: a link (the results must be a file of the board)")
-            cases = tuple(junit.read(report))
+            cases = tuple(junit.read(results_file(where.root)))
         except ValueError as exc:
             tail = wheel_install.last_line(result.output)
             return failed(f"pytest wrote no readable results ({exc}); its last line: {tail}")
