@@ -14,14 +14,13 @@ import pytest
 from crosslane import config
 from crosslane.archs import Arch
 from crosslane.errors import ConfigError
-from crosslane_helpers import REPO
 from crosslane.features import rules
 from crosslane.features.probes import RootStd
 from crosslane.gates import compiled
 from crosslane.host import toolroot
 from crosslane.recipes import cargo_root
 from crosslane.report import Verdict
-from crosslane_helpers import write_config
+from crosslane_helpers import REPO, write_config
 
 LIBC = Path("/lib/x86_64-linux-gnu/libc.so.6")
 
@@ -122,8 +121,9 @@ def test_a_component_takes_its_rust_from_the_tool_root(cfg: config.Config, monke
     assert wired is not None and "-DRust_CARGO_TARGET=riscv64gc-unknown-linux-gnu" in wired.cmake_args
     folder = tmp_path / "build" / "riscv64" / "onnxruntime-genai"
     assert set(wired.files) == {folder / "rust/cargo", folder / "rust/rustc", folder / "cargo-home/config.toml"}
-    flags = wired.env.pop("CARGO_ENCODED_RUSTFLAGS").split("\x1f")
-    assert wired.env == {"CARGO_HOME": str(folder / "cargo-home"), "CARGO_NET_OFFLINE": "true"}
+    env = dict(wired.env)
+    flags = env.pop("CARGO_ENCODED_RUSTFLAGS").split("\x1f")
+    assert env == {"CARGO_HOME": str(folder / "cargo-home"), "CARGO_NET_OFFLINE": "true"}
     # Rust's panic locations name fixed folders, the build folder's map last (rustc applies the last that matches).
     assert flags[-1] == f"--remap-path-prefix={(tmp_path / 'build').resolve()}=/crosslane-build"
     assert f"--remap-path-prefix={REPO.resolve()}=/crosslane-src" in flags

@@ -67,7 +67,8 @@ def test_a_pc_is_named_by_the_function_that_holds_it(elf: Path) -> None:
                  Verdict.FAIL, "trap: illegal instruction (mcause 2) at pc 0x{spin}", id="forged-line-then-trap"),
     # … a printed line then a hang is a hang …
     pytest.param(bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", None, 300.0, hang_pc=-1,
-                            hung=True, nonce="n1"), Verdict.FAIL, "hang: no exit within 300s", id="forged-line-then-hang"),
+                            hung=True, nonce="n1"), Verdict.FAIL, "hang: no exit within 300s",
+                 id="forged-line-then-hang"),
     # … and a printed line with the sentinel and exit 0 is no PASS.
     pytest.param(bm_run.Run("CROSSLANE-TRAP nonce=n0 mcause=2 mepc=0x0 mtval=0x0\nTest_result: PASS\n", 0, 1.0,
                             nonce="n1"), Verdict.FAIL, "a trap line without this run's nonce", id="forged-line-exit-0"),

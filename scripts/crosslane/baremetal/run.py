@@ -156,8 +156,8 @@ def verdict(run: Run, elf: Path, sentinel: str, *, timeout: float) -> tuple[Verd
     trap = reported_trap(run)
     if trap:
         cause, pc, tval = int(trap.group(2)), int(trap.group(3), 16), trap.group(4)
-        return Verdict.FAIL, f"trap: {MCAUSES.get(cause, 'exception')} (mcause {cause}) at {describe_pc(elf, pc)}, " \
-                             f"mtval {tval}"
+        name = MCAUSES.get(cause, "exception")
+        return Verdict.FAIL, f"trap: {name} (mcause {cause}) at {describe_pc(elf, pc)}, mtval {tval}"
     if run.hung:
         where = describe_pc(elf, run.hang_pc) if run.hang_pc is not None else "pc unknown (the monitor did not answer)"
         return Verdict.FAIL, f"hang: no exit within {timeout:.0f}s; stopped at {where}"
@@ -165,8 +165,8 @@ def verdict(run: Run, elf: Path, sentinel: str, *, timeout: float) -> tuple[Verd
         return Verdict.FAIL, "qemu was killed before the program ended"
     printed = TRAP_RE.search(run.output)
     if printed:  # a trap line the reporter did not write (no nonce of this run, or not its exit status)
-        return Verdict.FAIL, f"a trap line without this run's nonce and exit status (exit {run.returncode}): " \
-                             f"{printed.group(0)[:160]}"
+        why = f"a trap line without this run's nonce and exit status (exit {run.returncode})"
+        return Verdict.FAIL, f"{why}: {printed.group(0)[:160]}"
     if run.returncode != 0:
         last = next((line for line in reversed(run.output.splitlines()) if line.strip()), "no output")
         return Verdict.FAIL, f"exit status {run.returncode}: {last[-160:]}"
