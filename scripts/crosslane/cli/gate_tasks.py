@@ -17,6 +17,7 @@ from crosslane.gates import verify as verify_mod
 from crosslane.policy import consistency as consistency_mod
 from crosslane.policy import floors as floors_mod
 from crosslane.policy import parity as parity_mod
+from crosslane.policy import workflow as workflow_mod
 from crosslane.report import Row
 
 
@@ -67,4 +68,5 @@ def previous_floors(path: Path, root: Path) -> Mapping[Arch, int]:
 
 def consistency(ctx: Context) -> list[Row]:
     root = ctx.config.root
-    return consistency_mod.lint(ctx.config, root) + consistency_mod.lint_sessions(ctx.config, root)
+    return (consistency_mod.lint(ctx.config, root) + consistency_mod.lint_sessions(ctx.config, root)
+            + workflow_mod.lint(root))
