@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 # The lane-sized measurements, each opt-in (CROSSLANE_BENCH_COLD=1 for all of them, or a comma list of these names).
-COLD_PARTS = ("lanes", "guidance", "by-hand", "profiles", "matrix", "executorch")
+COLD_PARTS = ("lanes", "guidance", "by-hand", "profiles", "matrix", "executorch", "repro")
 
 
 def cold(part: str) -> bool:

@@ -280,7 +280,7 @@ def test_git_pin_is_checked_out_byte_exact(tmp_path: Path, upstream: dict[str, s
                                            which: str) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    tree, _ = pinned.fetch_git(Runner(Log()), git_source(upstream["url"], upstream[which], tag), work)
+    tree = pinned.fetch_git(Runner(Log()), git_source(upstream["url"], upstream[which], tag), work).tree
     assert (tree / "a.txt").read_bytes() == b"one\r\ntwo\r\n"
     assert (tree / "inner").is_symlink()
     assert (tree / "b.txt").exists() == (which == "second")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from crosslane import config
+from crosslane.config import GitSource
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.log import Log
 from crosslane.recipes import cmake
@@ -201,6 +202,13 @@ submodules = ["deps/mid", "deps/mid/third-party/leaf"]
     assert (fetched.path / "deps/mid/mid.c").read_text() == "int mid;\n"
     assert (fetched.path / "deps/mid/third-party/leaf/leaf.h").read_text() == "#define LEAF 1\n"
     assert "+submodules:deps/mid,deps/mid/third-party/leaf" in fetched.identity
+    # Where each came from is kept with the pin, for the SBOM and provenance: its own URL and the gitlink's commit.
+    mid_commit = git(top, "-C", "deps/mid", "rev-parse", "HEAD")
+    source = cfg.components["top"].sources[0]
+    assert isinstance(source, GitSource)
+    assert pinned.submodule_pins("top", source) == {
+        "deps/mid": ("https://example.invalid/acme/mid", mid_commit),
+        "deps/mid/third-party/leaf": ("https://example.invalid/acme/leaf", leaf_pinned)}
 
 
 @pytest.mark.spawns

@@ -22,6 +22,7 @@ from crosslane.runner import Runner
 from crosslane.shipping import folder, inventory, provenance
 from crosslane.shipping import wheel as wheel_papers
 from crosslane.shipping.inventory import Inventory
+from crosslane.sources import pinned
 
 
 def builder(runner: Runner, repository: Path) -> provenance.Builder:
@@ -36,8 +37,11 @@ def builder(runner: Runner, repository: Path) -> provenance.Builder:
 
 def base_inventory(ctx: Context, component: Component, arch: Arch, source: Path, fetchcontent: Mapping[str, str],
                    *, kind: str, version: str) -> Inventory:
+    first = component.sources[0] if component.sources else None
+    staged = pinned.submodule_pins(component.source_of or component.name, first) \
+        if isinstance(first, GitSource) and first.submodules else {}
     sources = inventory.component_sources(component, arch, source, {k: Path(v) for k, v in fetchcontent.items()},
-                                          ctx.config.root)
+                                          ctx.config.root, staged)
     crates: tuple[inventory.Crate, ...] = ()
     if component.toolroot and component.crates:
         root = toolroot.root_path(ctx.config.toolroots[component.toolroot])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from crosslane import atomic, stamps
 from crosslane.shipping import provenance, sbom
-from crosslane.shipping.inventory import Inventory, source_licences
+from crosslane.shipping.inventory import Inventory, crate_licences, source_licences
 
 LICENSES = "LICENSES"
 SBOM = sbom.SBOM_NAME
@@ -46,11 +46,12 @@ def finish(install: Path, inventory: Inventory, *, epoch: int, statement: Statem
         stamps.remove(install / name)
     files = [(p.relative_to(install).as_posix(), stamps.file_sha256(p)) for p in elf_files(install)]
     inventory = replace(inventory, built_files=tuple(f"{name} sha256={digest}" for name, digest in files))
-    for source in inventory.sources:
-        for name, path in source_licences(source).items():
-            target = install / LICENSES / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+    texts = {name: path for source in inventory.sources for name, path in source_licences(source).items()}
+    texts |= {name: path for crate in inventory.crates for name, path in crate_licences(crate).items()}
+    for name, path in sorted(texts.items()):
+        target = install / LICENSES / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
     atomic.write_text(install / SBOM, sbom.build(inventory, epoch))
     if statement is not None and files:
         document = statement(inventory, files)

@@ -99,16 +99,21 @@ def source_of(name: str, role: str, spec: SourceSpec, tree: Path, patches: Itera
 
 
 def component_sources(component: Component, arch: Arch, tree: Path, fetchcontent: Mapping[str, Path],
-                      repository: Path) -> tuple[Source, ...]:
-    """The project (with its submodules) and each FetchContent dependency, as staged for this build."""
+                      repository: Path, submodules: Mapping[str, tuple[str, str]] | None = None) -> tuple[Source, ...]:
+    """The project (with its submodules: path -> (url, commit) as staged) and each FetchContent dependency, as
+    staged for this build."""
     first = component.sources[0]
     own = [p for p in component.patches if arch in p.arches]
     found = [source_of(component.name, "project", first, tree, own, repository)]
     if isinstance(first, GitSource):
-        substitutes = {path: commit for path, commit, _ in first.substitutes}
+        substitutes = {path: (first.url, commit) for path, commit, _ in first.substitutes}
+        staged = submodules or {}
         for path in first.submodules:
-            found.append(Source(f"{component.name}:{path}", "submodule", first.url, substitutes.get(path, ""), None,
-                                (), licences.licence_files(tree / path)))
+            # Where the staging exported it (its own URL, the gitlink's or the substitute's commit); a cache entry
+            # staged before that was recorded names the superproject and no commit.
+            url, commit = staged.get(path) or substitutes.get(path) or (first.url, "")
+            found.append(Source(f"{component.name}:{path}", "submodule", url, commit, None, (),
+                                licences.licence_files(tree / path)))
     for dep, specs in component.fetchcontent.items():
         folder = fetchcontent.get(dep.lower())
         if folder is None:

@@ -20,7 +20,7 @@ from crosslane.shipping.inventory import Inventory, Source, purl_path
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
-BUILD_TYPE = "https://github.com/crosslane/crosslane/blob/main/docs/build-type-v1.md"
+BUILD_TYPE = "https://github.com/crosslane/crosslane/blob/main/docs/build-type-v1.md"  # described there
 SUFFIX = ".intoto.json"
 
 
@@ -40,13 +40,14 @@ def source_descriptor(source: Source) -> dict[str, object]:
     github = purl_path(source.url)
     uri = f"git+{source.url}@{source.commit}" if github or source.url.startswith(("https://", "http://")) \
         else f"{source.url}@{source.commit}"
-    digest = {"gitCommit": source.commit} if len(source.commit) == 40 else {"sha256": source.commit}
+    digest = {"gitCommit": source.commit} if len(source.commit) == 40 else {"sha256": source.commit} \
+        if source.commit else {}
     annotations: dict[str, object] = {"role": source.role}
     if source.tag:
         annotations["tag"] = source.tag
     if source.patches:
         annotations["patches"] = [{"path": path, "sha256": value} for path, value in source.patches]
-    return {"name": source.name, "uri": uri, "digest": digest, "annotations": annotations}
+    return {"name": source.name, "uri": uri, **({"digest": digest} if digest else {}), "annotations": annotations}
 
 
 def statement(subjects: Sequence[tuple[str, str]], inventory: Inventory, *, builder: Builder, config_digest: str,

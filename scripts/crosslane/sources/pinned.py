@@ -17,11 +17,13 @@ import hashlib
 import json
 import os
 import posixpath
+import re
 import shutil
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from crosslane import atomic, stamps
@@ -235,18 +237,35 @@ def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootS
     with atomic.publish_dir(entry, lambda _: cached(name, spec) is not None) as final:
         staging = final / ".fetch"
         staging.mkdir()
+        submodules: dict[str, tuple[str, str]] = {}
         match spec:
             case GitSource():
-                tree, when = fetch_git(runner, spec, staging)
+                tree, when, submodules = fetch_git(runner, spec, staging)
             case ArchiveSource():
                 tree, when = fetch_archive(spec, staging), DEFAULT_EPOCH
             case DebianSource():
                 tree, when = fetch_debian(runner, spec, staging, defaults), DEFAULT_EPOCH
         tree.rename(final / "tree")
         shutil.rmtree(staging, ignore_errors=True)
-        (final / PIN_FILE).write_text(json.dumps({"identity": identity(spec), **pin_fields(spec), "commit_time": when},
-                                                 indent=1, sort_keys=True) + "\n")
+        recorded = {"identity": identity(spec), **pin_fields(spec), "commit_time": when,
+                    "submodules": {path: {"url": url, "commit": commit} for path, (url, commit) in submodules.items()}}
+        (final / PIN_FILE).write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
     return entry / "tree"
+
+
+def submodule_pins(name: str, spec: PinnedSource) -> dict[str, tuple[str, str]]:
+    """path -> (url, commit) of each submodule as staged (recorded in its pin file); {} for an entry staged before
+    they were recorded, or one that is not what crosslane wrote."""
+    try:
+        recorded = json.loads((cache_entry(name, spec) / PIN_FILE).read_text()).get("submodules")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    found = {}
+    for path, pin in (recorded.items() if isinstance(recorded, dict) else []):
+        if isinstance(pin, dict) and isinstance(pin.get("url"), str) and isinstance(pin.get("commit"), str) \
+                and re.fullmatch(r"[0-9a-f]{40}", pin["commit"]):
+            found[str(path)] = (pin["url"], pin["commit"])
+    return found
 
 
 def source_time(name: str, spec: PinnedSource) -> int:
@@ -258,8 +277,14 @@ def source_time(name: str, spec: PinnedSource) -> int:
     return recorded if isinstance(recorded, int) and recorded >= DEFAULT_EPOCH else DEFAULT_EPOCH
 
 
-def fetch_git(runner: Runner, spec: GitSource, work: Path) -> tuple[Path, int]:
-    """The pinned commit's tree in *work*/tree, and the commit's time."""
+class FetchedGit(NamedTuple):
+    tree: Path
+    commit_time: int
+    submodules: dict[str, tuple[str, str]]  # path -> (url, commit) each listed submodule was exported at
+
+
+def fetch_git(runner: Runner, spec: GitSource, work: Path) -> FetchedGit:
+    """The pinned commit's tree in *work*/tree, the commit's time, and where each submodule came from."""
     tree = work / "tree"
     tree.mkdir()
     mirror = git_mirror(spec)
@@ -268,10 +293,9 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> tuple[Path, int]:
         if exported.absent:
             runner.log.notice(f"{spec.url}: {len(exported.absent)} files absent from the mirror {mirror}, allowed by "
                               f"absent_ok: {', '.join(exported.absent[:3])}{' …' if len(exported.absent) > 3 else ''}")
-        if spec.submodules:
-            export_submodules(runner, spec, tree, dict(exported.gitlinks))
+        exported_at = export_submodules(runner, spec, tree, dict(exported.gitlinks)) if spec.submodules else {}
         safe_extract.check_tree_links(tree)
-        return tree, exported.commit_time
+        return FetchedGit(tree, exported.commit_time, exported_at)
     origin = spec.url
     net.probe(spec.url)
     git = ["git", *GIT_CONFIG, "-C", str(tree)]
@@ -296,6 +320,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> tuple[Path, int]:
     if head != spec.commit:
         raise IntegrityError(f"{spec.url}: checked out {head}, versions.toml pins {spec.commit}",
                           fix="delete the cache entry and retry")
+    submodules: dict[str, tuple[str, str]] = {}
     for path in sorted(spec.submodules, key=lambda p: p.count("/")):
         # git checks the submodule out at the gitlink's commit: the superproject's pin is the submodule's.
         runner.run([*git, "submodule", "update", "--init", "--depth", "1", "--", path], env=GIT_ENV,
@@ -306,13 +331,16 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> tuple[Path, int]:
                 runner.run([*inner, "fetch", "-q", "--depth", "1", "origin", commit], env=GIT_ENV,
                            timeout=FETCH_TIMEOUT)
                 runner.run([*inner, "checkout", "-q", "--detach", commit], env=GIT_ENV, timeout=600)
+        at = runner.run(["git", *GIT_CONFIG, "-C", str(tree / path), "rev-parse", "HEAD"], env=GIT_ENV, timeout=60,
+                        quiet=True).output.strip()
+        submodules[path] = (gitmodules(tree, spec.url).get(path, ""), at)
     for dot_git in sorted(tree.rglob(".git"), key=lambda p: -len(p.parts)):
         if dot_git.is_dir() and not dot_git.is_symlink():
             shutil.rmtree(dot_git)
         else:
             dot_git.unlink()
     safe_extract.check_tree_links(tree)
-    return tree, int(when) if when.isdigit() else DEFAULT_EPOCH
+    return FetchedGit(tree, int(when) if when.isdigit() else DEFAULT_EPOCH, submodules)
 
 
 def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
@@ -343,10 +371,12 @@ def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
     return found
 
 
-def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dict[str, str]) -> None:
+def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dict[str, str]
+                      ) -> dict[str, tuple[str, str]]:
     """Each listed submodule exported into *tree* at its gitlink's commit from its own mirror (the URL from
-    .gitmodules through CROSSLANE_GIT_MIRROR), shallowest first so nested ones find their parent."""
-
+    .gitmodules through CROSSLANE_GIT_MIRROR), shallowest first so nested ones find their parent; path -> (url,
+    commit) of each."""
+    exported_at: dict[str, tuple[str, str]] = {}
     urls = gitmodules(tree, spec.url)
     substitutes = {path: (commit, reason) for path, commit, reason in spec.substitutes}
     for path in sorted(spec.submodules, key=lambda p: p.count("/")):
@@ -367,8 +397,10 @@ def export_submodules(runner: Runner, spec: GitSource, tree: Path, gitlinks: dic
         inner = [p[len(path) + 1:] for p in spec.absent_ok if p.startswith(path + "/")]
         exported = gitexport.export(mirror, commit, None, url, tree / path, inner)
         runner.log.info(f"    submodule {path}: {url} @ {commit[:12]} ({exported.files} files)")
+        exported_at[path] = (url, commit)
         gitlinks.update({f"{path}/{p}": c for p, c in exported.gitlinks})
         urls.update({f"{path}/{p}": u for p, u in gitmodules(tree / path, url).items()})
+    return exported_at
 
 
 def fetch_archive(spec: ArchiveSource, work: Path) -> Path:
