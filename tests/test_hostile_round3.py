@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -125,7 +126,7 @@ def test_a_dry_run_of_a_wheel_lane_writes_nothing(tmp_path: Path, sysroots: obje
     done = invoke("build", "--arch", "riscv64", "--component", "onnxruntime-genai", "--dry-run",
                   env={"CROSSLANE_BUILD_DIR": str(build)})
     assert done.rc == 0, done.out
-    assert "Traceback" not in done.out and "PASS     built" not in done.out
+    assert "Traceback" not in done.out and not re.search(r"\bPASS\s+(\S+s/\S+s\s+)?built", done.out)
     assert snapshot(build, ()) == before
     pack = invoke("pack", "--arch", "riscv64", "--component", "onnxruntime-genai", "--output",
                   str(tmp_path / "genai.tar.gz"), env={"CROSSLANE_BUILD_DIR": str(build)})

@@ -156,7 +156,7 @@ def test_report_table_and_json(tmp_path: Path) -> None:
     rows = [Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "ok", subject="cli", profile="rvv128"),
             Row("c", "a", Check.GATE, Verdict.FAIL, "x|y", subject="s")]
     text = report.table(rows)
-    assert text.splitlines()[0].split() == ["component", "arch", "step", "verdict", "reason"]
+    assert text.splitlines()[0].split() == ["component", "arch", "step", "verdict", "wall/cpu", "reason"]
     assert "cli@rvv128" in text
     assert "x\\|y" in report.markdown(rows)  # a cell's | escaped, as GitHub's tables read it
     report.write_json(rows, tmp_path / "r.json")

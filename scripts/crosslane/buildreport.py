@@ -140,6 +140,9 @@ def build(ctx: Context, arches: Iterable[Arch], names: Mapping[Arch, Sequence[st
         "asserted": asserted(ctx, arch_list, names),
         "tests": tests_facts(ctx, rows),
         "rows": json.loads(report.to_json(rows)),
+        # What each stage of the run cost so far (wall and CPU seconds, children included).
+        "stages": [{"stage": name, "wall": round(wall, 3), "cpu": round(cpu, 3)}
+                   for name, wall, cpu in ctx.ledger.totals()],
     }
 
 
@@ -219,7 +222,10 @@ def markdown(data: Mapping[str, Any]) -> str:
         if facts:
             versions = ", ".join(f"{k} {v}" for k, v in (facts.get("versions") or {}).items())
             lines.append(f"| {arch} | {facts.get('suite')} | {facts.get('key')} | {versions} |")
-    return "\n".join(lines) + "\n\n## Every row\n\n" + report.markdown(rows)
+    stages = [(str(s.get("stage")), float(s.get("wall", 0)), float(s.get("cpu", 0))) for s in data.get("stages") or []
+              if isinstance(s, dict) and isinstance(s.get("wall", 0), (int, float))
+              and isinstance(s.get("cpu", 0), (int, float))]
+    return "\n".join(lines) + "\n\n## Every row\n\n" + report.markdown(rows, stages)
 
 
 def write(ctx: Context, arch: Arch, names: Mapping[Arch, Sequence[str]], rows: Sequence[Row]) -> Path:
@@ -258,6 +264,8 @@ def check_shape(data: object, path: Path) -> None:
         raise wrong("'asserted'")
     if not isinstance(data.get("rows") or [], list):
         raise wrong("'rows'")
+    if not isinstance(data.get("stages") or [], list):
+        raise wrong("'stages'")
     suites = data.get("tests") or []
     if not isinstance(suites, list) or not all(
             _is_text_object(t, ("component", "arch", "profile")) and isinstance(t.get("cases"), list)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crosslane import costs
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.errors import MissingPrerequisite
@@ -41,6 +42,8 @@ class Context:
     _sysroots: dict[Arch, Sysroot] = field(default_factory=dict)
     _emulators: dict[Arch, str] = field(default_factory=dict)
     _pythons: dict[tuple[Arch, str | None], cpython.TargetPython] = field(default_factory=dict)
+    # The run's stages and what each cost (costs.py), for the summary and the build report.
+    ledger: costs.Ledger = field(default_factory=costs.Ledger)
 
     @property
     def log(self) -> Log:

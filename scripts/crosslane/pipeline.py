@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, buildreport, locks, plan, recipes, report, repro, smokes, stamps
+from crosslane import atomic, buildreport, costs, locks, plan, recipes, report, repro, smokes, stamps
 from crosslane.archs import Arch
 from crosslane.baremetal import lane
 from crosslane.config import PinnedSource
@@ -58,7 +58,8 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     """`invoke build`: the arch's builds of the request (default: its job), and its build report, as every build
     writes one (README: the build report)."""
     job = plan.for_build(ctx.config, arch, names)
-    rows = build(ctx, job, arch, force=force)
+    with ctx.ledger.stage("build and gates"):
+        rows = build(ctx, job, arch, force=force)
     # A build that preflight stopped wrote nothing, and leaves nothing (not even a report) behind.
     if not ctx.runner.dry_run and any(r.check is Check.BUILD for r in rows):
         written = buildreport.write(ctx, arch, dict(job.builds), rows)
@@ -90,15 +91,17 @@ def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, probes: Probes, *, f
             continue
         component = ctx.config.components[name]
         recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
-        with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"):
+        with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"), costs.measured() as meter:
             source = worktree.prepare(ctx, component, arch) if recipe.needs_source else None
             built = recipe.run(ctx, component, arch, probes, source, force=force)
             ctx.log.info(f"    {built.build.verdict.value}: {built.build.reason}")
-        rows += built.rows
+        rows += report.timed(built.rows, meter.wall, meter.cpu)
         if built.build.verdict is Verdict.FAIL:
             break
         if built.build.verdict is Verdict.PASS and built.gated:
-            rows += gate_install(ctx, name, arch, built.gated, built.builds)
+            with costs.measured() as meter:
+                gated = gate_install(ctx, name, arch, built.gated, built.builds)
+            rows += report.timed(gated, meter.wall, meter.cpu)
     return rows
 
 
@@ -191,8 +194,10 @@ def smoke(ctx: Context, job: RunPlan) -> list[Row]:
         if spec is None:
             rows.append(Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml"))
             continue
-        with ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"):
-            rows += smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
+        with ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
+                costs.measured() as meter:
+            found = smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
+        rows += report.timed(found, meter.wall, meter.cpu)
     return rows
 
 
@@ -213,7 +218,8 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
         return []
     rows = prepare_and_build(ctx, job)
     if not any(r.verdict is Verdict.FAIL for r in rows):
-        rows += smoke(ctx, job)
+        with ctx.ledger.stage("smoke"):
+            rows += smoke(ctx, job)
         if job.whole_arch:
             # Every orchestrated run of a whole arch is an observation the floors may later be raised on.
             floors.record(rows, floors.observations_dir(ctx.build_root))
@@ -241,9 +247,11 @@ def wheel_selection(ctx: Context, job: RunPlan) -> list[str]:
 
 def prepare_and_build(ctx: Context, job: RunPlan) -> list[Row]:
     """Host packages and tools, the sysroots, then every arch's builds of the plan."""
-    rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
+    with ctx.ledger.stage("setup and sysroots"):
+        rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
     for each in job.arches:
-        rows += build(ctx, job, each)
+        with ctx.ledger.stage("build and gates"):
+            rows += build(ctx, job, each)
     return rows
 
 
@@ -264,7 +272,8 @@ def run_tests(ctx: Context, job: RunPlan) -> list[Row]:
         return []
     rows = prepare_and_build(ctx, job)
     if not any(r.verdict is Verdict.FAIL for r in rows):
-        rows += stage.run(ctx, job.arch, job.smokes, job.profiles)
+        with ctx.ledger.stage("upstream suites"):
+            rows += stage.run(ctx, job.arch, job.smokes, job.profiles)
     return report_rows(ctx, job, rows)
 
 

@@ -71,6 +71,15 @@ class Row:
     control: bool = dataclasses.field(default=False, kw_only=True)  # ran on the amd64 control, for comparison
     # Markdown a reader wants beside the summary (e.g. an op-timing table): shown under the table, kept in JSON.
     detail: str = dataclasses.field(default="", kw_only=True, compare=False)
+    # What making the row cost (costs.py): wall seconds and CPU seconds, children included; 0 when not measured.
+    # Not part of the row's identity: the same verdict in another run is the same row.
+    wall: float = dataclasses.field(default=0.0, kw_only=True, compare=False)
+    cpu: float = dataclasses.field(default=0.0, kw_only=True, compare=False)
+
+    @property
+    def time(self) -> str:
+        """The time column: "12.3s/20.1s" (wall/CPU), "" when not measured."""
+        return f"{self.wall:.1f}s/{self.cpu:.1f}s" if self.wall or self.cpu else ""
 
     @property
     def label(self) -> str:
@@ -100,7 +109,21 @@ class Row:
             raise ValueError(f"entry {index}: a row's verdict is PASS, FAIL or SKIP, not {verdict.value}")
         return cls(data["component"], data["arch"], check, verdict, str(data.get("reason", "")),
                    subject=str(data.get("subject", "")), profile=str(data.get("profile", "")),
-                   control=data.get("control") is True, detail=str(data.get("detail", "")))
+                   control=data.get("control") is True, detail=str(data.get("detail", "")),
+                   wall=_seconds(data.get("wall")), cpu=_seconds(data.get("cpu")))
+
+
+def _seconds(value: object) -> float:
+    """A report's time field: a finite number of seconds from 0 to a week, else 0 (a report that crossed a job may
+    say anything)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 7 * 86400:
+        return 0.0
+    return float(value)
+
+
+def timed(rows: Iterable[Row], wall: float, cpu: float) -> list[Row]:
+    """*rows* with the time of the work that made them, where they carry none of their own."""
+    return [r if r.wall or r.cpu else dataclasses.replace(r, wall=round(wall, 3), cpu=round(cpu, 3)) for r in rows]
 
 
 MAX_CELL = 2000  # characters of a printed cell: a 20 MiB test name is not a 20 MiB row
@@ -116,22 +139,37 @@ def shown(text: str, limit: int = MAX_CELL) -> str:
 
 def table(rows: Iterable[Row]) -> str:
     rows = list(rows)
-    header = ("component", "arch", "step", "verdict", "reason")
-    cells = [header] + [(shown(r.component, 200), shown(r.arch, 40), shown(r.label, 200), r.verdict.value,
+    header = ("component", "arch", "step", "verdict", "wall/cpu", "reason")
+    cells = [header] + [(shown(r.component, 200), shown(r.arch, 40), shown(r.label, 200), r.verdict.value, r.time,
                          shown(r.reason)) for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(4)]
+    widths = [max(len(c[i]) for c in cells) for i in range(5)]
     lines = []
     for index, cell in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(cell[:4], widths, strict=True)) + "  " + cell[4])
+        lines.append("  ".join(c.ljust(w) for c, w in zip(cell[:5], widths, strict=True)) + "  " + cell[5])
         if index == 0:
             lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 6)
     return "\n".join(line.rstrip() for line in lines)
 
 
-def markdown(rows: Iterable[Row]) -> str:
-    lines = ["| component | arch | step | verdict | reason |", "|---|---|---|---|---|"]
+def stage_table(totals: Iterable[tuple[str, float, float]]) -> str:
+    """The run's stages: each one's wall and CPU seconds (children included), and the run's."""
+    totals = list(totals)
+    if not totals:
+        return ""
+    width = max(len(name) for name, _, _ in totals)
+    lines = [f"{'stage'.ljust(width)}  {'wall':>9}  {'cpu':>9}", f"{'-' * width}  {'-' * 9}  {'-' * 9}"]
+    lines += [f"{name.ljust(width)}  {wall:8.1f}s  {cpu:8.1f}s" for name, wall, cpu in totals]
+    return "\n".join(lines)
+
+
+def markdown(rows: Iterable[Row], stages: Iterable[tuple[str, float, float]] = ()) -> str:
+    lines = ["| component | arch | step | verdict | wall/cpu | reason |", "|---|---|---|---|---|---|"]
     lines += [f"| {markdown_cell(r.component, 200)} | {markdown_cell(r.arch, 40)} | {markdown_cell(r.label, 200)} | "
-              f"{r.verdict.value} | {markdown_cell(r.reason)} |" for r in rows]
+              f"{r.verdict.value} | {r.time} | {markdown_cell(r.reason)} |" for r in rows]
+    stages = list(stages)
+    if stages:
+        lines += ["", "| stage | wall | cpu |", "|---|---|---|"]
+        lines += [f"| {markdown_cell(name, 80)} | {wall:.1f}s | {cpu:.1f}s |" for name, wall, cpu in stages]
     details = [redact(r.detail)[:20000] for r in rows if r.detail]
     return "\n".join(lines) + "\n" + "".join(f"\n{d}\n" for d in details)
 

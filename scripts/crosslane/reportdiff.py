@@ -83,6 +83,28 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     for key in sorted(set(old_rows) | set(new_rows)):
         if old_rows.get(key) != new_rows.get(key):
             lines.append(f"verdict {key}: {old_rows.get(key, '—')} → {new_rows.get(key, '—')}")
+    return lines + _time_changes(old, new)
+
+
+TIME_CHANGES_SHOWN = 10
+
+
+def _times(data: Mapping[str, Any]) -> dict[str, float]:
+    """Each measured row's wall seconds, by what identifies it (as _rows)."""
+    rows = [Row.from_dict(entry, index) for index, entry in enumerate(data.get("rows") or [])]
+    return {f"{r.component} {r.arch} {r.label}": r.wall for r in rows if r.wall}
+
+
+def _time_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The rows whose wall time changed most (beyond noise: TIMING_NOISE and TIMING_FLOOR), largest first."""
+    before, after = _times(old), _times(new)
+    changed = [(abs(after[k] - before[k]), k) for k in set(before) & set(after)
+               if abs(after[k] - before[k]) >= TIMING_FLOOR
+               and max(after[k], before[k]) > TIMING_NOISE * min(after[k], before[k])]
+    changed.sort(key=lambda item: (-item[0], item[1]))
+    lines = [f"time {k}: {before[k]:.1f}s → {after[k]:.1f}s" for _, k in changed[:TIME_CHANGES_SHOWN]]
+    if len(changed) > TIME_CHANGES_SHOWN:
+        lines.append(f"time: {len(changed) - TIME_CHANGES_SHOWN} more rows changed beyond noise")
     return lines
 
 

@@ -5,7 +5,8 @@ programs on PATH (`local.which`, with a clean CommandNotFound) and building a co
 shell. What it does not do the way a cross build needs stays ours, on the Popen it returns: streaming output
 line by line for progress and the failure tail, a new session so a timeout kills the whole group (cmake's
 ninja and compilers, apt's methods), and a timer. plumbum merges its own copy of the environment into env=,
-so removing a variable is spelled as a shell user would (`env --unset`); that is the one workaround.
+so removing a variable is spelled as a shell user would (`env --unset`); that is the one workaround. The child is
+reaped with os.wait4, whose rusage is the CPU its whole process tree used: what a row's time is made of (costs.py).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from crosslane import costs
 from crosslane.errors import MissingPrerequisite, StepFailed
 from crosslane.log import INTERESTING_ENV, Log
 
@@ -44,6 +46,7 @@ class Result:
     output: str
     seconds: float
     timed_out: bool = False
+    cpu: float = 0.0  # user + system seconds of the command and every descendant it waited for
 
     @property
     def ok(self) -> bool:
@@ -141,17 +144,26 @@ class Runner:
                 tail.append(line.rstrip("\n"))
                 if on_line:
                     on_line(line.rstrip("\n"))
-            returncode = process.wait()
+            returncode, cpu = reap(process)
         except BaseException:
             kill()  # interrupted (SIGTERM, Ctrl-C): the child's group goes too, not on in the background
             raise
         finally:
             if timer:
                 timer.cancel()
-        result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, timed_out.is_set())
+        costs.charge(cpu)
+        result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, timed_out.is_set(), cpu)
         if check and not result.ok:
             raise StepFailed(failure_message(quoted, result), detail=result.tail(15).strip() or None)
         return result
+
+
+def reap(process: object) -> tuple[int, float]:
+    """The exit status of *process* (a Popen, or plumbum's wrapper of one) and the CPU seconds of its tree."""
+    popen = cast("subprocess.Popen[str]", getattr(process, "_proc", process))  # plumbum keeps its Popen there
+    _, status, usage = os.wait4(popen.pid, 0)
+    popen.returncode = os.waitstatus_to_exitcode(status)  # the Popen is told, so it does not wait again
+    return popen.returncode, usage.ru_utime + usage.ru_stime
 
 
 def failure_message(quoted: str, result: Result) -> str:

@@ -85,8 +85,11 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
                       wheels=given, cases=parse_cases(cases, cfg), builds=tuple(w for b in builds for w in b.split()))
         rows = action(ctx)
         if stream_summary and rows:
+            stages = ctx.ledger.totals()
             print(report.table(rows))
-            append_step_summary(report.markdown(rows))
+            if stages:
+                print("\n" + report.stage_table(stages))
+            append_step_summary(report.markdown(rows, stages))
         if json_path:
             report.write_json(rows, Path(json_path))
     except CrosslaneError as exc:

@@ -6,12 +6,14 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
+from crosslane import costs, report
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
 from crosslane.guest import cpython, guest_root, qemu
+from crosslane.report import Row
 from crosslane.runner import Result
 
 T = TypeVar("T")
@@ -36,11 +38,29 @@ def python(ctx: Context, arch: Arch) -> Path:
 
 def per_item(items: Sequence[U], work: Callable[[U], T], *, parallel: bool = True) -> list[T]:
     """Run *work* for every item, in order of the items, in parallel (one per core) unless told otherwise:
-    the runs are CPU-bound qemu processes."""
+    the runs are CPU-bound qemu processes. Each item's rows (its result, or the rows in a tuple or list it returns)
+    carry what that item cost (costs.py)."""
+    def each(item: U) -> T:
+        with costs.measured() as meter:
+            result = work(item)
+        return with_time(result, meter)
     if not parallel or len(items) < 2:
-        return [work(item) for item in items]
+        return [each(item) for item in items]
     with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 2)) as pool:
-        return list(pool.map(work, items))
+        return list(pool.map(costs.carried(each), items))
+
+
+def with_time(result: T, meter: costs.Meter) -> T:
+    """*result* with every Row in it (itself, or an element of a tuple or list) timed by *meter*."""
+    if isinstance(result, Row):
+        return cast(T, report.timed([result], meter.wall, meter.cpu)[0])
+    # Plain ones only: a named tuple is the work's own value, left as it is.
+    value: object = result
+    if type(value) is tuple:
+        return cast(T, tuple(with_time(item, meter) for item in value))
+    if type(value) is list:
+        return cast(T, [with_time(item, meter) for item in value])
+    return result
 
 
 def per_profile(profiles: Sequence[Profile], work: Callable[[Profile], T], *, parallel: bool = True) -> list[T]:
