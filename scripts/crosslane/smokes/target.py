@@ -27,9 +27,15 @@ def qemu_prefix(ctx: Context, arch: Arch, profile: Profile) -> list[str]:
 
 def run(ctx: Context, arch: Arch, profile: Profile, argv: Sequence[str | Path], *, timeout: float,
         env: dict[str, str] | None = None) -> Result:
+    # A smoke of minutes says where it is: each target run's start and end, by profile and program.
+    program = Path(str(argv[0])).name if argv else "?"
+    ctx.log.info(f"    {profile.name}: {program} started")
     # The guest inherits qemu's own environment; qemu's -E would split a value at its commas.
-    return ctx.runner.run([*qemu_prefix(ctx, arch, profile), *map(str, argv)], env=env, timeout=timeout,
-                          check=False, quiet=True)
+    result = ctx.runner.run([*qemu_prefix(ctx, arch, profile), *map(str, argv)], env=env, timeout=timeout,
+                            check=False, quiet=True)
+    ended = "timed out" if result.timed_out else f"exit {result.returncode}"
+    ctx.log.info(f"    {profile.name}: {program} {ended} after {result.seconds:.1f}s")
+    return result
 
 
 def python(ctx: Context, arch: Arch) -> Path:
