@@ -75,7 +75,8 @@ def run(root: toolroot.ToolRoot, elf: Path, cpu: str, timeout: float = 20.0) -> 
         monitor = Path(tmp) / "monitor.sock"
         nonce = bm_run.new_nonce()
         argv = toolroot.command(root, bm_run.qemu_command("qemu-system-riscv64", cpu, elf, monitor, nonce=nonce),
-                                binds=[Path(tmp)], read_only=[elf.parent], cwd=elf.parent, network=False)
+                                binds=[Path(tmp)], read_only=[elf.parent], cwd=elf.parent, network=False,
+                                sealed=True)  # as the lane runs it (baremetal/lane.py)
         started = time.monotonic()
         with bm_run.Watchdog(monitor, timeout) as dog:
             result = runner.run(argv, check=False, quiet=True, timeout=timeout + 30)

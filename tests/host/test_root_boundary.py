@@ -103,3 +103,22 @@ def test_a_link_in_the_root_never_points_a_bind_at_the_host(places: dict[str, Pa
     assert done.returncode == CANNOT_ENTER, done.output
     assert "is a link" in done.output
     assert sorted(p.name for p in outside.iterdir()) == before  # nothing made on the host
+
+
+def test_a_sealed_root_cannot_be_changed_from_inside(places: dict[str, Path]) -> None:
+    """The root an image's emulator runs from (bare metal, semihosting) is read-only: a program in it writes only
+    its binds and a /tmp of its own, and the cached root is as it was."""
+    root = places["root"]
+    (root / "etc").mkdir()
+    (root / "etc" / "kept").write_text("as cached\n")
+    spec = ToolRootSpec(name="test", suite="forky", mirror="http://x", packages=(), architectures=("amd64",))
+    argv = toolroot.command(toolroot.ToolRoot(spec, root, "k"), [
+        "/bin/sh", "-c", "echo changed > /etc/kept; touch /new 2>&1; echo scratch > /tmp/x && cat /tmp/x; "
+                         f"echo out > {places['shared']}/written; cat /etc/kept"],
+        binds=[places["shared"]], cwd=Path("/"), read_only=[Path(h) for h in HOST if Path(h).exists()], network=False,
+        sealed=True)
+    done = Runner(Log(io.StringIO())).run(argv, check=False, quiet=True, timeout=60)
+    assert "Read-only file system" in done.output and "scratch" in done.output, done.output
+    assert (root / "etc" / "kept").read_text() == "as cached\n" and not (root / "new").exists()
+    assert not (root / "tmp" / "x").exists()  # the root's /tmp was a tmpfs of the run's own
+    assert (places["shared"] / "written").read_text() == "out\n"  # the bind stays writable

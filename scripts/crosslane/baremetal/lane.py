@@ -253,10 +253,11 @@ def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: P
         monitor = Path(tmp) / "monitor.sock"
         nonce = bm_run.new_nonce()
         # Semihosting (target=native) lets the image open files and run commands where qemu runs: the root holds
-        # only the image's folder (read-only) and the monitor's, and no network.
+        # only the image's folder (read-only) and the monitor's, no network, and the root itself is read-only (the
+        # cached qemu later runs use).
         argv = toolroot.command(setting.root, bm_run.qemu_command(target.qemu, profile.cpu, elf, monitor, nonce=nonce),
                                 binds=[Path(tmp)], read_only=[elf.parent], cwd=elf.parent, mode=setting.mode,
-                                network=False)
+                                network=False, sealed=True)
         started = time.monotonic()
         with bm_run.Watchdog(monitor, target.timeout) as watchdog:
             result = setting.ctx.runner.run(argv, check=False, quiet=True, timeout=target.timeout + 60)

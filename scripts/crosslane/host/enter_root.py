@@ -2,9 +2,11 @@
 the capabilities a program there does not need, exec.
 
 Started by host/toolroot.py (and the install test's board) as `unshare --mount --pid --fork --propagation private
-[--map-root-user] [--net] -- python3 enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... --cwd DIR -- PROGRAM
-ARGS...`: the mounts live in that private mount namespace and vanish with its last process. The root is a
-boundary, not a convenience:
+[--map-root-user] [--net] -- python3 enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... [--read-only-root]
+--cwd DIR -- PROGRAM ARGS...`: the mounts live in that private mount namespace and vanish with its last process.
+The root is a boundary, not a convenience:
+- with --read-only-root the root itself is mounted read-only (its /tmp a tmpfs of its own): a program run from a
+  cached root (the emulator of a bare-metal image) cannot change what later runs use;
 - every folder made for a bind is made one component at a time without following a link (a link inside the
   root, say from a tampered cache, would otherwise point the mkdir or the mount at the host), and the mount goes
   onto the folder opened that way;
@@ -134,9 +136,34 @@ def in_user_namespace() -> bool:
         return False
 
 
+def seal(root: Path, binds: list[tuple[Path, bool]]) -> None:
+    """The root read-only, once every folder a mount goes onto is made (nothing can be made in it after)."""
+    scratch = Path("/tmp")  # noqa: S108  (the root's own, a tmpfs below: binds under it are made there)
+    for path, file in [(Path("/proc"), False), (Path("/sys"), False), (Path("/dev"), False), (scratch, False),
+                       *((source, not source.is_dir()) for source, _ in binds if not source.is_relative_to(scratch))]:
+        os.close(folder_in(root, path, file=file))
+    fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        mount("--bind", str(root), fd=fd)
+    finally:
+        os.close(fd)
+    # The bind now covers the folder: opened again, the descriptor holds the new mount, which is made read-only.
+    fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        mount("-o", "remount,bind,ro", fd=fd)
+    finally:
+        os.close(fd)
+    tmp = folder_in(root, Path("/tmp"))  # noqa: S108  (a tmpfs of its own mounted there, not a host path)
+    try:
+        mount("-t", "tmpfs", "-o", "nosuid,nodev,size=256m", "crosslane-tmp", fd=tmp)
+    finally:
+        os.close(tmp)
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv or len(argv) < 3:
-        print("usage: enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... [--cwd DIR] -- PROGRAM [ARGS...]",
+        print("usage: enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... [--read-only-root] [--cwd DIR] -- "
+              "PROGRAM [ARGS...]",
               file=sys.stderr)
         return CANNOT_ENTER
     split = argv.index("--")
@@ -146,6 +173,8 @@ def main(argv: list[str]) -> int:
              if word in ("--bind", "--bind-ro")]
     cwd = next((options[i + 1] for i, word in enumerate(options) if word == "--cwd"), "/")
     try:
+        if "--read-only-root" in options:
+            seal(root, binds)
         system(root, as_root=not in_user_namespace())
         for source, read_only in binds:
             bind(source, root, read_only=read_only)

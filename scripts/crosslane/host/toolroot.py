@@ -175,10 +175,11 @@ def _mmdebstrap_argv(mmdebstrap: str, spec: ToolRootSpec, target: Path) -> list[
 
 
 def command(root: ToolRoot, argv: Sequence[str | Path], *, binds: Sequence[Path], cwd: Path | None = None,
-            mode: EntryMode = "root", read_only: Sequence[Path] = (), network: bool = True) -> list[str]:
+            mode: EntryMode = "root", read_only: Sequence[Path] = (), network: bool = True,
+            sealed: bool = False) -> list[str]:
     """*argv* as run inside *root*: the host's python enters it (enter_root.py) in private mount and PID namespaces
     (without *network*, a network namespace of its own too), with *binds* (written) and *read_only* folders at their
-    own paths."""
+    own paths; *sealed*: the root itself read-only (a program that only runs from it)."""
     namespace = ["unshare", "--mount", "--pid", "--fork", "--propagation", "private", *([] if network else ["--net"])]
     if mode == "userns":
         namespace.insert(1, "--map-root-user")
@@ -186,7 +187,7 @@ def command(root: ToolRoot, argv: Sequence[str | Path], *, binds: Sequence[Path]
     bound = [*(w for path in writable for w in ("--bind", str(path))),
              *(w for path in dict.fromkeys(read_only) if path not in writable for w in ("--bind-ro", str(path)))]
     return [*namespace, "--", sys.executable, str(ENTER), str(root.path), *bound,
-            "--cwd", str(cwd or Path.cwd()), "--", *map(str, argv)]
+            *(["--read-only-root"] if sealed else []), "--cwd", str(cwd or Path.cwd()), "--", *map(str, argv)]
 
 
 def wrapper_script(root: ToolRoot, tool: str, *, binds: Sequence[Path], mode: EntryMode,
