@@ -9,13 +9,13 @@ from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
 from crosslane import atomic, buildreport, costs, locks, plan, recipes, report, repro, smokes, stamps
-from crosslane.archs import Arch
+from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
-from crosslane.config import PinnedSource
+from crosslane.config import PinnedSource, Profile
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.features.probes import Probes
-from crosslane.gates import compiled, provenance, verify
+from crosslane.gates import compiled, provenance, vector_code, verify
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools, hostsetup, toolroot
 from crosslane.models import hostenv
@@ -25,6 +25,7 @@ from crosslane.preflight import doctor
 from crosslane.recipes import cmake, cmake_wheel
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
+from crosslane.shipping import folder as shipping_folder
 from crosslane.shipping import index as simple_index
 from crosslane.sources import pinned, worktree
 from crosslane.suites import stage
@@ -197,8 +198,20 @@ def smoke(ctx: Context, job: RunPlan) -> list[Row]:
         with ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
                 costs.measured() as meter:
             found = smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
-        rows += report.timed(found, meter.wall, meter.cpu)
+        rows += with_vector_evidence(ctx, arch, name, report.timed(found, meter.wall, meter.cpu), chosen)
     return rows
+
+
+def with_vector_evidence(ctx: Context, arch: Arch, name: str, rows: list[Row], chosen: Sequence[Profile]) -> list[Row]:
+    """The smoke rows of vector profiles with what the install folder's code holds (gates/vector_code.py): a VLEN
+    sweep over code without a vector instruction shows only that the code runs."""
+    vector = {p.name for p in chosen if p.vector_enabled(arch)}
+    install = ctx.component_dir(arch, name) / "install"
+    if info(arch).vector_cpu_property is None or not vector or not install.is_dir():
+        return rows
+    note = vector_code.summary([vector_code.scan(f) for f in shipping_folder.elf_files(install)])
+    return [dataclasses.replace(r, reason=f"{r.reason}; {note}")
+            if r.check is Check.SMOKE and r.profile in vector and not r.control else r for r in rows]
 
 
 def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Row]:

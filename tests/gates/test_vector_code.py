@@ -1,0 +1,77 @@
+"""gates/vector_code.py on real RISC-V objects (clang-19): a loop built for rv64gcv holds vector instructions,
+the same loop built for rv64gc holds none, RVC code is walked correctly, and a smoke row of a vector profile says
+which of the two its install folder's code is."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from crosslane import pipeline
+from crosslane.archs import Arch
+from crosslane.config import Config, Profile
+from crosslane.context import Context
+from crosslane.gates import vector_code
+from crosslane.log import Log
+from crosslane.report import Check, Row, Verdict
+from crosslane.runner import Runner
+
+pytestmark = [pytest.mark.cross]
+
+LOOP = "void add(int *restrict a, const int *restrict b, int n) { for (int i = 0; i < n; i++) a[i] += b[i]; }\n"
+
+
+def compiled(tmp_path: Path, march: str) -> Path:
+    clang = shutil.which("clang-19")
+    if clang is None:
+        pytest.skip("clang-19 is installed by invoke setup")
+    source = tmp_path / "loop.c"
+    source.write_text(LOOP)
+    out = tmp_path / f"loop-{march}.o"
+    subprocess.run([clang, "--target=riscv64-linux-gnu", f"-march={march}", "-O3", "-c", str(source), "-o", str(out)],
+                   check=True, capture_output=True, timeout=120)
+    return out
+
+
+def test_vector_code_is_counted_and_scalar_code_has_none(tmp_path: Path) -> None:
+    vector = vector_code.scan(compiled(tmp_path, "rv64gcv"))
+    scalar = vector_code.scan(compiled(tmp_path, "rv64gc"))
+    assert vector.scanned and vector.instructions >= 3, vector  # vsetvli, vle32, vadd, vse32 at least
+    assert scalar.scanned and scalar.instructions == 0, scalar
+    assert "RVV instructions in 1 of 2 ELF files" in vector_code.summary([vector, scalar])
+    assert "no RVV instruction in its 1 ELF files" in vector_code.summary([scalar])
+
+
+def test_what_is_not_riscv_code_is_not_scanned(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("not an ELF file\n")
+    assert not vector_code.scan(text).scanned
+    assert vector_code.scan(Path(shutil.which("true") or "/bin/true")).why == "not RISC-V"
+    assert vector_code.summary([vector_code.scan(text)]).startswith("no RISC-V ELF file")
+
+
+def test_a_stream_of_compressed_and_full_instructions() -> None:
+    c_nop = (0x0001).to_bytes(2, "little")  # c.nop
+    addi = (0x00000013).to_bytes(4, "little")  # addi x0, x0, 0
+    vsetvli = (0x0D0572D7).to_bytes(4, "little")  # vsetvli t0, a0, e32, m1, ta, ma
+    vle32 = (0x02056087).to_bytes(4, "little")  # vle32.v v1, (a0)
+    flw = (0x00052007).to_bytes(4, "little")  # flw f0, 0(a0): LOAD-FP with a scalar width
+    assert vector_code.count(c_nop + vsetvli + c_nop + addi + vle32 + flw + c_nop) == 2
+    assert vector_code.count(c_nop + vsetvli[:2]) == 0  # a cut instruction at the end is no instruction
+
+
+def test_vector_profile_rows_carry_the_evidence(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    install = tmp_path / "build" / "riscv64" / "demo" / "install" / "lib"
+    install.mkdir(parents=True)
+    shutil.copy(compiled(tmp_path, "rv64gc"), install / "libdemo.so")
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    profiles = [Profile("novector", "rv64,v=false"), Profile("rvv128", "rv64,v=true,vlen=128")]
+    rows = [Row("demo", "riscv64", Check.SMOKE, Verdict.PASS, "OK", profile=p.name) for p in profiles]
+    done = pipeline.with_vector_evidence(ctx, Arch.RISCV64, "demo", rows, profiles)
+    assert done[0].reason == "OK"  # no vector unit: nothing to say
+    assert done[1].reason.startswith("OK; no RVV instruction in its 1 ELF files")
