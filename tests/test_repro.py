@@ -6,14 +6,16 @@ row names the file and what diffoscope says differs."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from crosslane import pipeline
+from crosslane.archs import Arch
+from crosslane.cli import commands
 from crosslane_helpers import REPO, versions_header
 
 pytestmark = [pytest.mark.cross, pytest.mark.spawns]
@@ -76,12 +78,23 @@ arches = ["riscv64"]
     return repo
 
 
-def repro(checkout: Path, component: str, report: Path) -> subprocess.CompletedProcess[str]:
-    invoke = Path(sys.executable).parent / "invoke"
+@dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def repro(checkout: Path, component: str, report: Path, capsys: pytest.CaptureFixture[str],
+          monkeypatch: pytest.MonkeyPatch) -> Done:
+    """`invoke repro` as tasks.py runs it, in this process (its two builds are invoke processes of their own)."""
     # The checkout's own build/ (another test's CROSSLANE_BUILD_DIR may be in this process's environment).
-    env = {k: v for k, v in os.environ.items() if k != "CROSSLANE_BUILD_DIR"}
-    return subprocess.run([str(invoke), "repro", "--arch", "riscv64", "--component", component, "--json", str(report)],
-                          cwd=checkout, capture_output=True, text=True, timeout=900, check=False, env=env)
+    monkeypatch.delenv("CROSSLANE_BUILD_DIR", raising=False)
+    monkeypatch.chdir(checkout)
+    code = commands.run(lambda ctx: pipeline.reproducibility(ctx, Arch.RISCV64, [component]),
+                        json_path=str(report), config_path=str(checkout / "versions.toml"))
+    captured = capsys.readouterr()
+    return Done(code, captured.out, captured.err)
 
 
 def repro_row(report: Path) -> dict[str, str]:
@@ -89,8 +102,9 @@ def repro_row(report: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in row.items()}
 
 
-def test_dates_and_paths_rebuild_bit_for_bit(checkout: Path, tmp_path: Path) -> None:
-    done = repro(checkout, "steady", tmp_path / "report.json")
+def test_dates_and_paths_rebuild_bit_for_bit(checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    done = repro(checkout, "steady", tmp_path / "report.json", capsys, monkeypatch)
     assert done.returncode == 0, done.stdout[-3000:]
     row = repro_row(tmp_path / "report.json")
     assert row["verdict"] == "PASS" and "byte-identical" in row["reason"] and "ccache off" in row["reason"]
@@ -98,8 +112,9 @@ def test_dates_and_paths_rebuild_bit_for_bit(checkout: Path, tmp_path: Path) -> 
     assert not (checkout / "build" / "repro" / "riscv64-steady").exists()  # agreeing builds are not kept
 
 
-def test_a_build_time_in_the_binary_fails_naming_the_file_and_the_difference(checkout: Path, tmp_path: Path) -> None:
-    done = repro(checkout, "clock", tmp_path / "report.json")
+def test_a_build_time_in_the_binary_fails_naming_the_file_and_the_difference(
+        checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    done = repro(checkout, "clock", tmp_path / "report.json", capsys, monkeypatch)
     assert done.returncode == 1, done.stdout[-3000:]
     row = repro_row(tmp_path / "report.json")
     assert row["verdict"] == "FAIL" and "bin/clock" in row["reason"], row
