@@ -64,4 +64,7 @@ def test_cpuinfo_builds_and_passes_isa_info_on_every_profile(cfg: Config, sysroo
     if arch is Arch.RISCV64:
         reasons = {r.label: r.reason for r in rows}
         assert reasons["isa-info@novector"].endswith("Vector: no")
-        assert reasons["isa-info@rvv256"].endswith("Vector: yes")
+        # cpuinfo detects the vector unit and uses none: the row says the sweep ran scalar code (gates/vector_code)
+        assert reasons["isa-info@rvv256"].endswith("Vector: yes; no RVV instruction in its 3 ELF files: every "
+                                                   "profile runs the same scalar code, so the VLEN sweep shows only "
+                                                   "that it runs")
