@@ -19,7 +19,7 @@ import copy
 from collections.abc import Callable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidName, canonicalize_name
 
 from crosslane.archs import CONTROL_ARCH
@@ -187,6 +187,15 @@ def is_distribution_name(name: str) -> bool:
     return True
 
 
+def _pinnable(version: str) -> bool:
+    """Whether name==*version* is a requirement pip reads (found by fuzzing: '.0.28.0' was a traceback)."""
+    try:
+        SpecifierSet(f"=={version}")
+    except InvalidSpecifier:
+        return False
+    return True
+
+
 def read_pins(data: dict[str, object], file: str) -> dict[str, str]:
     """[pins]: distribution = "version", by canonical name."""
     raw = data.get("pins", {})
@@ -200,7 +209,7 @@ def read_pins(data: dict[str, object], file: str) -> dict[str, str]:
             table.fail(name, f"'{name}' is not a distribution name (a pin is name = \"version\")")
         if canonicalize_name(name) in pins:
             table.fail(name, f"{name} is pinned twice (names compare case- and separator-insensitively)")
-        if not version or any(c in version for c in " =<>!~,;"):
+        if not version or any(c in version for c in " =<>!~,;") or not _pinnable(version):
             table.fail(name, f"'{version}' is not a version such as 2.13.0")
         pins[canonicalize_name(name)] = version
     return pins
