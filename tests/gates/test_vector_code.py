@@ -54,6 +54,23 @@ def test_what_is_not_riscv_code_is_not_scanned(tmp_path: Path) -> None:
     assert vector_code.summary([vector_code.scan(text)]).startswith("no RISC-V ELF file")
 
 
+def test_a_truncated_or_mangled_object_is_not_scanned_and_never_raises(tmp_path: Path) -> None:
+    import random
+    data = compiled(tmp_path, "rv64gcv").read_bytes()
+    rng = random.Random(5)
+    broken = tmp_path / "broken.o"
+    outcomes = set()
+    for _ in range(200):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 6)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        broken.write_bytes(bytes(mutated[:rng.randrange(16, len(mutated) + 1)]))
+        found = vector_code.scan(broken)
+        outcomes.add(found.scanned)
+        assert found.scanned or found.why, found
+    assert False in outcomes  # some mutations were refused, by name, not by a traceback
+
+
 def test_a_stream_of_compressed_and_full_instructions() -> None:
     c_nop = (0x0001).to_bytes(2, "little")  # c.nop
     addi = (0x00000013).to_bytes(4, "little")  # addi x0, x0, 0

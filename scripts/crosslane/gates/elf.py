@@ -193,9 +193,15 @@ def _x86_isa_needed(elf: ELFFile) -> int:
     return 0
 
 
+def corrupt_elf_errors() -> tuple[type[Exception], ...]:
+    """What pyelftools raises on a corrupt or truncated file (every reader here turns these into a defect)."""
+    from elftools.common.exceptions import ELFError, ELFParseError, ELFRelocationError
+    return (ELFError, ELFParseError, ELFRelocationError, struct.error, ValueError, KeyError, UnicodeDecodeError,
+            EOFError)
+
+
 def read(path: Path) -> ElfInfo | ElfDefect:
     """The ELF facts of *path*, or a defect saying why it is not a readable ELF file."""
-    from elftools.common.exceptions import ELFError, ELFParseError, ELFRelocationError
     from elftools.elf.dynamic import DynamicSection
     from elftools.elf.elffile import ELFFile
     from elftools.elf.gnuversions import GNUVerNeedSection
@@ -256,8 +262,7 @@ def read(path: Path) -> ElfInfo | ElfDefect:
                 undefined=frozenset(n for n, weak in undefined if not weak),
                 x86_isa_needed=_x86_isa_needed(elf) if machine == EM_X86_64 else 0,
             )
-    except (ELFError, ELFParseError, ELFRelocationError, struct.error, ValueError, KeyError, UnicodeDecodeError,
-            EOFError) as exc:
+    except corrupt_elf_errors() as exc:
         return ElfDefect(path, f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
     except OSError as exc:
         return ElfDefect(path, f"unreadable ({exc.strerror or exc})")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane.gates.elf import EM_RISCV
+from crosslane.gates.elf import EM_RISCV, corrupt_elf_errors
 
 OP_V = 0x57
 LOAD_FP, STORE_FP = 0x07, 0x27
@@ -52,8 +52,7 @@ def count(code: bytes) -> int:
 
 def scan(path: Path) -> VectorCode:
     """The vector instructions of *path*'s executable sections; a file that is no RISC-V ELF is not scanned."""
-    from elftools.common.exceptions import ELFError  # pyelftools: imported where an ELF file is read
-    from elftools.elf.elffile import ELFFile
+    from elftools.elf.elffile import ELFFile  # pyelftools: imported where an ELF file is read
 
     try:
         with path.open("rb") as handle:
@@ -62,8 +61,10 @@ def scan(path: Path) -> VectorCode:
                 return VectorCode(path, scanned=False, why="not RISC-V")
             total = sum(count(section.data()) for section in elf.iter_sections()
                         if section["sh_flags"] & SHF_EXECINSTR and section["sh_type"] == "SHT_PROGBITS")
-    except (OSError, ELFError, ValueError) as exc:
-        return VectorCode(path, scanned=False, why=f"unreadable ({exc})")
+    except OSError as exc:
+        return VectorCode(path, scanned=False, why=f"unreadable ({exc.strerror or exc})")
+    except corrupt_elf_errors() as exc:  # an install folder may come from a pack that crossed a job
+        return VectorCode(path, scanned=False, why=f"corrupt ELF ({type(exc).__name__})")
     return VectorCode(path, total)
 
 
