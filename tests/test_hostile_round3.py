@@ -223,3 +223,17 @@ def test_a_pack_whose_gzip_trailer_is_wrong_is_refused(built: dict[str, str], tm
     done = invoke("unpack", "--input", str(pack), env=built)
     assert done.rc == 2 and len(done.errors) == 1 and "not a readable pack" in done.errors[0], done.out
     assert stamps.read(folder) == stamp and json.dumps(stamp)
+
+
+@pytest.mark.hostile("9 packs")
+@pytest.mark.cross
+def test_a_pack_recompressed_with_xz_and_corrupted_is_refused(built: dict[str, str], tmp_path: Path) -> None:
+    """tarfile reads any compression: a corrupt xz stream (lzma's own error, not an OSError) is one line too."""
+    import lzma
+    pack = tmp_path / "canary.tar.gz"
+    assert invoke("pack", "--arch", "riscv64", "--component", "canary", "--output", str(pack), env=built).rc == 0
+    data = bytearray(lzma.compress(gzip.decompress(pack.read_bytes())))
+    data[len(data) // 2] ^= 0xFF
+    pack.write_bytes(bytes(data))
+    done = invoke("unpack", "--input", str(pack), env=built)
+    assert done.rc == 2 and len(done.errors) == 1 and "Traceback" not in done.out, done.out

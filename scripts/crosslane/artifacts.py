@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import lzma
 import os
 import shutil
 import tarfile
@@ -310,7 +311,7 @@ def unpack(ctx: Context, archive: Path) -> list[Row]:
                 final = ctx.component_dir(found.arch, found.component)
                 with locks.hold(ctx.build_lock(found.arch), f"the {found.arch} build tree", ctx.log):
                     _install(ctx, archive, tar, found, entries, tree, final)
-        except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError) as exc:
             if isinstance(exc, OSError) and exc.filename is not None:
                 raise
             raise ConfigError(f"{archive}: not a readable pack ({type(exc).__name__}: {exc})", fix=FIX) from None

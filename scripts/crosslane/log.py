@@ -100,7 +100,8 @@ class Progress:
         counter = f"{self.done}/{self.total}" if self.total else str(self.done) if self.done else ""
         if self.log.interactive:
             with self.log._lock:
-                self.log.stream.write(f"\r    {self.label}: {counter + ' ' if counter else ''}{detail[:60]:<60}")
+                shown = redact(detail)[:60]
+                self.log.stream.write(f"\r    {self.label}: {counter + ' ' if counter else ''}{shown:<60}")
                 self.log.stream.flush()
         elif now - self._last >= self.every or (self.total and self.done == self.total):
             self._last = now

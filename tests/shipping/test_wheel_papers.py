@@ -173,3 +173,11 @@ def test_the_index_links_each_wheel_with_its_sha256(tmp_path: Path, sysroot: Sys
     assert (tmp_path / "index/files" / wheel.name).read_bytes() == wheel.read_bytes()
     assert 'href="demo/"' in (simple / "index.html").read_text()
     assert index.write([wheel], tmp_path / "again").joinpath("demo/index.html").read_text() == page
+
+
+def test_a_licence_name_a_path_cannot_hold_is_no_licence(tmp_path: Path) -> None:
+    """A name from a wheel's METADATA or SBOM (hostile) with a NUL byte is reported missing, never a traceback."""
+    from crosslane.gates import papers
+    (tmp_path / "LICENSE").write_text("x")
+    assert papers._inside(tmp_path, "LICENSE") and not papers._inside(tmp_path, "LICEN\x00SE")
+    assert not papers._inside(tmp_path, "../" + tmp_path.name + "/../x")

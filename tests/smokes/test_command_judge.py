@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.report import Verdict
 from crosslane.smokes import command
@@ -34,10 +33,10 @@ FILLED = {"install": "/b/riscv64/x+y/install", "profile": "rvv128", "vlen": "128
         "expected-signal", "expected-signal-absent", "expectation-elsewhere"])
 def test_a_run_passes_only_on_its_declared_evidence(options: dict[str, object], profile: Profile, returncode: int,
                                                      output: str, verdict: Verdict, words: str) -> None:
-    got, reason = command.judge(options, Arch.RISCV64, profile, returncode, output, False, FILLED)
+    got, reason = command.judge(options, profile, returncode, output, False, FILLED)
     assert got is verdict and words in reason, reason
 
 
 def test_a_timed_out_run_fails_even_with_its_sentinel() -> None:
-    got, reason = command.judge({"sentinel": "OK"}, Arch.RISCV64, RVV128, 0, "OK\n", True, FILLED)
+    got, reason = command.judge({"sentinel": "OK"}, RVV128, 0, "OK\n", True, FILLED)
     assert got is Verdict.FAIL and reason == "timed out"

@@ -160,7 +160,6 @@ def failure_kind(row: report.Row) -> type[StepFailed | MissingPrerequisite | Ver
 def diff_reports(old: Path, new: Path, *, debug: bool = False) -> int:
     """`invoke report-diff OLD NEW`: one line per change between two reports."""
     try:
-
         changes = reportdiff.diff(reportdiff.load(old), reportdiff.load(new))
     except CrosslaneError as exc:
         if debug or os.environ.get("CROSSLANE_DEBUG") == "1":
@@ -183,7 +182,6 @@ def merge_reports(folder: Path | None, output: Path | None, *, debug: bool = Fal
         if not output.name or output.name in (".", "..") or output.is_dir():
             raise UsageError(f"--output {output}: a path prefix names files (PREFIX.json, PREFIX.md), not a folder",
                              fix="e.g. --output build/reports/report")
-
         rows, used = report.merge(folder)
         if not used:
             raise UsageError(f"{folder}: no --json report in it", fix="run the jobs with --json FILE")
@@ -206,7 +204,6 @@ def exit_with(code: int) -> None:
 
 def print_matrix(*, config_path: str | None = None, event: str = "push", arch: str = "", component: str = "",
                  changed: str = "") -> int:
-
     def action(ctx: Context) -> list[report.Row]:
         print(plan(ctx.config, event=event, arch=arch, component=component, changed=changed.split()).github_output())
         return []

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
-import hashlib
 from pathlib import Path
 
+from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.gates import row
 from crosslane.report import Row, Verdict
@@ -74,24 +74,22 @@ def check_folder(root: Path, arch: Arch, elf_files: list[str], *, required: bool
 
 def claims(root: Path, document_path: Path, licences_dir: Path, subject: str, arch: Arch, elf_members: list[str], *,
            required: bool) -> list[Row]:
-    wheel = subject
-    rows: list[Row] = []
     if not document_path.is_file():
         verdict = Verdict.FAIL if required else Verdict.SKIP
-        return [row(wheel, arch, GATE, verdict, f"{wheel}: no {document_path.relative_to(root)}: its parts and "
+        return [row(subject, arch, GATE, verdict, f"{subject}: no {document_path.relative_to(root)}: its parts and "
                                                 "licences are not stated" + ("" if required else
                                                                             " (not built by crosslane)"))]
     if document_path.stat().st_size > MAX_SBOM_BYTES:
-        return [*rows, row(wheel, arch, GATE, Verdict.FAIL, f"{wheel}: its SBOM is over {MAX_SBOM_BYTES >> 20} MiB")]
+        return [row(subject, arch, GATE, Verdict.FAIL, f"{subject}: its SBOM is over {MAX_SBOM_BYTES >> 20} MiB")]
     document = document_path.read_text(encoding="utf-8", errors="replace")
     problem = sbom.validate(document)
     if problem is not None:
-        return [*rows, row(wheel, arch, GATE, Verdict.FAIL, f"{wheel}: the SBOM is not CycloneDX 1.6: {problem}")]
+        return [row(subject, arch, GATE, Verdict.FAIL, f"{subject}: the SBOM is not CycloneDX 1.6: {problem}")]
     files, licences = claimed_files(document)
     failures = []
     for member in elf_members:
         claimed = files.get(member)
-        digest = hashlib.sha256((root / member).read_bytes()).hexdigest()
+        digest = stamps.file_sha256(root / member)
         if claimed is None:
             failures.append(f"{member}: an ELF file the SBOM does not list")
         elif claimed != digest:
@@ -100,14 +98,18 @@ def claims(root: Path, document_path: Path, licences_dir: Path, subject: str, ar
                  for name in sorted(set(licences)) if not _inside(licences_dir, name)]
     if failures:
         shown = "; ".join(failures[:3]) + (f" (+{len(failures) - 3} more)" if len(failures) > 3 else "")
-        return [*rows, row(wheel, arch, GATE, Verdict.FAIL, f"{wheel}: {shown}")]
-    return [*rows, row(wheel, arch, GATE, Verdict.PASS,
+        return [row(subject, arch, GATE, Verdict.FAIL, f"{subject}: {shown}")]
+    return [row(subject, arch, GATE, Verdict.PASS,
                        f"CycloneDX 1.6 SBOM; {len(elf_members)} ELF files as it states; {len(set(licences))} "
-                       "licence texts present")]
+                "licence texts present")]
 
 
 def _inside(folder: Path, name: str) -> bool:
-    path = (folder / name).resolve()
+    """Whether *name* (as the wheel states it: hostile) is a file inside *folder*."""
+    try:
+        path = (folder / name).resolve()
+    except (ValueError, OSError):  # a NUL byte, a loop of links: no licence text there
+        return False
     return path.is_relative_to(folder.resolve()) and path.is_file()
 
 

@@ -33,8 +33,8 @@ FORMAT = 1  # bump when the assembly below changes, so old roots are not reused
 MANIFEST = "crosslane-toolroot.json"
 ENTER = Path(__file__).with_name("enter_root.py")
 EntryMode = Literal["root", "userns"]
-# Forky's Release file served here is past its Valid-Until date; the archive's signature still binds it.
 CARGO_REGISTRY = "/usr/share/cargo/registry"  # where Debian's librust-*-dev packages put their crates
+# Forky's Release file served here is past its Valid-Until date; the archive's signature still binds it.
 APT_OPTIONS = ('Acquire::Check-Valid-Until "false"',)
 
 

@@ -55,8 +55,9 @@ def manifests(ctx: Context, component: Component, arch: Arch) -> dict[str, Path]
     """The manifests of what the build ran against: the arch's sysroot and the tool roots it entered."""
     found = {"sysroot": ctx.sysroot(arch).path / sysroot_mod.MANIFEST}
     names = [component.toolroot] if component.toolroot else []
-    if ctx.config.arches[arch].emulator:
-        names.append(ctx.config.arches[arch].emulator or "")
+    emulator = ctx.config.arches[arch].emulator
+    if emulator:
+        names.append(emulator)
     for name in names:
         found[f"toolroot:{name}"] = toolroot.root_path(ctx.config.toolroots[name]) / toolroot.MANIFEST
     return {k: v for k, v in found.items() if v.is_file()}

@@ -44,7 +44,7 @@ def prefix_maps(build_dir: Path, build_root: Path, repository: Path, cache: Path
         maps.append(f"{repository.resolve()}/={REPOSITORY_NAME}")
     if build_dir.is_relative_to(base):
         ancestors = [build_dir, *build_dir.parents]
-        depth = ancestors.index(base) if base in ancestors else 0
+        depth = ancestors.index(base)  # base is build_dir or one of its parents (checked above)
         for level in range(depth, 0, -1):
             maps.append(f"{ancestors[level]}/={'../' * level}")
         maps.append(f"{build_dir}/=")

@@ -8,7 +8,6 @@ copied by the content hash auditwheel put in its name, and that file to its pack
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -126,10 +125,6 @@ def component_sources(component: Component, arch: Arch, tree: Path, fetchcontent
 GRAFTED = re.compile(r"(?P<base>[^/]+?)-(?P<hash>[0-9a-f]{8})\.(?P<ext>so(?:\.[^/]*)?)")
 
 
-def sha256_of(path: Path) -> str:
-    return stamps.file_sha256(path)
-
-
 def grafted_origin(member: str, search: Sequence[Path]) -> Path | None:
     """The library auditwheel copied into *member* (`<name>-<8 hex>.so…`: the hex are the first eight of the copied
     file's sha256): the first file of that name in *search* whose content has that hash."""
@@ -139,7 +134,7 @@ def grafted_origin(member: str, search: Sequence[Path]) -> Path | None:
     name = f"{found['base']}.{found['ext']}"
     for folder in search:
         candidate = folder / name
-        if candidate.is_file() and sha256_of(candidate).startswith(found["hash"]):
+        if candidate.is_file() and stamps.file_sha256(candidate).startswith(found["hash"]):
             return candidate
     return None
 
@@ -221,6 +216,3 @@ def purl_path(url: str) -> tuple[str, str] | None:
     owner, _, name = parts.path.strip("/").removesuffix(".git").partition("/")
     return (owner, name) if owner and name and "/" not in name else None
 
-
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

@@ -70,8 +70,9 @@ def outputs(options: Mapping[str, object], stdout: str, written: Path) -> tuple[
 
 
 def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout: float
-             ) -> tuple[int, str, bool, Mapping[str, object] | None, str]:
-    """(exit status, output, timed out, the outputs compared, why there are none) of one run."""
+             ) -> tuple[int, str, bool, Mapping[str, object] | None, str, Mapping[str, object]]:
+    """(exit status, output, timed out, the outputs compared, why there are none, the placeholders' values) of one
+    run."""
     spec = ctx.config.components[component].smoke
     assert spec is not None
     options = spec.options
@@ -84,11 +85,11 @@ def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout
         env = {str(k): fill(str(v), filled, component) for k, v in mapping(options.get("env")).items()}
         result = target.run(ctx, arch, profile, argv, timeout=timeout, env=env or None)
         found, why = outputs(options, result.output, written) if "compare" in options else (None, "")
-    return result.returncode, result.output, result.timed_out, found, why
+    return result.returncode, result.output, result.timed_out, found, why, filled
 
 
-def judge(options: Mapping[str, object], arch: Arch, profile: Profile, returncode: int, output: str,
-          timed_out: bool, filled: Mapping[str, object]) -> tuple[Verdict, str]:
+def judge(options: Mapping[str, object], profile: Profile, returncode: int, output: str, timed_out: bool,
+          filled: Mapping[str, object]) -> tuple[Verdict, str]:
     """The run's verdict from its declared evidence (module docstring)."""
     expected = mapping(options.get("expect")).get(profile.name)
     crash = sentinel.crash_reason(returncode) if not timed_out else None
@@ -137,9 +138,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     chosen = [p for p in profiles if not wanted or p.name in wanted]
 
     def one(profile: Profile) -> tuple[Row, Mapping[str, object] | None, str]:
-        returncode, output, timed_out, found, why = run_once(ctx, arch, component, profile, spec.timeout)
-        filled = values(ctx, arch, component, profile, Path("{output}"))
-        verdict, reason = judge(options, arch, profile, returncode, output, timed_out, filled)
+        returncode, output, timed_out, found, why, filled = run_once(ctx, arch, component, profile, spec.timeout)
+        verdict, reason = judge(options, profile, returncode, output, timed_out, filled)
         return Row(component, arch.value, Check.SMOKE, verdict, reason, subject="command", profile=profile.name), \
             found, why
 
@@ -160,8 +160,8 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
                     f"no control: the {CONTROL_ARCH} lane is off by {off}: policy, not drift", subject="command")]
     control_config = ctx.config.arches[CONTROL_ARCH]
     control_profile = control_config.profile(control_config.default_profile)
-    returncode, output, timed_out, control_outputs, why = run_once(ctx, CONTROL_ARCH, component, control_profile,
-                                                                   timeout)
+    returncode, output, timed_out, control_outputs, why, _ = run_once(ctx, CONTROL_ARCH, component, control_profile,
+                                                                      timeout)
     if control_outputs is None or returncode != 0 or timed_out:
         return [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
                     f"the {CONTROL_ARCH} control gave nothing to compare with ({why or tail(output)})",
