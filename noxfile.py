@@ -98,6 +98,14 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def actions(session: nox.Session) -> None:
+    """The workflow run by act, offline: lint, plan, tests and one real leg of every job kind (invoke actions)."""
+    _install(session, "[actions]")
+    session.run("invoke", "setup")
+    session.run("invoke", "actions", *session.posargs)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks, each printing ratios measured side by side in one run."""
     # The venv a user's commands run in (what build-<arch> installs), not the dev one: there PyYAML (a dev extra)

@@ -12,6 +12,7 @@ from invoke.tasks import task
 from crosslane import artifacts, pipeline, plan
 from crosslane.archs import KNOWN_ARCHS
 from crosslane.cli import actions, commands, gate_tasks, invoke_errors
+from crosslane.localci import check as actions_check
 from crosslane.context import Context as CrosslaneContext
 from crosslane.report import Row
 
@@ -235,3 +236,15 @@ def report_diff(c: Context, old: str, new: str, debug: bool = False) -> None:
 
     invoke report-diff OLD.json NEW.json  (a task of its own: invoke cannot give --diff two values)"""
     commands.exit_with(commands.diff_reports(Path(old), Path(new), debug=debug))
+
+
+@task(name="actions", help={"leg": "run this leg only (repeatable; default every leg: lint, plan-push, plan-pull-request, "
+                   "plan-schedule, control, upstream, baremetal, chain, tests)",
+            "repo": "run the committed state of this clone instead of this repository's", **COMMON_HELP},
+      iterable=["leg"])
+def run_actions(c: Context, leg: list[str], repo: str = "", debug: bool = False, json: str = "",
+                config: str = "") -> None:
+    """Run .github/workflows/ci.yml under act (a real Actions engine), offline: lint, plan, tests and one real leg
+    of every other job kind, each job's verdict and time: what nox -s actions runs."""
+    _run(lambda ctx: actions_check.run(ctx, leg, Path(repo).expanduser() if repo else None), debug=debug, json=json,
+         config=config)

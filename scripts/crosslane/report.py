@@ -36,6 +36,7 @@ class Check(enum.StrEnum):
     FLOOR = "floor"  # subject: "" the floor itself, "record", "floor-change"
     INDEX = "index"  # the PEP 503 index `invoke index` wrote
     REPRO = "repro"  # subject: what a reproducibility check compared (a build's outputs, the second build)
+    WORKFLOW = "workflow"  # a job of the CI workflow run by an Actions engine (invoke actions); subject: its id
 
 
 # Checks whose label names the subject after the check ("gate:elf-arch"); the others show the subject alone.

@@ -151,7 +151,7 @@ def failure_kind(row: report.Row) -> type[StepFailed | MissingPrerequisite | Ver
             return MissingPrerequisite
         case (Check.SOURCE | Check.PATCH | Check.ARTIFACT | Check.GATE | Check.INSTALL | Check.SMOKE
               | Check.PROVENANCE | Check.PARITY | Check.TESTS | Check.POLICY | Check.FLOOR | Check.INDEX
-              | Check.REPRO):
+              | Check.REPRO | Check.WORKFLOW):
             return VerdictFailed
         case _:
             assert_never(row.check)

@@ -1,0 +1,58 @@
+"""The legs of the local Actions check: each one act run of one job (with the jobs it needs), under one event.
+
+Together they run every job kind of the workflow for real, one matrix leg each, chained through act's artifact
+store: the amd64 control's pack made by one leg is downloaded by the smoke of the next, and the report job merges
+the reports of every leg before it. Legs run in this order; `invoke actions --leg NAME` picks some.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+CANARY = MappingProxyType({"arch": "riscv64", "component": "canary"})
+CPUINFO = MappingProxyType({"arch": "riscv64", "component": "cpuinfo"})
+PLAN_OUTPUTS = ("run", "build", "smoke", "baremetal", "upstream")
+
+
+@dataclass(frozen=True)
+class LegPlan:
+    name: str
+    event: str
+    job: str  # act -j: the job, and before it every job it needs
+    expect: tuple[str, ...]  # the jobs that must run, every leg passing
+    purpose: str
+    inputs: Mapping[str, str] = field(default_factory=dict)  # workflow_dispatch inputs
+    # act --matrix: the one leg of each matrix job (act runs every leg of a matrix at once, and in host mode the
+    # legs share one Python: one leg per job keeps the run what a runner per job would be).
+    matrix: tuple[tuple[str, str], ...] = ()
+    outputs: tuple[str, ...] = ()  # the plan job's outputs that must be set
+    timeout: float = 3600.0
+
+
+LEGS = (
+    LegPlan("lint", "push", "lint", ("lint",), "ruff, mypy, consistency, zizmor, the workflow's schema",
+            timeout=1800.0),
+    LegPlan("plan-push", "push", "plan", ("plan",), "the matrices of a push", outputs=PLAN_OUTPUTS, timeout=600.0),
+    LegPlan("plan-pull-request", "pull_request", "plan", ("plan",), "the matrices of a pull request (git diff)",
+            outputs=PLAN_OUTPUTS, timeout=600.0),
+    LegPlan("plan-schedule", "schedule", "plan", ("plan",), "the nightly's matrices", outputs=PLAN_OUTPUTS,
+            timeout=600.0),
+    LegPlan("control", "workflow_dispatch", "build", ("plan", "build"), "the amd64 control's canary pack",
+            inputs=CANARY, matrix=(("arch", "amd64"),)),
+    LegPlan("upstream", "workflow_dispatch", "upstream", ("plan", "build", "upstream"),
+            "cpuinfo riscv64 built, then its upstream suite on rvv128", inputs=CPUINFO,
+            matrix=(("profile", "rvv128"),)),
+    LegPlan("baremetal", "push", "baremetal", ("plan", "baremetal"), "one bare-metal target in its tool root",
+            matrix=(("target", "rv64-elf"),)),
+    LegPlan("chain", "workflow_dispatch", "report", ("plan", "build", "smoke", "report"),
+            "canary riscv64 built, smoked on rvv128 from its pack and the control's, every leg's report merged",
+            inputs=CANARY, matrix=(("arch", "riscv64"), ("profile", "rvv128"))),
+    LegPlan("tests", "push", "tests", ("tests",), "the README's test command", timeout=5400.0),
+)
+
+
+def chosen(names: tuple[str, ...]) -> tuple[LegPlan, ...]:
+    """The legs named (all when none), in the check's order; an unknown name is None's caller's error."""
+    return tuple(leg for leg in LEGS if not names or leg.name in names)

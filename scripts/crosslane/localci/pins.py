@@ -1,0 +1,75 @@
+"""The actions a workflow uses, each by the commit its `uses:` pins (`owner/name[/path]@<40 hex> # vX.Y.Z`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crosslane.errors import ConfigError
+
+USES = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)(?P<path>(?:/[^@\s]+)?)@(?P<ref>\S+)$")
+COMMIT = re.compile(r"[0-9a-f]{40}")
+# The version a pin's comment names: `uses: actions/checkout@<sha> # v4.2.2`.
+COMMENT_TAG = re.compile(r"uses:\s*['\"]?(?P<uses>[^'\"\s#]+)['\"]?\s*#\s*(?P<tag>v?\d[\w.+-]*)")
+
+
+@dataclass(frozen=True)
+class ActionPin:
+    """One action repository at one commit, and the jobs whose steps use it."""
+
+    repo: str  # owner/name
+    commit: str
+    tag: str | None  # the version the pin's comment names, checked against the commit when staged
+    jobs: tuple[str, ...]
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repo}"
+
+    @property
+    def reference(self) -> str:
+        """What act's --local-repository replaces: the repository at the ref the workflow names."""
+        return f"{self.repo}@{self.commit}"
+
+
+def pins(workflow: Path) -> list[ActionPin]:
+    """Every remote action *workflow* uses, one per repository and commit (a sub-path such as cache/restore is
+    the same repository). A ref that is not a full commit, or a container action, is a one-line error."""
+    text = workflow.read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{workflow}: not YAML: {' '.join(str(exc).split())}", fix="fix the workflow") from None
+    jobs = data.get("jobs") if isinstance(data, Mapping) else None
+    if not isinstance(jobs, Mapping):
+        raise ConfigError(f"{workflow}: no jobs", fix="a workflow has a `jobs:` mapping")
+    tags = {m["uses"]: m["tag"] for m in COMMENT_TAG.finditer(text)}
+    found: dict[tuple[str, str], tuple[str | None, list[str]]] = {}
+    for job_name, job in jobs.items():
+        for index, step in enumerate(_steps(job)):
+            uses = step.get("uses")
+            if not isinstance(uses, str) or uses.startswith("./"):
+                continue
+            where = f"{workflow}: jobs.{job_name}.steps[{index}].uses"
+            matched = USES.match(uses)
+            if uses.startswith("docker://") or matched is None:
+                raise ConfigError(f"{where}: {uses!r} is not an action repository pinned by commit",
+                                  fix="use owner/name@<full commit> # <version>")
+            if not COMMIT.fullmatch(matched["ref"]):
+                raise ConfigError(f"{where}: {uses!r} names a ref, not a commit (a ref can move)",
+                                  fix=f"pin it: {matched['repo']}{matched['path']}@<40-hex commit> # {matched['ref']}")
+            key = (matched["repo"], matched["ref"])
+            tag, users = found.setdefault(key, (tags.get(uses), []))
+            if str(job_name) not in users:
+                users.append(str(job_name))
+    return [ActionPin(repo, commit, tag, tuple(users)) for (repo, commit), (tag, users) in found.items()]
+
+
+def _steps(job: object) -> list[Mapping[str, Any]]:
+    steps = job.get("steps") if isinstance(job, Mapping) else None
+    return [s for s in steps if isinstance(s, Mapping)] if isinstance(steps, list) else []

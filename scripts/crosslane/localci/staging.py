@@ -1,0 +1,115 @@
+"""Each pinned action as act reads it: its tree at the pinned commit, staged like every git source (a git mirror
+named by CROSSLANE_GIT_MIRROR, else the network), with the JavaScript its action.yml runs.
+
+A mirror may lack an action's bundled `dist/` (repository snapshots leave files of 4 MiB and more behind): it is
+rebuilt from the pinned package-lock.json with `npm ci --ignore-scripts` and the action's own bundling script, or
+staging stops naming the action and the fix. Rebuilt bundles are not the released bytes (ncc's output follows
+npm's and node's versions); `bundled.json` beside them says how they were made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+from crosslane import atomic, stamps
+from crosslane.config import GitSource, SysrootSpec
+from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.localci.pins import ActionPin
+from crosslane.paths import cache_dir
+from crosslane.runner import Runner
+from crosslane.sources import pinned
+
+BUNDLE_SCRIPTS = ("package", "release")  # what actions name the script that bundles dist/ with ncc
+NPM_TIMEOUT = 1800.0
+RECORD = "bundled.json"
+
+
+def stage(runner: Runner, pin: ActionPin, defaults: SysrootSpec) -> Path:
+    """The folder act reads *pin* from: the staged tree when it is whole, else a copy with its bundles rebuilt."""
+    spec = GitSource(url=pin.url, commit=pin.commit, tag=pin.tag, absent_ok=("dist/*",))
+    try:
+        tree = pinned.fetch_pinned(runner, "action+" + pin.repo.replace("/", "+"), [spec], defaults).path
+    except MissingPrerequisite as exc:
+        raise MissingPrerequisite(f"action {pin.repo}@{pin.commit[:12]} ({pin.tag or 'no version named'}): "
+                                  f"{exc.message}",
+                                  fix=f"stage a mirror of {pin.url} and point {pinned.MIRROR_ENV} at it "
+                                      "(README: CI, the workflow under act)", detail=exc.detail) from None
+    missing = missing_entry_points(tree)
+    if not missing:
+        return tree
+    return bundled(runner, pin, tree, missing)
+
+
+def missing_entry_points(tree: Path) -> list[str]:
+    """The files the JavaScript actions in *tree* run (runs.main/pre/post of each action.yml) that it lacks."""
+    missing = []
+    for metadata in sorted([*tree.glob("action.y*ml"), *tree.glob("*/action.y*ml")]):
+        runs = _runs(metadata)
+        if not str(runs.get("using", "")).startswith("node"):
+            continue
+        for key in ("pre", "main", "post"):
+            entry = runs.get(key)
+            if isinstance(entry, str) and not (metadata.parent / entry).is_file():
+                missing.append(os.path.normpath(metadata.parent.relative_to(tree) / entry))
+    return missing
+
+
+def _runs(metadata: Path) -> Mapping[str, object]:
+    try:
+        data = yaml.safe_load(metadata.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise MissingPrerequisite(f"{metadata}: not an action's metadata: {' '.join(str(exc).split())}",
+                                  fix="stage the action from an undamaged mirror") from None
+    runs = data.get("runs") if isinstance(data, Mapping) else None
+    return runs if isinstance(runs, Mapping) else {}
+
+
+def bundled(runner: Runner, pin: ActionPin, tree: Path, missing: list[str]) -> Path:
+    """A copy of *tree* with the bundles its action.yml runs rebuilt from the pinned lockfile (cached by commit)."""
+    final = cache_dir() / "actions" / f"{pin.repo.replace('/', '+')}@{pin.commit}"
+    if (final / RECORD).is_file() and not missing_entry_points(final):
+        return final
+    if final.exists():
+        shutil.rmtree(final)  # a copy without its record is one an interrupted rebuild left
+    package = _package(tree)
+    script = next((s for s in BUNDLE_SCRIPTS if s in package.get("scripts", {})), None)
+    refuse = f"action {pin.repo}@{pin.commit[:12]}: the mirror lacks {', '.join(missing)}"
+    whole_fix = f"stage a mirror of {pin.url} that holds every file of {pin.commit[:12]}"
+    if not (tree / "package-lock.json").is_file() or script is None:
+        raise MissingPrerequisite(f"{refuse}, and it has no package-lock.json and {'/'.join(BUNDLE_SCRIPTS)} script "
+                                  "to rebuild them from", fix=whole_fix)
+    npm = runner.which("npm", fix=f"install npm (apt-get install npm), or {whole_fix}")
+    runner.log.info(f"    {pin.repo}@{pin.commit[:12]}: rebuilding {', '.join(missing)} from package-lock.json "
+                    f"(npm ci, npm run {script})")
+    with atomic.publish_dir(final, lambda f: (f / RECORD).is_file()) as work:
+        shutil.copytree(tree, work, dirs_exist_ok=True, symlinks=True)
+        # A bundling script may `git add` its output (download-artifact's does): it runs in a repository of its own.
+        runner.run(["git", "init", "-q"], cwd=work, quiet=True)
+        env = {"npm_config_cache": str(cache_dir() / "actions" / ".npm"), "npm_config_update_notifier": "false"}
+        runner.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=work, env=env,
+                   timeout=NPM_TIMEOUT)
+        runner.run([npm, "run", script], cwd=work, env=env, timeout=NPM_TIMEOUT)
+        still = missing_entry_points(work)
+        if still:
+            raise StepFailed(f"{refuse}; npm run {script} did not make {', '.join(still)}", fix=whole_fix)
+        shutil.rmtree(work / "node_modules")  # ncc bundles every dependency into dist/
+        shutil.rmtree(work / ".git")
+        node = runner.run(["node", "--version"], quiet=True, probe=True, check=False).output.strip()
+        record = {"commit": pin.commit, "lockfile_sha256": stamps.file_sha256(tree / "package-lock.json"),
+                  "script": script, "node": node, "rebuilt": missing}
+        (work / RECORD).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return final
+
+
+def _package(tree: Path) -> Mapping[str, dict[str, str]]:
+    try:
+        data = json.loads((tree / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and isinstance(data.get("scripts", {}), dict) else {}
