@@ -12,8 +12,8 @@ from invoke.tasks import task
 from crosslane import artifacts, pipeline, plan
 from crosslane.archs import KNOWN_ARCHS
 from crosslane.cli import actions, commands, gate_tasks, invoke_errors
-from crosslane.localci import check as actions_check
 from crosslane.context import Context as CrosslaneContext
+from crosslane.localci import check as actions_check
 from crosslane.report import Row
 
 invoke_errors.route_parse_errors()  # `--cpu --json`: crosslane's one error line and exit 2, not invoke's exit 1
@@ -238,7 +238,8 @@ def report_diff(c: Context, old: str, new: str, debug: bool = False) -> None:
     commands.exit_with(commands.diff_reports(Path(old), Path(new), debug=debug))
 
 
-@task(name="actions", help={"leg": "run this leg only (repeatable; default every leg: lint, plan-push, plan-pull-request, "
+@task(name="actions",
+      help={"leg": "run this leg only (repeatable; default every leg: lint, plan-push, plan-pull-request, "
                    "plan-schedule, control, upstream, baremetal, chain, tests)",
             "repo": "run the committed state of this clone instead of this repository's", **COMMON_HELP},
       iterable=["leg"])

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 MATRIX_SUFFIX = re.compile(r"-\d+$")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+SAID = 3
 
 
 @dataclass
@@ -26,6 +28,7 @@ class Leg:
     completed: bool = False
     outputs: dict[str, str] = field(default_factory=dict)  # what its steps set with set-output / $GITHUB_OUTPUT
     errors: list[str] = field(default_factory=list)  # ::error:: lines, the evidence of a failure
+    said: list[str] = field(default_factory=list)  # the last lines its steps printed, when no ::error:: says why
     start: datetime | None = None
     end: datetime | None = None
 
@@ -67,6 +70,8 @@ class Run:
             leg.end = when
         if record.get("command") == "set-output" and isinstance(record.get("name"), str):
             leg.outputs[record["name"]] = str(record.get("arg", ""))
+        if record.get("raw_output") and message:
+            leg.said = [*leg.said[-(SAID - 1):], ANSI.sub("", message)]
         if record.get("command") == "error":
             leg.errors.append(str(record.get("arg", "")).strip())
         result = record.get("stepResult")

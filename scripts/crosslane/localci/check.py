@@ -17,6 +17,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
+
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.localci import actlog, legs, pins, runnerenv, staging
@@ -127,10 +129,19 @@ def run_leg(runner: Runner, act: str, leg: LegPlan, clone: Path, state: Path, st
                             check=False, timeout=leg.timeout, on_line=take, quiet=True)
     runner.log.info(f"    {leg.name}: act exited {result.returncode} after {time.monotonic() - started:.0f}s; "
                     f"log {logged}")
-    return judge(leg, found, result.returncode, result.timed_out, logged)
+    return judge(leg, found, result.returncode, result.timed_out, logged, matrix_jobs(clone / WORKFLOW))
 
 
-def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, logged: Path) -> list[Row]:
+def matrix_jobs(workflow: Path) -> frozenset[str]:
+    """The jobs *workflow* declares a `strategy.matrix` for."""
+    data = yaml.safe_load(workflow.read_text(encoding="utf-8"))
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    return frozenset(str(name) for name, job in (jobs or {}).items()
+                     if isinstance(job, dict) and isinstance(job.get("strategy"), dict) and "matrix" in job["strategy"])
+
+
+def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, logged: Path,
+          with_matrix: frozenset[str] = frozenset()) -> list[Row]:
     """One row per leg of each job that ran (a failed one names its step), one per expected job that did not,
     one per plan output that is missing, and one when act failed with every job passing."""
     rows: list[Row] = []
@@ -141,7 +152,7 @@ def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, log
                             f"did not run under {leg.event} (an `if:` false, or a job it needs failed)"
                             + _errors(found.errors), subject=job))
         for each in ran:
-            rows.append(leg_row(leg, each))
+            rows.append(leg_row(leg, each, job in with_matrix))
     for name in leg.outputs:
         rows += output_rows(leg, found, name)
     if timed_out:
@@ -153,13 +164,17 @@ def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, log
     return rows
 
 
-def leg_row(leg: LegPlan, each: actlog.Leg) -> Row:
+def leg_row(leg: LegPlan, each: actlog.Leg, has_matrix: bool = False) -> Row:
     shown = each.name + "".join(f" {k}={v}" for k, v in sorted(each.matrix.items()) if str(v) not in each.name)
+    if has_matrix and not each.matrix:
+        # act runs such a job once, matrix-less; GitHub fails it ("fromJSON: empty input"): a plan output unset.
+        return Row(shown, leg.name, Check.WORKFLOW, Verdict.FAIL, f"{leg.event}: its strategy.matrix expanded to no "
+                   "leg (an output of the job it needs was not set)", subject=each.job_id, wall=round(each.seconds, 1))
     if each.passed:
         return Row(shown, leg.name, Check.WORKFLOW, Verdict.PASS, f"{leg.event}: every step passed",
                    subject=each.job_id, wall=round(each.seconds, 1))
     if each.failed_steps:
-        why = f"step '{each.failed_steps[0]}' failed" + _errors(each.errors)
+        why = f"step '{each.failed_steps[0]}' failed" + _errors(each.errors or each.said[-1:])
     else:
         why = "did not complete (act stopped it)"
     return Row(shown, leg.name, Check.WORKFLOW, Verdict.FAIL, f"{leg.event}: {why}", subject=each.job_id,

@@ -64,7 +64,7 @@ def pins(workflow: Path) -> list[ActionPin]:
                 raise ConfigError(f"{where}: {uses!r} names a ref, not a commit (a ref can move)",
                                   fix=f"pin it: {matched['repo']}{matched['path']}@<40-hex commit> # {matched['ref']}")
             key = (matched["repo"], matched["ref"])
-            tag, users = found.setdefault(key, (tags.get(uses), []))
+            users = found.setdefault(key, (tags.get(uses), []))[1]
             if str(job_name) not in users:
                 users.append(str(job_name))
     return [ActionPin(repo, commit, tag, tuple(users)) for (repo, commit), (tag, users) in found.items()]

@@ -98,7 +98,7 @@ def bundled(runner: Runner, pin: ActionPin, tree: Path, missing: list[str]) -> P
         still = missing_entry_points(work)
         if still:
             raise StepFailed(f"{refuse}; npm run {script} did not make {', '.join(still)}", fix=whole_fix)
-        shutil.rmtree(work / "node_modules")  # ncc bundles every dependency into dist/
+        shutil.rmtree(work / "node_modules", ignore_errors=True)  # ncc bundles every dependency into dist/
         shutil.rmtree(work / ".git")
         node = runner.run(["node", "--version"], quiet=True, probe=True, check=False).output.strip()
         record = {"commit": pin.commit, "lockfile_sha256": stamps.file_sha256(tree / "package-lock.json"),

