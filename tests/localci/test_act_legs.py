@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from crosslane.config import Config
+from crosslane.context import Context
+from crosslane.errors import UsageError
 from crosslane.localci import actlog, check
 from crosslane.localci.legs import LegPlan
 from crosslane.log import Log
@@ -118,3 +121,21 @@ def test_a_matrix_from_an_output_that_is_not_set_fails_the_job_that_expands_it(c
     # act runs the job once without a matrix where GitHub fails it: the check says so
     assert found[("build", "build")] == (
         Verdict.FAIL, "push: its strategy.matrix expanded to no leg (an output of the job it needs was not set)")
+
+
+def test_invoke_actions_runs_a_leg_of_a_clone_and_refuses_an_unknown_one(
+        clone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cfg: Config) -> None:
+    (clone / ".github" / "workflows" / "ci.yml").write_text(
+        "on: push\njobs:\n  lint:\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo linted\n")
+    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "lint"],
+                   check=True)
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # act, node
+    ctx = Context(cfg, Runner(Log()))
+    rows = check.run(ctx, ["lint"], clone)
+    assert [(r.component, r.arch, r.verdict) for r in rows] == [("lint", "lint", Verdict.PASS)]
+    assert (tmp_path / "build" / "actions" / "logs" / "lint.jsonl").is_file()
+    with pytest.raises(UsageError, match="--leg deploy: no such leg"):
+        check.run(ctx, ["deploy"], clone)
+    with pytest.raises(UsageError, match="not a git checkout"):
+        check.run(ctx, ["lint"], tmp_path)
