@@ -139,3 +139,14 @@ def test_invoke_actions_runs_a_leg_of_a_clone_and_refuses_an_unknown_one(
         check.run(ctx, ["deploy"], clone)
     with pytest.raises(UsageError, match="not a git checkout"):
         check.run(ctx, ["lint"], tmp_path)
+
+
+def test_the_staging_variables_reach_the_jobs_with_their_values(clone: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (clone / ".github" / "workflows" / "ci.yml").write_text(
+        "on: push\njobs:\n  lint:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - run: test \"$CROSSLANE_GIT_MIRROR\" = '/srv/git/{owner}+{name}'\n")
+    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "env"],
+                   check=True)
+    monkeypatch.setenv("CROSSLANE_GIT_MIRROR", "/srv/git/{owner}+{name}")
+    found = rows_of(clone, LegPlan("env", "push", "lint", ("lint",), "a fixture", timeout=300))
+    assert found[("lint", "lint")][0] is Verdict.PASS, found

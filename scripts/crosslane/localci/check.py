@@ -101,7 +101,8 @@ def command(act: str, leg: LegPlan, home: Path, event_file: Path, state: Path,
         argv += ["--var", f"{name}={value}"]
     for name in PASSED_ENV:
         if os.environ.get(name):
-            argv += ["--env", name]
+            # With a value: act's `--env NAME` sets NAME empty (0.2.89), and host mode passes no other variable.
+            argv += ["--env", f"{name}={os.environ[name]}"]
     return argv
 
 
