@@ -150,3 +150,30 @@ def test_the_entry_probe_passes_here_as_root(tmp_path: Path) -> None:
     unshare = runner.find("unshare")
     assert unshare is not None
     assert toolroot._probe_mode(runner, unshare) == "root"
+
+
+@pytest.mark.spawns
+@pytest.mark.skipif(os.geteuid() != 0, reason="mmdebstrap mounts in the host's namespace only as root")
+def test_mmdebstrap_killed_while_it_has_mounts_leaves_none_and_no_staging(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in mmdebstrap that mounts what the real one mounts in the root it makes (a proc), then is killed."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    # its arguments end SUITE TARGET MIRROR
+    (tools / "mmdebstrap").write_text('#!/bin/sh\ntarget=$(eval echo "\\${$(($# - 1))}")\n'
+                                      'mkdir -p "$target/proc" && mount -t proc proc "$target/proc" && sleep 60\n')
+    (tools / "mmdebstrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(toolroot, "find", lambda spec: None)
+    runner = Runner(Log(io.StringIO()))
+    original = runner.run
+
+    def soon(argv: object, **options: object) -> object:
+        return original(argv, **{**options, "timeout": 3.0})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "run", soon)
+    with pytest.raises(Exception, match="timed out"):
+        toolroot.ensure(runner, SPEC)
+    assert mounts_under(tmp_path) == []
+    assert not list((tmp_path / "cache").rglob("*.partial"))

@@ -170,8 +170,12 @@ def _mmdebstrap_argv(mmdebstrap: str, spec: ToolRootSpec, target: Path) -> list[
     if spec.packages:
         argv.append(f"--include={','.join(spec.packages)}")
     if os.geteuid() != 0:
-        argv.append("--mode=unshare")
-    return [*argv, spec.suite, str(target), spec.mirror]
+        return [*argv, "--mode=unshare", spec.suite, str(target), spec.mirror]
+    # As root mmdebstrap mounts proc, sys and dev inside the root it makes and unmounts them at its end; killed
+    # (a timeout, a cancelled job) it would leave them in the host's mount table under a staging folder nobody can
+    # remove. In a mount namespace of its own they go with it.
+    return ["unshare", "--mount", "--propagation", "private", "--fork", "--kill-child", "--",
+            *argv, spec.suite, str(target), spec.mirror]
 
 
 def command(root: ToolRoot, argv: Sequence[str | Path], *, binds: Sequence[Path], cwd: Path | None = None,
