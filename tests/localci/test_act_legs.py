@@ -150,3 +150,21 @@ def test_the_staging_variables_reach_the_jobs_with_their_values(clone: Path, mon
     monkeypatch.setenv("CROSSLANE_GIT_MIRROR", "/srv/git/{owner}+{name}")
     found = rows_of(clone, LegPlan("env", "push", "lint", ("lint",), "a fixture", timeout=300))
     assert found[("lint", "lint")][0] is Verdict.PASS, found
+
+
+def test_failures_that_write_no_step_result_fail_the_leg(clone: Path) -> None:
+    (clone / ".github" / "workflows" / "ci.yml").write_text(
+        "on: push\njobs:\n"
+        "  noaction:\n    runs-on: ubuntu-24.04\n    steps:\n      - uses: ./not-here\n      - run: echo after\n"
+        "  badif:\n    runs-on: ubuntu-24.04\n    steps:\n      - if: ${{ fromJSON('{') }}\n        run: echo never\n"
+        "  plan:\n    runs-on: ubuntu-24.04\n    steps:\n      - id: plan\n"
+        "        run: echo 'build={\"include\":[]}' >> \"$GITHUB_OUTPUT\"\n")
+    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "odd"],
+                   check=True)
+    for job in ("noaction", "badif"):
+        found = rows_of(clone, LegPlan(job, "push", job, (job,), "a fixture", timeout=300))
+        assert found[(job, job)][0] is Verdict.FAIL, found
+    # the step sets build, but the job declares no output of it: the jobs that read needs.plan.outputs get nothing
+    found = rows_of(clone, LegPlan("plan", "push", "plan", ("plan",), "a fixture", outputs=("build",), timeout=300))
+    assert found[("plan output build", "plan")][0] is Verdict.FAIL
+    assert "declares no output 'build' from a step" in found[("plan output build", "plan")][1]

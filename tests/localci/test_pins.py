@@ -54,3 +54,17 @@ def test_a_workflow_that_is_no_yaml_or_has_no_jobs_is_one_error(tmp_path: Path) 
     bad.write_text("on: push\n")
     with pytest.raises(ConfigError, match="no jobs"):
         pins.pins(bad)
+
+
+def test_a_reusable_workflow_a_commented_out_pin_and_two_versions_for_one_commit(tmp_path: Path) -> None:
+    sha = "b" * 40
+    path = tmp_path / "ci.yml"
+    path.write_text(f"on: push\njobs:\n  one:\n    runs-on: x\n    steps:\n"
+                    f"      # - uses: acme/tool@{sha} # v9.9.9\n      - uses: acme/tool@{sha} # v1.2.3\n")
+    assert [p.tag for p in pins.pins(path)] == ["v1.2.3"]  # the comment line is no pin
+    path.write_text(path.read_text() + f"  two:\n    runs-on: x\n    steps:\n      - uses: acme/tool@{sha} # v2.0.0\n")
+    with pytest.raises(ConfigError, match=r"commented as v1\.2\.3 and as v2\.0\.0"):
+        pins.pins(path)
+    path.write_text(f"on: push\njobs:\n  call:\n    uses: acme/flows/.github/workflows/x.yml@{sha}\n")
+    with pytest.raises(ConfigError, match=r"jobs\.call\.uses: a reusable workflow"):
+        pins.pins(path)

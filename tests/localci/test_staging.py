@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from crosslane.config import SysrootSpec
-from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.errors import IntegrityError, MissingPrerequisite, StepFailed
 from crosslane.localci import staging
 from crosslane.localci.pins import ActionPin
 from crosslane.log import Log
@@ -111,3 +111,22 @@ def test_a_mirror_without_the_commit_names_the_action_and_the_mirror_variable(tm
     with pytest.raises(MissingPrerequisite, match=r"action acme/tool@ffffffffffff \(no version named\)") as raised:
         staging.stage(Runner(Log()), moved, DEFAULTS)
     assert "CROSSLANE_GIT_MIRROR" in raised.value.one_line()
+
+
+@pytest.mark.parametrize(("metadata", "said"), [
+    ("runs:\n  using: node20\n  main: ../../../../etc/passwd\n", "runs.main '../../../../etc/passwd' is not a file"),
+    ("runs:\n  using: node20\n  main: /etc/passwd\n", "runs.main '/etc/passwd' is not a file"),
+    ("runs:\n  using: node20\n  main: [a, b]\n", "runs.main \\['a', 'b'\\] is not a file"),
+    ("runs: node20\n", "no `runs:` mapping"),
+])
+def test_an_action_whose_metadata_points_outside_or_is_malformed_is_refused(tmp_path: Path, metadata: str,
+                                                                           said: str) -> None:
+    (tmp_path / "action.yml").write_text(metadata)
+    with pytest.raises(IntegrityError, match=said):
+        staging.missing_entry_points(tmp_path)
+
+
+def test_an_action_yml_that_is_a_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "action.yml").mkdir()
+    with pytest.raises(IntegrityError, match="not an action's metadata"):
+        staging.missing_entry_points(tmp_path)

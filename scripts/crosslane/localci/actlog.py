@@ -1,8 +1,10 @@
 """act's JSON log (`act --json`), read job by job: which legs ran, each step's result, the outputs steps set.
 
 act reports one result per job, shared by its matrix legs (a leg whose steps all passed ends "Job failed" when a
-sibling failed), so a leg's verdict is read from its own steps: failed if one of them failed, passed if it ran to
-"Complete job" with none failed. A job act skipped (its `if:` false) writes nothing at info level.
+sibling failed), so a leg passes only on its own evidence: it reached "Complete job", none of its steps failed,
+act logged no error of its own for it (an action that would not load, an `if:` it could not evaluate: failures
+that write no step result), and its job's result is success — or failure with a sibling leg that failed on its own
+evidence. A job act skipped (its `if:` false) writes nothing at info level.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from datetime import datetime
 
 MATRIX_SUFFIX = re.compile(r"-\d+$")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-SAID = 3
+SAID = 3  # lines kept of what the current step printed
+COMPLETE = ["--complete-job"]
 
 
 @dataclass
@@ -26,19 +29,49 @@ class Leg:
     matrix: dict[str, object]
     failed_steps: list[str] = field(default_factory=list)
     completed: bool = False
-    outputs: dict[str, str] = field(default_factory=dict)  # what its steps set with set-output / $GITHUB_OUTPUT
-    errors: list[str] = field(default_factory=list)  # ::error:: lines, the evidence of a failure
-    said: list[str] = field(default_factory=list)  # the last lines its steps printed, when no ::error:: says why
+    result: str = ""  # the job's result as act logged it for this leg ("success", "failure")
+    engine_errors: list[str] = field(default_factory=list)  # act's own error lines ("exit status 1", a bad `if:`)
+    outputs: dict[str, str] = field(default_factory=dict)  # "<step id>.<name>" → what the step set
+    evidence: list[str] = field(default_factory=list)  # the first failed step's ::error:: lines, else its last line
     start: datetime | None = None
     end: datetime | None = None
+    _step: tuple[str, str] = ("", "")
+    _errors: list[str] = field(default_factory=list)
+    _said: list[str] = field(default_factory=list)
 
     @property
-    def passed(self) -> bool:
-        return self.completed and not self.failed_steps
+    def own_failure(self) -> bool:
+        """Positive evidence that this leg failed: a failed step or an error act logged for it."""
+        return bool(self.failed_steps or self.engine_errors)
 
     @property
     def seconds(self) -> float:
         return (self.end - self.start).total_seconds() if self.start and self.end else 0.0
+
+    def take(self, record: dict[str, object], message: str) -> None:
+        stage, step_id = str(record.get("stage", "")), json.dumps(record.get("stepID") or record.get("stepid"))
+        if (stage, step_id) != self._step:  # a new step: what the last one printed is not this one's evidence
+            self._step, self._errors, self._said = (stage, step_id), [], []
+        command = record.get("command")
+        if command == "set-output" and isinstance(record.get("name"), str):
+            ids = record.get("stepID")
+            step = str(ids[0]) if isinstance(ids, list) and ids else ""
+            self.outputs[f"{step}.{record['name']}"] = str(record.get("arg", ""))
+        if command == "error":
+            self._errors.append(str(record.get("arg", "")).strip())
+        elif record.get("level") in ("error", "fatal") and command is None and message:
+            self.engine_errors.append(message)
+        if record.get("raw_output") and message:
+            self._said = [*self._said[-(SAID - 1):], ANSI.sub("", message)]
+        result = record.get("stepResult")
+        if result == "failure":
+            if not self.failed_steps:
+                self.evidence = [e for e in self._errors if e] or self._said[-1:]
+            self.failed_steps.append(step_label(record))
+        if result == "success" and record.get("stepid") == COMPLETE and "stage" not in record:
+            self.completed = True
+        if isinstance(record.get("jobResult"), str):
+            self.result = str(record["jobResult"])
 
 
 @dataclass
@@ -58,7 +91,7 @@ class Run:
             return None
         if not isinstance(record, dict):
             return None
-        message = str(record.get("msg", "")).strip()
+        message = ANSI.sub("", str(record.get("msg", ""))).strip()
         if "jobID" not in record:
             if record.get("level") in ("error", "fatal"):
                 self.errors.append(message)
@@ -68,17 +101,7 @@ class Run:
         if when is not None:
             leg.start = leg.start or when
             leg.end = when
-        if record.get("command") == "set-output" and isinstance(record.get("name"), str):
-            leg.outputs[record["name"]] = str(record.get("arg", ""))
-        if record.get("raw_output") and message:
-            leg.said = [*leg.said[-(SAID - 1):], ANSI.sub("", message)]
-        if record.get("command") == "error":
-            leg.errors.append(str(record.get("arg", "")).strip())
-        result = record.get("stepResult")
-        if result == "failure":
-            leg.failed_steps.append(step_label(record))
-        if result == "success" and record.get("step") == "Complete job":
-            leg.completed = True
+        leg.take(record, message)
         return leg if "jobResult" in record else None
 
     def _leg(self, record: dict[str, object]) -> Leg:
@@ -91,6 +114,14 @@ class Run:
 
     def of_job(self, job_id: str) -> list[Leg]:
         return [leg for leg in self.legs.values() if leg.job_id == job_id]
+
+    def passed(self, leg: Leg) -> bool:
+        if not leg.completed or leg.own_failure:
+            return False
+        if leg.result == "success":
+            return True
+        # act's one result per job: "failure" is this leg's too unless a sibling failed on its own evidence
+        return leg.result == "failure" and any(o.own_failure for o in self.of_job(leg.job_id) if o is not leg)
 
 
 def job_name(logged: str) -> str:

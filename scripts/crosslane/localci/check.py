@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -33,6 +35,7 @@ VARIABLES = {"CROSSLANE_FLOORS_FROM_RUNS": "off"}
 # What a job on this machine needs of the user's environment: how sources are staged offline.
 PASSED_ENV = ("CROSSLANE_GIT_MIRROR", "CROSSLANE_OFFLINE")
 NODE_MAJOR = 20
+STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.(?P<step>[\w-]+)\.outputs\.(?P<output>[\w-]+)\s*\}\}")
 
 
 def run(ctx: Context, names: Sequence[str] = (), repo: Path | None = None) -> list[Row]:
@@ -122,7 +125,7 @@ def run_leg(runner: Runner, act: str, leg: LegPlan, clone: Path, state: Path, st
             log_file.write(line + "\n")
             finished = found.feed(line)
             if finished is not None:
-                verdict = "PASS" if finished.passed else "FAIL"
+                verdict = "PASS" if found.passed(finished) else "FAIL"
                 runner.log.info(f"    {leg.name}: {finished.name}: {verdict} ({finished.seconds:.0f}s)")
 
         env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
@@ -130,19 +133,33 @@ def run_leg(runner: Runner, act: str, leg: LegPlan, clone: Path, state: Path, st
                             check=False, timeout=leg.timeout, on_line=take, quiet=True)
     runner.log.info(f"    {leg.name}: act exited {result.returncode} after {time.monotonic() - started:.0f}s; "
                     f"log {logged}")
-    return judge(leg, found, result.returncode, result.timed_out, logged, matrix_jobs(clone / WORKFLOW))
+    return judge(leg, found, result.returncode, result.timed_out, logged, Declared.read(clone / WORKFLOW))
 
 
-def matrix_jobs(workflow: Path) -> frozenset[str]:
-    """The jobs *workflow* declares a `strategy.matrix` for."""
-    data = yaml.safe_load(workflow.read_text(encoding="utf-8"))
-    jobs = data.get("jobs") if isinstance(data, dict) else None
-    return frozenset(str(name) for name, job in (jobs or {}).items()
-                     if isinstance(job, dict) and isinstance(job.get("strategy"), dict) and "matrix" in job["strategy"])
+@dataclass(frozen=True)
+class Declared:
+    """What the workflow says that act's log is checked against: the jobs with a `strategy.matrix`, and where each
+    output of the plan job comes from ("<step id>.<output>")."""
+
+    with_matrix: frozenset[str] = frozenset()
+    plan_outputs: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, workflow: Path) -> Declared:
+        data = yaml.safe_load(workflow.read_text(encoding="utf-8"))
+        jobs = data.get("jobs") if isinstance(data, dict) else None
+        jobs = jobs if isinstance(jobs, dict) else {}
+        with_matrix = frozenset(str(name) for name, job in jobs.items() if isinstance(job, dict)
+                                and isinstance(job.get("strategy"), dict) and "matrix" in job["strategy"])
+        plan = jobs.get("plan")
+        outputs = plan.get("outputs") if isinstance(plan, dict) else None
+        sources = {str(name): f"{m['step']}.{m['output']}" for name, value in (outputs or {}).items()
+                   if (m := STEP_OUTPUT.fullmatch(str(value).strip()))}
+        return cls(with_matrix, sources)
 
 
 def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, logged: Path,
-          with_matrix: frozenset[str] = frozenset()) -> list[Row]:
+          declared: Declared = Declared()) -> list[Row]:
     """One row per leg of each job that ran (a failed one names its step), one per expected job that did not,
     one per plan output that is missing, and one when act failed with every job passing."""
     rows: list[Row] = []
@@ -153,9 +170,9 @@ def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, log
                             f"did not run under {leg.event} (an `if:` false, or a job it needs failed)"
                             + _errors(found.errors), subject=job))
         for each in ran:
-            rows.append(leg_row(leg, each, job in with_matrix))
+            rows.append(leg_row(leg, each, found.passed(each), job in declared.with_matrix))
     for name in leg.outputs:
-        rows += output_rows(leg, found, name)
+        rows += output_rows(leg, found, name, declared.plan_outputs.get(name))
     if timed_out:
         rows.append(Row("act", leg.name, Check.WORKFLOW, Verdict.FAIL, f"timed out after {leg.timeout:.0f}s; log "
                         f"{logged}", subject="act"))
@@ -165,28 +182,38 @@ def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, log
     return rows
 
 
-def leg_row(leg: LegPlan, each: actlog.Leg, has_matrix: bool = False) -> Row:
+def leg_row(leg: LegPlan, each: actlog.Leg, passed: bool, has_matrix: bool = False) -> Row:
     shown = each.name + "".join(f" {k}={v}" for k, v in sorted(each.matrix.items()) if str(v) not in each.name)
     if has_matrix and not each.matrix:
         # act runs such a job once, matrix-less; GitHub fails it ("fromJSON: empty input"): a plan output unset.
         return Row(shown, leg.name, Check.WORKFLOW, Verdict.FAIL, f"{leg.event}: its strategy.matrix expanded to no "
                    "leg (an output of the job it needs was not set)", subject=each.job_id, wall=round(each.seconds, 1))
-    if each.passed:
+    if passed:
         return Row(shown, leg.name, Check.WORKFLOW, Verdict.PASS, f"{leg.event}: every step passed",
                    subject=each.job_id, wall=round(each.seconds, 1))
     if each.failed_steps:
-        why = f"step '{each.failed_steps[0]}' failed" + _errors(each.errors or each.said[-1:])
+        why = f"step '{each.failed_steps[0]}' failed" + _errors(each.evidence)
+    elif each.engine_errors:
+        why = "act failed it" + _errors(each.engine_errors)
+    elif each.completed:
+        why = f"act's result for it is '{each.result or 'none'}' with no failure of its own or of a sibling"
     else:
         why = "did not complete (act stopped it)"
     return Row(shown, leg.name, Check.WORKFLOW, Verdict.FAIL, f"{leg.event}: {why}", subject=each.job_id,
                wall=round(each.seconds, 1))
 
 
-def output_rows(leg: LegPlan, found: actlog.Run, name: str) -> list[Row]:
-    planned = [each for each in found.of_job("plan") if each.passed]
+def output_rows(leg: LegPlan, found: actlog.Run, name: str, source: str | None) -> list[Row]:
+    """The plan job's output *name*: declared in its `outputs:` from a step's output (*source*), and set by that
+    step to a matrix."""
+    planned = [each for each in found.of_job("plan") if found.passed(each)]
     if not planned:
         return []
-    value = planned[0].outputs.get(name, "")
+    if source is None:
+        return [Row(f"plan output {name}", leg.name, Check.WORKFLOW, Verdict.FAIL,
+                    f"{leg.event}: the plan job declares no output '{name}' from a step "
+                    f"(`outputs: {name}: ${{{{ steps.<id>.outputs.{name} }}}}`)", subject="plan")]
+    value = planned[0].outputs.get(source, "")
     if name == "run":
         good = value in ("true", "false")
     else:

@@ -1,8 +1,10 @@
 """The legs of the local Actions check: each one act run of one job (with the jobs it needs), under one event.
 
-Together they run every job kind of the workflow for real, one matrix leg each, chained through act's artifact
-store: the amd64 control's pack made by one leg is downloaded by the smoke of the next, and the report job merges
-the reports of every leg before it. Legs run in this order; `invoke actions --leg NAME` picks some.
+Together they run the workflow's jobs for real, one matrix leg each, chained through act's artifact store: the
+amd64 control's pack made by one leg is downloaded by the smoke of the next, and the report job merges the reports
+of every leg before it. Two job kinds are not run: `publish` (its attestation needs GitHub's OIDC token, which
+exists only on GitHub) and the nightly `repro` (two whole builds of every component; `invoke repro` has its own
+tests). Legs run in this order; `invoke actions --leg NAME` picks some.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ class LegPlan:
     # legs share one Python: one leg per job keeps the run what a runner per job would be).
     matrix: tuple[tuple[str, str], ...] = ()
     outputs: tuple[str, ...] = ()  # the plan job's outputs that must be set
-    timeout: float = 3600.0
+    timeout: float = 1800.0
+    after: tuple[str, ...] = ()  # legs whose artifacts this one downloads: chosen with it, run before it
 
 
 LEGS = (
     LegPlan("lint", "push", "lint", ("lint",), "ruff, mypy, consistency, zizmor, the workflow's schema",
-            timeout=1800.0),
+            timeout=1200.0),
     LegPlan("plan-push", "push", "plan", ("plan",), "the matrices of a push", outputs=PLAN_OUTPUTS, timeout=600.0),
     LegPlan("plan-pull-request", "pull_request", "plan", ("plan",), "the matrices of a pull request (git diff)",
             outputs=PLAN_OUTPUTS, timeout=600.0),
@@ -45,14 +48,19 @@ LEGS = (
             "cpuinfo riscv64 built, then its upstream suite on rvv128", inputs=CPUINFO,
             matrix=(("profile", "rvv128"),)),
     LegPlan("baremetal", "push", "baremetal", ("plan", "baremetal"), "one bare-metal target in its tool root",
-            matrix=(("target", "rv64-elf"),)),
+            matrix=(("target", "rv64-elf"),), timeout=3600.0),
     LegPlan("chain", "workflow_dispatch", "report", ("plan", "build", "smoke", "report"),
             "canary riscv64 built, smoked on rvv128 from its pack and the control's, every leg's report merged",
-            inputs=CANARY, matrix=(("arch", "riscv64"), ("profile", "rvv128"))),
+            inputs=CANARY, matrix=(("arch", "riscv64"), ("profile", "rvv128")), timeout=2400.0,
+            after=("control",)),
     LegPlan("tests", "push", "tests", ("tests",), "the README's test command", timeout=5400.0),
 )
 
 
 def chosen(names: tuple[str, ...]) -> tuple[LegPlan, ...]:
-    """The legs named (all when none), in the check's order; an unknown name is None's caller's error."""
-    return tuple(leg for leg in LEGS if not names or leg.name in names)
+    """The legs named (all when none) with the legs they download from, in the check's order."""
+    wanted = set(names)
+    for leg in LEGS:
+        if leg.name in wanted:
+            wanted.update(leg.after)
+    return tuple(leg for leg in LEGS if not names or leg.name in wanted)

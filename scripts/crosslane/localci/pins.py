@@ -15,7 +15,8 @@ from crosslane.errors import ConfigError
 USES = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)(?P<path>(?:/[^@\s]+)?)@(?P<ref>\S+)$")
 COMMIT = re.compile(r"[0-9a-f]{40}")
 # The version a pin's comment names: `uses: actions/checkout@<sha> # v4.2.2`.
-COMMENT_TAG = re.compile(r"uses:\s*['\"]?(?P<uses>[^'\"\s#]+)['\"]?\s*#\s*(?P<tag>v?\d[\w.+-]*)")
+COMMENT_TAG = re.compile(r"^[ \t]*(?:-[ \t]*)?uses:[ \t]*['\"]?(?P<uses>[^'\"\s#]+)['\"]?"
+                         r"[ \t]*#[ \t]*(?P<tag>v?\d[\w.+-]*)", re.M)
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,17 @@ def pins(workflow: Path) -> list[ActionPin]:
     jobs = data.get("jobs") if isinstance(data, Mapping) else None
     if not isinstance(jobs, Mapping):
         raise ConfigError(f"{workflow}: no jobs", fix="a workflow has a `jobs:` mapping")
-    tags = {m["uses"]: m["tag"] for m in COMMENT_TAG.finditer(text)}
+    tags: dict[str, str] = {}
+    for found_tag in COMMENT_TAG.finditer(text):
+        named = tags.setdefault(found_tag["uses"], found_tag["tag"])
+        if named != found_tag["tag"]:
+            raise ConfigError(f"{workflow}: {found_tag['uses']} is commented as {named} and as {found_tag['tag']}",
+                              fix="one commit is one version: correct the comment")
     found: dict[tuple[str, str], tuple[str | None, list[str]]] = {}
     for job_name, job in jobs.items():
+        if isinstance(job, Mapping) and "uses" in job:
+            raise ConfigError(f"{workflow}: jobs.{job_name}.uses: a reusable workflow, which the local check does "
+                              "not stage", fix="call its steps from this workflow, or leave the job out of the check")
         for index, step in enumerate(_steps(job)):
             uses = step.get("uses")
             if not isinstance(uses, str) or uses.startswith("./"):

@@ -19,7 +19,7 @@ import yaml
 
 from crosslane import atomic, stamps
 from crosslane.config import GitSource, SysrootSpec
-from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.errors import IntegrityError, MissingPrerequisite, StepFailed
 from crosslane.localci.pins import ActionPin
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
@@ -47,27 +47,39 @@ def stage(runner: Runner, pin: ActionPin, defaults: SysrootSpec) -> Path:
 
 
 def missing_entry_points(tree: Path) -> list[str]:
-    """The files the JavaScript actions in *tree* run (runs.main/pre/post of each action.yml) that it lacks."""
+    """The files the JavaScript actions in *tree* run (runs.pre/main/post of each action.yml) that it lacks. The
+    tree came from a mirror: an entry point that is no relative path inside it is refused, not looked for."""
     missing = []
+    inside = tree.resolve()
     for metadata in sorted([*tree.glob("action.y*ml"), *tree.glob("*/action.y*ml")]):
         runs = _runs(metadata)
         if not str(runs.get("using", "")).startswith("node"):
             continue
         for key in ("pre", "main", "post"):
             entry = runs.get(key)
-            if isinstance(entry, str) and not (metadata.parent / entry).is_file():
-                missing.append(os.path.normpath(metadata.parent.relative_to(tree) / entry))
+            if entry is None and key != "main":
+                continue
+            where = metadata.parent / str(entry)
+            if not isinstance(entry, str) or not entry or Path(entry).is_absolute() \
+                    or not where.resolve().is_relative_to(inside):
+                raise IntegrityError(f"{metadata}: runs.{key} {entry!r} is not a file of the action's own tree",
+                                     fix="stage the action from an undamaged mirror of its pinned commit")
+            if not where.is_file():
+                missing.append(os.path.normpath(where.relative_to(tree)))
     return missing
 
 
 def _runs(metadata: Path) -> Mapping[str, object]:
     try:
         data = yaml.safe_load(metadata.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise MissingPrerequisite(f"{metadata}: not an action's metadata: {' '.join(str(exc).split())}",
-                                  fix="stage the action from an undamaged mirror") from None
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise IntegrityError(f"{metadata}: not an action's metadata: {' '.join(str(exc).split())}",
+                             fix="stage the action from an undamaged mirror of its pinned commit") from None
     runs = data.get("runs") if isinstance(data, Mapping) else None
-    return runs if isinstance(runs, Mapping) else {}
+    if not isinstance(runs, Mapping):
+        raise IntegrityError(f"{metadata}: no `runs:` mapping", fix="stage the action from an undamaged mirror of "
+                                                                      "its pinned commit")
+    return runs
 
 
 def bundled(runner: Runner, pin: ActionPin, tree: Path, missing: list[str]) -> Path:
@@ -75,8 +87,6 @@ def bundled(runner: Runner, pin: ActionPin, tree: Path, missing: list[str]) -> P
     final = cache_dir() / "actions" / f"{pin.repo.replace('/', '+')}@{pin.commit}"
     if (final / RECORD).is_file() and not missing_entry_points(final):
         return final
-    if final.exists():
-        shutil.rmtree(final)  # a copy without its record is one an interrupted rebuild left
     package = _package(tree)
     script = next((s for s in BUNDLE_SCRIPTS if s in package.get("scripts", {})), None)
     refuse = f"action {pin.repo}@{pin.commit[:12]}: the mirror lacks {', '.join(missing)}"
@@ -87,11 +97,14 @@ def bundled(runner: Runner, pin: ActionPin, tree: Path, missing: list[str]) -> P
     npm = runner.which("npm", fix=f"install npm (apt-get install npm), or {whole_fix}")
     runner.log.info(f"    {pin.repo}@{pin.commit[:12]}: rebuilding {', '.join(missing)} from package-lock.json "
                     f"(npm ci, npm run {script})")
-    with atomic.publish_dir(final, lambda f: (f / RECORD).is_file()) as work:
+    # A copy without its bundles (damaged since) is replaced whole, never deleted in place under a reader.
+    with atomic.replace_dir(final) as work:
         shutil.copytree(tree, work, dirs_exist_ok=True, symlinks=True)
         # A bundling script may `git add` its output (download-artifact's does): it runs in a repository of its own.
         runner.run(["git", "init", "-q"], cwd=work, quiet=True)
-        env = {"npm_config_cache": str(cache_dir() / "actions" / ".npm"), "npm_config_update_notifier": "false"}
+        env = {"npm_config_cache": str(cache_dir() / "actions" / ".npm"), "npm_config_update_notifier": "false",
+               # CROSSLANE_OFFLINE: npm installs from its cache only, as every other fetch is staged-only then
+               "npm_config_offline": "true" if pinned.offline() else "false"}
         runner.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=work, env=env,
                    timeout=NPM_TIMEOUT)
         runner.run([npm, "run", script], cwd=work, env=env, timeout=NPM_TIMEOUT)
