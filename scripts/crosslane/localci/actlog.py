@@ -48,7 +48,8 @@ class Leg:
     def seconds(self) -> float:
         return (self.end - self.start).total_seconds() if self.start and self.end else 0.0
 
-    def take(self, record: dict[str, object], message: str) -> None:
+    def take(self, record: dict[str, object], message: str) -> str | None:
+        """Take one record of this leg; return the label and result of the step it finished, if it did."""
         stage, step_id = str(record.get("stage", "")), json.dumps(record.get("stepID") or record.get("stepid"))
         if (stage, step_id) != self._step:  # a new step: what the last one printed is not this one's evidence
             self._step, self._errors, self._said = (stage, step_id), [], []
@@ -72,6 +73,15 @@ class Leg:
             self.completed = True
         if isinstance(record.get("jobResult"), str):
             self.result = str(record["jobResult"])
+        return f"{step_label(record)}: {result}" if isinstance(result, str) and "stage" in record else None
+
+
+@dataclass(frozen=True)
+class Event:
+    """What a line finished: a step of a leg (its label and result), or the leg itself (step None)."""
+
+    leg: Leg
+    step: str | None
 
 
 @dataclass
@@ -81,8 +91,8 @@ class Run:
     legs: dict[tuple[str, str], Leg] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # error lines outside any job (planning, the engine)
 
-    def feed(self, line: str) -> Leg | None:
-        """Take one line of act's output; return the leg it finished, if it did."""
+    def feed(self, line: str) -> Event | None:
+        """Take one line of act's output; return the step or job it finished, if it did."""
         try:
             record = json.loads(line)
         except ValueError:
@@ -101,8 +111,10 @@ class Run:
         if when is not None:
             leg.start = leg.start or when
             leg.end = when
-        leg.take(record, message)
-        return leg if "jobResult" in record else None
+        step = leg.take(record, message)
+        if "jobResult" in record:
+            return Event(leg, None)
+        return Event(leg, step) if step else None
 
     def _leg(self, record: dict[str, object]) -> Leg:
         matrix = record.get("matrix") if isinstance(record.get("matrix"), dict) else {}

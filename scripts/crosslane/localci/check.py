@@ -123,10 +123,15 @@ def run_leg(runner: Runner, act: str, leg: LegPlan, clone: Path, state: Path, st
     with logged.open("w", encoding="utf-8") as log_file:
         def take(line: str) -> None:
             log_file.write(line + "\n")
-            finished = found.feed(line)
-            if finished is not None:
-                verdict = "PASS" if found.passed(finished) else "FAIL"
-                runner.log.info(f"    {leg.name}: {finished.name}: {verdict} ({finished.seconds:.0f}s)")
+            event = found.feed(line)
+            if event is None:
+                return
+            done = event.leg
+            if event.step is not None:  # long jobs (the tests, a bare-metal build) show each step as it ends
+                runner.log.info(f"      {leg.name}: {done.name}: {event.step} ({done.seconds:.0f}s in)")
+            else:
+                verdict = "PASS" if found.passed(done) else "FAIL"
+                runner.log.info(f"    {leg.name}: {done.name}: {verdict} ({done.seconds:.0f}s)")
 
         env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
         result = runner.run(argv, cwd=clone, env=env, unset=("CROSSLANE_CACHE", "CROSSLANE_BUILD_DIR"),
