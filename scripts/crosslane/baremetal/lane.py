@@ -34,7 +34,9 @@ from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import executorch
 from crosslane.sources import pinned
 
-RUNNER = Path(__file__).resolve().parents[3] / "components" / "baremetal"
+# The bare-metal runner's sources, in the repository beside versions.toml (crosslane may be installed elsewhere:
+# CI's jobs install it with `pip install .`).
+RUNNER = Path("components") / "baremetal"
 OPS = Path(__file__).resolve().parents[1] / "models" / "executorch_ops.py"
 SENTINEL = "Test_result: PASS"
 COMPONENT = "executorch"
@@ -231,9 +233,9 @@ def build_image(setting: Setting, build: BareMetalBuild, source: Path, runtime: 
     """The runner with the case's bundled program linked in; (a FAIL row, None) when it does not build."""
     folder = setting.folder / build.name / "images" / program.case.name
     toolchain_file = setting.folder / build.name / "toolchain.cmake"
-    configure = ["-S", str(RUNNER), "-B", str(folder), f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
-                 "-DCMAKE_BUILD_TYPE=Release", f"-DEXECUTORCH_SOURCE={source}",
-                 f"-DEXECUTORCH_BUILD={runtime}", f"-DPROGRAM_FILE={program.path}",
+    configure = ["-S", str(setting.ctx.config.root / RUNNER), "-B", str(folder),
+                 f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}", "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DEXECUTORCH_SOURCE={source}", f"-DEXECUTORCH_BUILD={runtime}", f"-DPROGRAM_FILE={program.path}",
                  f"-DRUNNER_RTOL={program.rtol}", f"-DRUNNER_ATOL={program.atol}"]
     try:
         _cmake(setting, f"link {program.case.name} ({setting.target.name} {build.name})", configure, folder)
