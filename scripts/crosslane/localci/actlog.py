@@ -32,12 +32,19 @@ class Leg:
     result: str = ""  # the job's result as act logged it for this leg ("success", "failure")
     engine_errors: list[str] = field(default_factory=list)  # act's own error lines ("exit status 1", a bad `if:`)
     outputs: dict[str, str] = field(default_factory=dict)  # "<step id>.<name>" → what the step set
-    evidence: list[str] = field(default_factory=list)  # the first failed step's ::error:: lines, else its last line
     start: datetime | None = None
     end: datetime | None = None
-    _step: tuple[str, str] = ("", "")
-    _errors: list[str] = field(default_factory=list)
-    _said: list[str] = field(default_factory=list)
+    # What each step printed, by (stage, step id): act may log a step's result before the last of its output.
+    _errors: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    _said: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    _first_failed: tuple[str, str] | None = None
+
+    @property
+    def evidence(self) -> list[str]:
+        """The first failed step's ::error:: lines, else the last line it printed."""
+        if self._first_failed is None:
+            return []
+        return [e for e in self._errors.get(self._first_failed, []) if e] or self._said.get(self._first_failed, [])[-1:]
 
     @property
     def own_failure(self) -> bool:
@@ -50,24 +57,22 @@ class Leg:
 
     def take(self, record: dict[str, object], message: str) -> str | None:
         """Take one record of this leg; return the label and result of the step it finished, if it did."""
-        stage, step_id = str(record.get("stage", "")), json.dumps(record.get("stepID") or record.get("stepid"))
-        if (stage, step_id) != self._step:  # a new step: what the last one printed is not this one's evidence
-            self._step, self._errors, self._said = (stage, step_id), [], []
+        step = (str(record.get("stage", "")), json.dumps(record.get("stepID") or record.get("stepid")))
         command = record.get("command")
         if command == "set-output" and isinstance(record.get("name"), str):
             ids = record.get("stepID")
-            step = str(ids[0]) if isinstance(ids, list) and ids else ""
-            self.outputs[f"{step}.{record['name']}"] = str(record.get("arg", ""))
+            step_id = str(ids[0]) if isinstance(ids, list) and ids else ""
+            self.outputs[f"{step_id}.{record['name']}"] = str(record.get("arg", ""))
         if command == "error":
-            self._errors.append(str(record.get("arg", "")).strip())
+            self._errors.setdefault(step, []).append(str(record.get("arg", "")).strip())
         elif record.get("level") in ("error", "fatal") and command is None and message:
             self.engine_errors.append(message)
         if record.get("raw_output") and message:
-            self._said = [*self._said[-(SAID - 1):], ANSI.sub("", message)]
+            self._said[step] = [*self._said.get(step, [])[-(SAID - 1):], ANSI.sub("", message)]
         result = record.get("stepResult")
         if result == "failure":
-            if not self.failed_steps:
-                self.evidence = [e for e in self._errors if e] or self._said[-1:]
+            if self._first_failed is None:
+                self._first_failed = step
             self.failed_steps.append(step_label(record))
         if result == "success" and record.get("stepid") == COMPLETE and "stage" not in record:
             self.completed = True
