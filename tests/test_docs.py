@@ -17,7 +17,8 @@ LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 CODE = re.compile(r"`([^`\s]+)`")
 OWN_FILE = re.compile(r"[A-Za-z0-9_]+\.(py|md|cmake|c|cpp|S|patch|yml)")
 PLACEHOLDER = re.compile(r"[<>{}*$]|\.\.\.|…")
-FILES = {p.name for p in REPO.rglob("*") if ".git" not in p.parts and ".nox" not in p.parts and "build" not in p.parts}
+# Parts below the repository only: a checkout under a folder named build/ (act's runner copies it there) is whole.
+FILES = {p.name for p in REPO.rglob("*") if not {".git", ".nox", "build"} & set(p.relative_to(REPO).parts)}
 
 
 def named_paths(document: Path) -> list[tuple[str, Path]]:
