@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from crosslane.config import ToolRootSpec
+from crosslane.errors import StepFailed
 from crosslane.host import hostsetup, toolroot
 from crosslane.log import Log
 from crosslane.runner import Runner
@@ -173,7 +174,7 @@ def test_mmdebstrap_killed_while_it_has_mounts_leaves_none_and_no_staging(
         return original(argv, **{**options, "timeout": 3.0})  # type: ignore[arg-type]
 
     monkeypatch.setattr(runner, "run", soon)
-    with pytest.raises(Exception, match="timed out"):
+    with pytest.raises(StepFailed, match="timed out"):
         toolroot.ensure(runner, SPEC)
     assert mounts_under(tmp_path) == []
     assert not list((tmp_path / "cache").rglob("*.partial"))

@@ -169,3 +169,9 @@ def test_failures_that_write_no_step_result_fail_the_leg(clone: Path) -> None:
     found = rows_of(clone, LegPlan("plan", "push", "plan", ("plan",), "a fixture", outputs=("build",), timeout=300))
     assert found[("plan output build", "plan")][0] is Verdict.FAIL
     assert "declares no output 'build' from a step" in found[("plan output build", "plan")][1]
+
+
+def test_a_plan_output_is_a_matrix_only_with_an_include_list() -> None:
+    assert check.matrix_legs('{"include": [{"arch": "riscv64"}]}') == "1 legs"
+    for value in ("", "true", "[]", '{"include": 3}', '{"exclude": []}', "{"):
+        assert check.matrix_legs(value) is None, value

@@ -122,8 +122,9 @@ class Run:
         return Event(leg, step) if step else None
 
     def _leg(self, record: dict[str, object]) -> Leg:
-        matrix = record.get("matrix") if isinstance(record.get("matrix"), dict) else {}
-        assert isinstance(matrix, dict)
+        matrix = record.get("matrix")
+        if not isinstance(matrix, dict):
+            matrix = {}
         key = (str(record["jobID"]), json.dumps(matrix, sort_keys=True))
         if key not in self.legs:
             self.legs[key] = Leg(key[0], job_name(str(record.get("job", key[0]))), matrix)

@@ -53,7 +53,7 @@ def run(ctx: Context, names: Sequence[str] = (), repo: Path | None = None) -> li
         staged = {pin.reference: staging.stage(ctx.runner, pin, ctx.config.sysroot)
                   for pin in pins.pins(workflow) if used & set(pin.jobs)}
     for store in ("artifacts", "caches"):  # act numbers every run 1: a store of an earlier check would answer
-        shutil.rmtree(state / store, ignore_errors=True)
+        _remove(state / store)
     rows: list[Row] = []
     for number, leg in enumerate(chosen, 1):
         with ctx.log.group(f"actions [{number}/{len(chosen)}] {leg.name}: {leg.purpose}"):
@@ -78,7 +78,7 @@ def fresh_clone(runner: Runner, source: Path, clone: Path) -> Path:
     job reads origin/main)."""
     if not (source / ".git").exists():
         raise UsageError(f"{source}: not a git checkout", fix="run from a clone of the repository")
-    shutil.rmtree(clone, ignore_errors=True)
+    _remove(clone)
     clone.parent.mkdir(parents=True, exist_ok=True)
     runner.run(["git", "clone", "-q", "--no-hardlinks", source, clone])
     runner.run(["git", "-C", clone, "remote", "set-url", "origin",
@@ -111,7 +111,7 @@ def command(act: str, leg: LegPlan, home: Path, event_file: Path, state: Path,
 
 def run_leg(runner: Runner, act: str, leg: LegPlan, clone: Path, state: Path, staged: dict[str, Path]) -> list[Row]:
     home = state / "homes" / leg.name
-    shutil.rmtree(home, ignore_errors=True)
+    _remove(home)
     home.mkdir(parents=True)
     runnerenv.seed_python(runner, home / ".cache" / "act" / "tool_cache")
     event_file = runnerenv.write_event(state / "events" / f"{leg.name}.json", event_payload(runner, leg, clone))
@@ -219,18 +219,23 @@ def output_rows(leg: LegPlan, found: actlog.Run, name: str, source: str | None) 
                     f"{leg.event}: the plan job declares no output '{name}' from a step "
                     f"(`outputs: {name}: ${{{{ steps.<id>.outputs.{name} }}}}`)", subject="plan")]
     value = planned[0].outputs.get(source, "")
-    if name == "run":
-        good = value in ("true", "false")
-    else:
-        try:
-            parsed = json.loads(value)
-            good = isinstance(parsed, dict) and isinstance(parsed.get("include"), list)
-        except ValueError:
-            good = False
-    shown = (f"{len(json.loads(value)['include'])} legs" if good and name != "run" else value) if good else "unset"
-    return [Row(f"plan output {name}", leg.name, Check.WORKFLOW, Verdict.PASS if good else Verdict.FAIL,
-                f"{leg.event}: {shown}" if good else f"{leg.event}: the plan job did not set '{name}' to a matrix "
-                "(the jobs that read it cannot expand)", subject="plan")]
+    shown = value if name == "run" and value in ("true", "false") else matrix_legs(value)
+    if shown is None:
+        wanted = "true or false" if name == "run" else "a matrix (the jobs that read it cannot expand)"
+        return [Row(f"plan output {name}", leg.name, Check.WORKFLOW, Verdict.FAIL,
+                    f"{leg.event}: the plan job did not set '{name}' to {wanted}", subject="plan")]
+    return [Row(f"plan output {name}", leg.name, Check.WORKFLOW, Verdict.PASS, f"{leg.event}: {shown}",
+                subject="plan")]
+
+
+def matrix_legs(value: str) -> str | None:
+    """"N legs" of a matrix output (`{"include": [...]}`), None when *value* is none."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    legs_of = parsed.get("include") if isinstance(parsed, dict) else None
+    return f"{len(legs_of)} legs" if isinstance(legs_of, list) else None
 
 
 def _errors(errors: Sequence[str]) -> str:
@@ -241,12 +246,19 @@ def _errors(errors: Sequence[str]) -> str:
 def event_payload(runner: Runner, leg: LegPlan, clone: Path) -> dict[str, object]:
     head = _rev(runner, clone, "HEAD")
     parent = _rev(runner, clone, "HEAD~1")
-    return runnerenv.event(leg.event, head=head, before=parent, base=parent or head, inputs=leg.inputs)
+    return runnerenv.event(leg.event, head=head, before=parent, base=parent, inputs=leg.inputs)
 
 
 def _rev(runner: Runner, clone: Path, name: str) -> str:
     found = runner.run(["git", "-C", clone, "rev-parse", "--verify", "-q", name], quiet=True, probe=True, check=False)
     return found.output.strip() if found.ok else ""
+
+
+def _remove(folder: Path) -> None:
+    """*folder* gone, or the OSError naming what stayed: a store or HOME an earlier check left half-removed would
+    answer this one's legs."""
+    if folder.exists():
+        shutil.rmtree(folder)
 
 
 def free_port() -> int:

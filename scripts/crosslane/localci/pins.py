@@ -6,11 +6,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from crosslane.errors import ConfigError
+from crosslane.policy import workflow as workflow_rules
 
 USES = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)(?P<path>(?:/[^@\s]+)?)@(?P<ref>\S+)$")
 COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -60,7 +60,7 @@ def pins(workflow: Path) -> list[ActionPin]:
         if isinstance(job, Mapping) and "uses" in job:
             raise ConfigError(f"{workflow}: jobs.{job_name}.uses: a reusable workflow, which the local check does "
                               "not stage", fix="call its steps from this workflow, or leave the job out of the check")
-        for index, step in enumerate(_steps(job)):
+        for index, step in workflow_rules.steps(job) if isinstance(job, Mapping) else ():
             uses = step.get("uses")
             if not isinstance(uses, str) or uses.startswith("./"):
                 continue
@@ -78,7 +78,3 @@ def pins(workflow: Path) -> list[ActionPin]:
                 users.append(str(job_name))
     return [ActionPin(repo, commit, tag, tuple(users)) for (repo, commit), (tag, users) in found.items()]
 
-
-def _steps(job: object) -> list[Mapping[str, Any]]:
-    steps = job.get("steps") if isinstance(job, Mapping) else None
-    return [s for s in steps if isinstance(s, Mapping)] if isinstance(steps, list) else []

@@ -66,7 +66,8 @@ def _matrix_keys(job: Mapping[str, Any]) -> set[str]:
     return set(MATRIX_REF.findall(repr(job)))
 
 
-def _steps(job: Mapping[str, Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
+def steps(job: Mapping[str, Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """(index in the job's `steps:`, step) of each step that is a mapping."""
     steps = job.get("steps")
     for index, step in enumerate(steps if isinstance(steps, list) else []):
         if isinstance(step, Mapping):
@@ -76,7 +77,7 @@ def _steps(job: Mapping[str, Any]) -> Iterator[tuple[int, Mapping[str, Any]]]:
 def cache_per_leg(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
     if "component" not in _matrix_keys(job):
         return
-    for index, step in _steps(job):
+    for index, step in steps(job):
         if not _uses(step, "actions/cache"):
             continue
         key = _text((step.get("with") or {}).get("key"))
@@ -96,7 +97,7 @@ def group_per_event(workflow: Mapping[str, Any]) -> Iterator[Defect]:
 
 
 def not_cancelled(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
-    places = [("", job.get("if"))] + [(step_label(step, index), step.get("if")) for index, step in _steps(job)]
+    places = [("", job.get("if"))] + [(step_label(step, index), step.get("if")) for index, step in steps(job)]
     for where, condition in places:
         if "always()" in _text(condition):
             yield Defect(name, where, "not-cancelled",
@@ -104,7 +105,7 @@ def not_cancelled(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
 
 
 def root_decides(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
-    for index, step in _steps(job):
+    for index, step in steps(job):
         script = _text(step.get("run"))
         if SUDO.search(script):
             yield Defect(name, step_label(step, index), "root-decides",
@@ -116,7 +117,7 @@ def root_decides(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
 
 def own_artifacts(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
     matrix = _matrix_keys(job)
-    for index, step in _steps(job):
+    for index, step in steps(job):
         if not _uses(step, "actions/download-artifact"):
             continue
         given = step.get("with") or {}
