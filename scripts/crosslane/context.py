@@ -64,7 +64,8 @@ class Context:
         chain = self.config.toolchain_for(component, arch)
         cached = self._compilers.get((chain.name, arch))
         if cached is None:
-            cached = toolchains.detect(self.runner, chain, arch)
+            cached = toolchains.detect(self.runner, chain, arch, self.config.toolroots,
+                                        toolchains.places_for(self.config.root))
             self._compilers[(chain.name, arch)] = cached
         return cached
 

@@ -355,12 +355,15 @@ def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
 
 
 def stage_toolroots(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
-    """The tool roots the job's components take their Rust from, and the arch's qemu-user, made now (mmdebstrap
-    needs the archive)."""
+    """The tool roots the job's components take their Rust or their compilers from, and the arch's qemu-user, made
+    now (mmdebstrap needs the archive)."""
 
-    components = [ctx.config.components[n] for n in plan.components_for(ctx.config, arch, names)]
+    chosen = plan.components_for(ctx.config, arch, names)
+    components = [ctx.config.components[n] for n in chosen]
     emulator = ctx.config.arches[arch].emulator
-    wanted = dict.fromkeys([*(c.toolroot for c in components if c.toolroot), *([emulator] if emulator else [])])
+    compilers = [chain.toolroot for n in chosen if (chain := ctx.config.toolchain_for(n, arch)).toolroot]
+    wanted = dict.fromkeys([*(c.toolroot for c in components if c.toolroot), *compilers,
+                            *([emulator] if emulator else [])])
     rows = []
     for name in wanted:
         root = toolroot.ensure(ctx.runner, ctx.config.toolroots[name])

@@ -169,7 +169,13 @@ def _toolchain(name: str, table: Table) -> Toolchain:
     version = table.integer("version", 0) or None
     if version is not None and not 1 <= version <= 99:
         table.fail("version", f"{version} is not a compiler major version (clang-19 is 19)")
-    result = Toolchain(name=name, family=family, version=version, packages=per_arch_strings(table, "packages"))
+    result = Toolchain(name=name, family=family, version=version, packages=per_arch_strings(table, "packages"),
+                       toolroot=table.optional_string("toolroot"))
+    if result.toolroot is not None and result.packages:
+        table.fail("packages", f"a tool root's compilers are its own packages: list them in "
+                               f"[toolroots.{result.toolroot}] packages and delete this table")
+    if result.toolroot is not None and family != "gcc":
+        table.fail("toolroot", f"a tool root serves the gcc family's cross compilers; '{family}' is found on the host")
     table.finish()
     return result
 
@@ -323,6 +329,11 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     arches_table = top.table("arches", required=True)
     read_arches = {read_arch(arches_table, name, name): _arch_config(Arch(name), t)
                    for name, t in arches_table.subtables()}
+    for chain in toolchains.values():
+        if chain.toolroot is not None and chain.toolroot not in toolroots:
+            Table({}, file, f"toolchains.{chain.name}").fail(
+                "toolroot", f"unknown tool root '{chain.toolroot}'{suggestion(chain.toolroot, list(toolroots))}; "
+                            "add a [toolroots.<name>] table holding its cross compilers")
     for arch, arch_cfg in read_arches.items():
         if arch_cfg.emulator is not None and arch_cfg.emulator not in toolroots:
             Table({}, file, f"arches.{arch}").fail(
@@ -341,9 +352,10 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     # stated once, in the component's wheel.pythons.
     wanted = [pkg for c in components.values() for v in c.wheel.pythons for pkg in (f"python{v}", f"libpython{v}-dev")]
     sysroot = dataclasses.replace(sysroot, packages=tuple(dict.fromkeys((*sysroot.packages, *wanted))))
-    # An arch's job: the components that list it, in the order versions.toml declares them.
+    # An arch's job: the components that list it (but not those built only when named), in the order versions.toml
+    # declares them.
     arches = MappingProxyType({arch: dataclasses.replace(arch_cfg, components=tuple(
-        name for name, component in components.items() if arch in component.arches))
+        name for name, component in components.items() if arch in component.arches and component.job))
         for arch, arch_cfg in read_arches.items()})
     hostenvs = MappingProxyType(_hostenvs(top.table("hostenvs"), components))
     _check_references(top, toolchains, arches, components)

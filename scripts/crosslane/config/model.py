@@ -80,12 +80,14 @@ class BareMetalTarget:
 
 @dataclass(frozen=True)
 class Toolchain:
-    """A [toolchains.*] table: the compiler family, its version and its packages per arch."""
+    """A [toolchains.*] table: the compiler family, its version and its packages per arch, or the tool root its
+    compilers run from (their packages are then the root's)."""
 
     name: str
     family: str
     version: int | None
     packages: Mapping[Arch, tuple[str, ...]]
+    toolroot: str | None = None
 
 
 @dataclass(frozen=True)
@@ -366,6 +368,8 @@ class Component:
     source_of: str = ""
     # Built in a per-arch copy even without patches: the project writes into its source tree.
     writable_source: bool = False
+    # In its arches' jobs (nox -s build-<arch>); false: built when named (nox -s build-<arch>-<component>).
+    job: bool = True
     # The folder name the copy must have (ExecuTorch's CMake refuses any but "executorch").
     source_dirname: str = ""
     # Files the build leaves in its build folder that the install step does not copy, put in install/bin.

@@ -114,7 +114,8 @@ class Probes:
         key = (chain.name, arch)
         if key not in self._compilers:
             try:
-                self._compilers[key] = toolchains.detect(self.runner, chain, arch)
+                self._compilers[key] = toolchains.detect(self.runner, chain, arch, self.config.toolroots,
+                                                         toolchains.places_for(self.config.root))
             except MissingPrerequisite as exc:
                 self._compilers[key] = exc
         return self._compilers[key]

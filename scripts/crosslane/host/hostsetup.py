@@ -29,8 +29,11 @@ def packages_needed(config: Config, arches: Iterable[Arch], components: Iterable
         for toolchain in chains:
             wanted += toolchain.packages.get(arch, ())
     chosen = [config.components[n] for n in (names if names is not None else config.components)]
-    if any(c.toolroot for c in chosen) or any(config.arches[a].emulator for a in arches if a in config.arches):
-        wanted.append("mmdebstrap")  # makes the tool roots of Rust and of an arch's qemu-user (host/toolroot.py)
+    rooted = any(chain.toolroot for chain in config.toolchains.values()) if names is None else any(
+        config.toolchain_for(n, a).toolroot for a in arches for n in names if config.builds(n, a))
+    emulated = any(config.arches[a].emulator for a in arches if a in config.arches)
+    if rooted or emulated or any(c.toolroot for c in chosen):
+        wanted.append("mmdebstrap")  # makes the tool roots of Rust, compilers and qemu-user (host/toolroot.py)
     return tuple(dict.fromkeys(wanted))
 
 

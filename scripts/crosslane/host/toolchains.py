@@ -1,20 +1,28 @@
 """Compilers per (toolchain, arch): where they are, their version, and what they can build.
 
 Whether a compiler can build RVV intrinsics is decided by compiling a probe, never by reading a
-version string.
+version string. A toolchain with a tool root (`toolchains.<name>.toolroot`) runs the root's cross compilers:
+CMake, ninja and ccache stay the host's and call a wrapper per compiler that enters the root with the folders a
+compile reads and writes bound at their own paths (host/toolroot.py); the probes and the stamp's identity are the
+same as a host compiler's, through the wrapper.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shlex
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane.archs import Arch, info
-from crosslane.config import Toolchain
+from crosslane.config import Toolchain, ToolRootSpec
 from crosslane.errors import MissingPrerequisite
-from crosslane.host import probecache
+from crosslane.host import probecache, toolroot
+from crosslane.paths import build_root, cache_dir
 from crosslane.runner import Runner
 
 RVV_PROBE = """\
@@ -65,9 +73,70 @@ def _version(runner: Runner, cc: str, flag: str) -> str:
     return output.strip()
 
 
-def detect(runner: Runner, toolchain: Toolchain, arch: Arch) -> Compiler:
+@dataclass(frozen=True)
+class RootPlaces:
+    """What a compiler run from a tool root sees of the host: the folders it writes (build tree, repository, the
+    temporary folder its probes compile in) and those it only reads (the cache: sources, sysroots)."""
+
+    binds: tuple[Path, ...]
+    read_only: tuple[Path, ...] = ()
+
+
+def places_for(repo: Path) -> RootPlaces:
+    """What a compile of this repository's builds touches: the build tree and the repository (tree sources,
+    patches), the temporary folder (the probes), and read-only the cache (staged sources, sysroots)."""
+    return RootPlaces(binds=tuple(dict.fromkeys([Path(tempfile.gettempdir()), repo, build_root(repo)])),
+                      read_only=(cache_dir(),))
+
+
+def root_wrappers(runner: Runner, spec: ToolRootSpec, tools: Sequence[str], places: RootPlaces) -> dict[str, str]:
+    """tool → a wrapper that runs the root's /usr/bin/<tool>; written once per root and places, beside the root
+    (its path names the root's key, so the compiler's identity in a stamp changes with the root)."""
+    found = toolroot.find(spec)
+    if found is None:
+        raise MissingPrerequisite(f"the tool root {spec.name} is not made (its compilers run from it)",
+                                  fix="invoke sources --arch <arch> (it makes the job's tool roots)")
+    mode = toolroot.require_mode(runner)
+    # The wrapper is a compiler's identity (the stamp, ccache's compiler check): it names the base interpreter and a
+    # copy of enter_root.py beside it, never a venv's (each nox session has its own), so every session shares it.
+    enter = toolroot.ENTER.read_text()
+    scripts = {tool: toolroot.wrapper_script(found, f"/usr/bin/{tool}", binds=places.binds, mode=mode,
+                                             read_only=places.read_only)
+               .replace(shlex.quote(sys.executable), shlex.quote(getattr(sys, "_base_executable", sys.executable)), 1)
+               for tool in tools}
+    digest = hashlib.sha256("\0".join([enter, *(f"{t}\0{s}" for t, s in sorted(scripts.items()))]).encode())
+    folder = found.path.with_name(f"{found.path.name}.bin") / digest.hexdigest()[:16]
+    files = {folder / "enter_root.py": enter, **{folder / tool: script.replace(
+        shlex.quote(str(toolroot.ENTER)), shlex.quote(str(folder / "enter_root.py")), 1)
+        for tool, script in scripts.items()}}
+    if not runner.dry_run:
+        for place in (*places.binds, *places.read_only):
+            place.mkdir(parents=True, exist_ok=True)  # a bind needs its folder (the build tree may be new)
+        for path, text in files.items():
+            if path.is_file() and path.read_text() == text:
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(text)
+            tmp.chmod(0o755)
+            tmp.replace(path)  # another run may be using it: never seen half-written
+    return {tool: str(folder / tool) for tool in tools}
+
+
+def detect(runner: Runner, toolchain: Toolchain, arch: Arch, roots: Mapping[str, ToolRootSpec] | None = None,
+           places: RootPlaces | None = None) -> Compiler:
+    """The compilers of *toolchain* for *arch*; a tool root's need *roots* (config.toolroots) and *places*."""
     triplet = info(arch).triplet
     match toolchain.family:
+        case "gcc" if toolchain.toolroot is not None:
+            if roots is None or places is None or toolchain.toolroot not in roots:
+                raise AssertionError(f"toolchain {toolchain.name}: a tool root's compilers need roots and places")
+            wrappers = root_wrappers(runner, roots[toolchain.toolroot], (f"{triplet}-gcc", f"{triplet}-g++"), places)
+            cc, cxx = wrappers[f"{triplet}-gcc"], wrappers[f"{triplet}-g++"]
+            if runner.dry_run:
+                return Compiler(toolchain.name, "gcc", arch, (cc,), (cxx,), "0", (), ())
+            version = _version(runner, cc, "-dumpfullversion")
+            return Compiler(toolchain.name, "gcc", arch, (cc,), (cxx,), version, (), ())
         case "gcc":
             cc = runner.which(f"{triplet}-gcc", fix=_setup_fix(arch))
             cxx = runner.which(f"{triplet}-g++", fix=_setup_fix(arch))

@@ -73,7 +73,10 @@ def rust_target(probes: Probes, subject: Subject) -> Outcome:
 
 def toolroot_applies(probes: Probes, subject: Subject) -> str | None:
     assert subject.component is not None
-    if not probes.config.components[subject.component].toolroot:
+    config = probes.config
+    rooted = any(config.toolchain_for(subject.component, arch).toolroot for arch in config.arches
+                 if config.builds(subject.component, arch))
+    if not config.components[subject.component].toolroot and not rooted:
         return f"{subject.component} takes no tools from a tool root"
     return None
 
