@@ -141,6 +141,13 @@ def matrix(c: Context, config: str = "", event: str = "push", arch: str = "", co
                                              component=component, changed=changed))
 
 
+@task(help={"write": "update the committed scripts/crosslane/config/versions.schema.json instead of printing it",
+            **COMMON_HELP})
+def schema(c: Context, write: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:
+    """versions.toml's JSON Schema (editors: taplo, Even Better TOML), generated from its declaration."""
+    _run(gate_tasks.schema(write), debug=debug, json=json, config=config)
+
+
 @task(help={"component": "component whose patch series to check or apply", "arch": ARCH_HELP,
             "source_dir": "patch this tree in place (default: the build's working copy of the pinned source)",
             "check": "change nothing; exit 1 unless every patch for the arch is APPLIED", **COMMON_HELP},

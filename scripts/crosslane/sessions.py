@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from crosslane import inherit
 from crosslane.archs import CONTROL_ARCH
+from crosslane.errors import ConfigError
 from crosslane.registry import SMOKES, discovered
 
 
@@ -42,31 +44,20 @@ def _table(data: Mapping[str, object], key: str) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _inherited(components: Mapping[str, object], name: str, key: str, sub: str | None = None) -> object:
-    """A component's *key* (or *key*.*sub* of a table key), following `extends` as config/shorthand.py does:
-    the nearest table that states it."""
-    seen: set[str] = set()
-    while name not in seen:
-        seen.add(name)
-        table = components.get(name)
-        if not isinstance(table, Mapping):
-            return None
-        value = table.get(key)
-        if sub is None and key in table:
-            return value
-        if sub is not None and isinstance(value, Mapping) and sub in value:
-            return value[sub]
-        parent = table.get("extends")
-        if not isinstance(parent, str):
-            return None
-        name = parent
-    return None
+def resolved(data: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """[components.*] with `extends` resolved as the loader resolves it (inherit.py); a file the loader would refuse
+    keeps its tables as written, so nox still lists its sessions and `invoke` names the error."""
+    components = {name: table for name, table in _table(data, "components").items() if isinstance(table, dict)}
+    try:
+        return inherit.resolve_components(components, "versions.toml", discovered(SMOKES))
+    except ConfigError:
+        return components
 
 
-def control_builds(components: Mapping[str, object]) -> set[str]:
+def control_builds(components: Mapping[str, Mapping[str, object]]) -> set[str]:
     """What the control arch builds for comparison: components with a controlled smoke, and their depends."""
     smokes = discovered(SMOKES)
-    wanted = [n for n in components if isinstance(smoke := _inherited(components, n, "smoke"), Mapping)
+    wanted = [n for n, table in components.items() if isinstance(smoke := table.get("smoke"), Mapping)
               and smokes.compares_with_control(smoke.get("kind"), smoke)]
     found: set[str] = set()
     while wanted:
@@ -74,7 +65,7 @@ def control_builds(components: Mapping[str, object]) -> set[str]:
         if name in found:
             continue
         found.add(name)
-        depends = _inherited(components, name, "depends")
+        depends = components[name].get("depends") if name in components else None
         wanted += [d for d in depends if isinstance(d, str)] if isinstance(depends, list) else []
     return found
 
@@ -83,7 +74,7 @@ def plan(data: Mapping[str, object]) -> list[Session]:
     """build-<arch>, smoke-<arch>, and build-/smoke-<arch>-<component> for every arch a component lists (and
     for the control arch, every component it builds for comparison)."""
     arches = list(_table(data, "arches"))
-    components = _table(data, "components")
+    components = resolved(data)
     control = control_builds(components)
     sessions: list[Session] = []
     for arch in arches:
@@ -94,7 +85,7 @@ def plan(data: Mapping[str, object]) -> list[Session]:
                     f"{arch}: smoke what is built on every CPU profile under qemu-user."),
         ]
         for name in components:
-            listed = _inherited(components, name, "arches")
+            listed = components[name].get("arches")
             in_job = isinstance(listed, list) and arch in listed
             if not in_job and not (arch == CONTROL_ARCH.value and name in control):
                 continue
@@ -104,12 +95,15 @@ def plan(data: Mapping[str, object]) -> list[Session]:
                 Session(f"smoke-{arch}-{name}", arch, name, "smoke", (arch, name, "smoke"),
                         f"{arch} × {name}: smoke the built {name} on every CPU profile."),
             ]
-            source = _inherited(components, name, "source")
+            source = components[name].get("source")
+            origin = components[name].get("source_of")
+            if source is None and isinstance(origin, str) and origin in components:
+                source = components[origin].get("source")
             if not (isinstance(source, Mapping) and source.get("kind") == "sysroot-package"):
                 sessions.append(Session(f"repro-{arch}-{name}", arch, name, "repro", (arch, name, "repro"),
                                         f"{arch} × {name}: build it twice from two clones under varied conditions "
                                         "and compare every output (reproducible builds)."))
-            if in_job and isinstance(_inherited(components, name, "tests"), Mapping):
+            if in_job and isinstance(components[name].get("tests"), Mapping):
                 sessions.append(Session(f"tests-{arch}-{name}", arch, name, "tests", (arch, name, "tests"),
                                         f"{arch} × {name}: upstream's own tests on every CPU profile, with parity "
                                         "against amd64."))

@@ -222,5 +222,5 @@ def test_component_paths_and_mirrors(tmp_path: Path, edit: tuple[str, str], mess
 
 
 def test_negative_floor(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"floors\.riscv64: -1 is negative"):
+    with pytest.raises(ConfigError, match=r"floors\.riscv64: -1 is not a count of components"):
         config.load(write(tmp_path, GOOD + "[floors]\nriscv64 = -1\n"))

@@ -10,6 +10,7 @@ from crosslane import bounded
 from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.cli.commands import Action, parse_arch
+from crosslane.config import jsonschema
 from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.context import Context
 from crosslane.errors import UsageError
@@ -18,7 +19,7 @@ from crosslane.policy import consistency as consistency_mod
 from crosslane.policy import floors as floors_mod
 from crosslane.policy import parity as parity_mod
 from crosslane.policy import workflow as workflow_mod
-from crosslane.report import Row
+from crosslane.report import Check, Row, Verdict
 
 
 def verify(arch: str, paths: Sequence[str], staging: Sequence[str] = (), remainder: str = "") -> Action:
@@ -69,4 +70,16 @@ def previous_floors(path: Path, root: Path) -> Mapping[Arch, int]:
 def consistency(ctx: Context) -> list[Row]:
     root = ctx.config.root
     return (consistency_mod.lint(ctx.config, root) + consistency_mod.lint_sessions(ctx.config, root)
-            + workflow_mod.lint(root))
+            + consistency_mod.lint_schema(root) + workflow_mod.lint(root))
+
+
+def schema(write: bool) -> Action:
+    """`invoke schema`: versions.toml's JSON Schema, generated from its declaration; --write updates the committed
+    file."""
+    def action(ctx: Context) -> list[Row]:
+        if write:
+            path = jsonschema.write(ctx.config.root)
+            return [Row("schema", "all", Check.POLICY, Verdict.PASS, f"wrote {path}", subject="schema")]
+        print(jsonschema.render(ctx.config.registries.smokes), end="")
+        return []
+    return action

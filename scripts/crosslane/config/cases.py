@@ -57,12 +57,12 @@ def read(name: str, table: Table, profile_names: set[str]) -> CaseMatrix:
     models = table.strings("models")
     if not models:
         table.fail("models", "no models; list at least one")
-    backends = table.strings("backends", BACKENDS)
+    backends = table.strings("backends")
     for index, backend in enumerate(backends):
         if backend not in BACKENDS:
             Table({}, table.file, f"{table.path}.backends").fail(index, f"unknown backend '{backend}' "
                                                                         f"(known: {', '.join(BACKENDS)})")
-    quantize = table.booleans("quantize", (False,))
+    quantize = table.booleans("quantize")
     exclude = []
     for rule in table.tables("exclude"):
         keys = set(rule.data)

@@ -12,11 +12,8 @@ from urllib.parse import urlsplit
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config.reader import Table
 
-# sysroot-package: the component is a Debian package already in the target sysroot; nothing is built.
-SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
 # Kinds that name fixed content by a pin, so another of them can mirror it.
 PINNED_KINDS = ("git", "archive", "debian")
-TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
 NAME_RE = re.compile(r"[A-Za-z0-9_]+")
 # Names that become paths (components, profiles, toolchains, models): a conservative set, so no name can
 # climb out of build/ or the cache ("../../x"), hide (".x") or need quoting.
@@ -27,10 +24,6 @@ def path_name(table: Table, key: str | None, name: str, what: str) -> None:
     if not PATH_NAME_RE.fullmatch(name) or ".." in name:
         table.fail(key, f"{what} name {name!r} must be 1–64 letters, digits, '.', '_', '+' or '-', starting with a "
                         "letter or digit (it becomes a folder name)")
-# A timeout in versions.toml: a day at most (threading.Timer dies on 1e300 and the run would have none).
-MAX_TIMEOUT = 86400
-# The values a per-component feature option (components.<name>.options, registry.OPTIONS) may take.
-OPTION_VALUES = ("auto", "on", "off")
 
 
 

@@ -1,7 +1,9 @@
 """A typed cursor over a parsed TOML table that reports errors by key path.
 
 Every accessor consumes its key; ``finish()`` rejects whatever is left with a
-difflib suggestion, so unknown keys never pass silently.
+difflib suggestion, so unknown keys never pass silently. A table read with its
+declaration (config/keys.py) takes each key's type, default, requiredness and
+allowed values from there; reading a key the declaration lacks is a bug here.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import math
 from collections.abc import Iterator
 from typing import NoReturn
 
+from crosslane.config.keys import Key, Section
 from crosslane.errors import ConfigError
 from crosslane.registry import suggestion
 
@@ -21,6 +24,7 @@ _TYPE_NAMES = {
     list: "an array",
     dict: "a table",
 }
+_DECLARED_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "table"}
 
 
 def describe(value: object) -> str:
@@ -31,11 +35,21 @@ def describe(value: object) -> str:
 
 
 class Table:
-    def __init__(self, data: dict[str, object], file: str, path: str = "") -> None:
+    def __init__(self, data: dict[str, object], file: str, path: str = "", section: Section | None = None) -> None:
         self.data = data
         self.file = file
         self.path = path
+        self.section = section
         self._seen: set[str] = set()
+
+    def declared(self, key: str) -> Key | None:
+        """The declaration of *key* (None for a table read without one); a key read but not declared is a bug."""
+        if self.section is None:
+            return None
+        found = self.section.key(key)
+        if found is None:
+            raise AssertionError(f"{self.where(key)} is read but not declared in config/keys.py")
+        return found
 
     def where(self, key: str | int | None = None) -> str:
         if key is None:
@@ -55,6 +69,14 @@ class Table:
 
     def _get(self, key: str, expected: type, required: bool, default: object) -> object:
         self._seen.add(key)
+        decl = self.declared(key)
+        if decl is not None:
+            forms = {decl.type, *(other.type for other in decl.also)}
+            if _DECLARED_TYPES[expected] not in forms:
+                raise AssertionError(f"{self.where(key)} is read as {_DECLARED_TYPES[expected]}, declared {forms}")
+            required = required or decl.required
+            if default is None and decl.default is not None and not decl.required:
+                default = list(decl.default) if isinstance(decl.default, tuple) else decl.default
         if key not in self.data:
             if required:
                 self.fail(None, f"missing required key '{key}'")
@@ -65,7 +87,21 @@ class Table:
             ok = True
         if not ok:
             self.fail(key, f"expected {_TYPE_NAMES[expected]}, got {describe(value)}")
+        if decl is not None:
+            self._check_declared(key, decl, value)
         return value
+
+    def _check_declared(self, key: str, decl: Key, value: object) -> None:
+        if decl.choices and isinstance(value, str) and value not in decl.choices:
+            if decl.what:
+                self.fail(key, f"unknown {decl.what} '{value}'{suggestion(value, decl.choices)}")
+            self.fail(key, f"'{value}' is not one of {', '.join(decl.choices)}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not decl.in_bounds(value):
+            self.fail(key, f"{value:g} is not {decl.bounds_text()}")
+
+    def _child_section(self, key: str) -> Section | None:
+        decl = self.declared(key)
+        return decl.section if decl is not None else None
 
     def string(self, key: str, default: str | None = None, *, required: bool = False) -> str:
         value = self._get(key, str, required and default is None, default)
@@ -79,33 +115,35 @@ class Table:
         assert value is None or isinstance(value, str)
         return value
 
-    def integer(self, key: str, default: int) -> int:
+    def integer(self, key: str, default: int | None = None) -> int:
         value = self._get(key, int, False, default)
         assert isinstance(value, int)
         return value
 
-    def number(self, key: str, default: float) -> float:
+    def number(self, key: str, default: float | None = None) -> float:
         value = self._get(key, float, False, default)
         assert isinstance(value, (int, float))
         if not math.isfinite(value):
             self.fail(key, f"{value} is not a finite number")
         return float(value)
 
-    def boolean(self, key: str, default: bool) -> bool:
+    def boolean(self, key: str, default: bool | None = None) -> bool:
         value = self._get(key, bool, False, default)
         assert isinstance(value, bool)
         return value
 
-    def strings(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-        value = self._get(key, list, False, list(default))
+    def strings(self, key: str, default: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        value = self._get(key, list, False, None if default is None else list(default))
+        value = [] if value is None else value
         assert isinstance(value, list)
         for index, item in enumerate(value):
             if not isinstance(item, str):
                 self.fail(None, f"{key}[{index}]: expected a string, got {describe(item)}")
         return tuple(value)
 
-    def booleans(self, key: str, default: tuple[bool, ...] = ()) -> tuple[bool, ...]:
-        value = self._get(key, list, False, list(default))
+    def booleans(self, key: str, default: tuple[bool, ...] | None = None) -> tuple[bool, ...]:
+        value = self._get(key, list, False, None if default is None else list(default))
+        value = [] if value is None else value
         assert isinstance(value, list)
         for index, item in enumerate(value):
             if not isinstance(item, bool):
@@ -115,16 +153,18 @@ class Table:
     def table(self, key: str, *, required: bool = False) -> Table:
         value = self._get(key, dict, required, {})
         assert isinstance(value, dict)
-        return Table(value, self.file, self.where(key))
+        return Table(value, self.file, self.where(key), self._child_section(key))
 
     def tables(self, key: str) -> list[Table]:
         value = self._get(key, list, False, [])
         assert isinstance(value, list)
+        decl = self.declared(key)
+        items = decl.items.section if decl is not None and decl.items is not None else None
         result = []
         for index, item in enumerate(value):
             if not isinstance(item, dict):
                 self.fail(None, f"{key}[{index}]: expected a table, got {describe(item)}")
-            result.append(Table(item, self.file, f"{self.where(key)}[{index}]"))
+            result.append(Table(item, self.file, f"{self.where(key)}[{index}]", items))
         return result
 
     def subtables(self) -> Iterator[tuple[str, Table]]:
@@ -134,6 +174,7 @@ class Table:
 
     def finish(self, known: tuple[str, ...] | None = None) -> None:
         allowed = set(known) if known is not None else self._seen
+        offered = sorted(self.section.keys) if self.section is not None and self.section.keys else sorted(allowed)
         for key in self.data:
             if key not in allowed:
-                self.fail(key, "unknown key" + suggestion(key, sorted(allowed)))
+                self.fail(key, "unknown key" + suggestion(key, offered))

@@ -15,21 +15,18 @@ written twice).
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidName, canonicalize_name
 
-from crosslane.archs import CONTROL_ARCH
+from crosslane import inherit
 from crosslane.config.reader import Table
 from crosslane.registry import SMOKES, Registry, suggestion
 
 GROUP_PREFIX = "@"
 ARG_KEYS = ("cmake_args", "arch_cmake_args")
-SOURCE_KEYS = ("source", "source_of", "mirrors")
-PER_ARCH_KEYS = ("arch_cmake_args", "toolchain")
 
 
 def _in_order(raw: object, resolved: Mapping[str, object]) -> dict[str, object]:
@@ -41,58 +38,6 @@ def _in_order(raw: object, resolved: Mapping[str, object]) -> dict[str, object]:
 
 def _tables(data: object) -> dict[str, dict[str, object]]:
     return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
-
-
-Merge = Callable[[dict[str, object], dict[str, object], str], dict[str, object]]
-
-
-def _resolve_chain(kind: str, tables: Mapping[str, dict[str, object]], file: str, section: str,
-                   merge: Merge) -> dict[str, dict[str, object]]:
-    """Each table with `extends`, resolved parent first; `merge(parent, child, name)` makes the result."""
-    resolved: dict[str, dict[str, object]] = {}
-
-    def resolve(name: str, trail: tuple[str, ...]) -> dict[str, object]:
-        if name in resolved:
-            return resolved[name]
-        table = tables[name]
-        parent = table.get("extends")
-        where = Table({}, file, f"{section}.{name}")
-        if parent is None:
-            resolved[name] = table
-            return table
-        if not isinstance(parent, str):
-            where.fail("extends", f"expected the name of another {kind}, got {type(parent).__name__}")
-        if parent not in tables:
-            where.fail("extends", f"unknown {kind} '{parent}'{suggestion(parent, list(tables))}")
-        if parent in trail:
-            where.fail("extends", f"inheritance cycle {' -> '.join([*trail, parent])}; one of them must not extend")
-        child = {k: v for k, v in table.items() if k != "extends"}
-        resolved[name] = merge(resolve(parent, (*trail, parent)), child, parent)
-        return resolved[name]
-
-    for name in tables:
-        resolve(name, (name,))
-    return resolved
-
-
-def _merge_component(parent: dict[str, object], child: dict[str, object], parent_name: str,
-                     smokes: Registry = SMOKES) -> dict[str, object]:
-    result = copy.deepcopy({k: v for k, v in parent.items() if k not in SOURCE_KEYS})
-    for key, value in child.items():
-        base = result.get(key)
-        result[key] = {**base, **value} if isinstance(base, dict) and isinstance(value, dict) else value
-    if not any(key in child for key in ("source", "source_of")):
-        result["source_of"] = parent.get("source_of", parent_name) if "source" not in parent else parent_name
-    arches = result.get("arches")
-    smoke = result.get("smoke")
-    # The control builds a variant whose smoke compares with it (Config.builds): its per-arch entries stay.
-    if isinstance(smoke, dict) and smokes.compares_with_control(smoke.get("kind"), smoke) and isinstance(arches, list):
-        arches = [*arches, CONTROL_ARCH.value]
-    for key in PER_ARCH_KEYS:
-        per_arch = result.get(key)
-        if isinstance(per_arch, dict) and isinstance(arches, list):
-            result[key] = {arch: value for arch, value in per_arch.items() if arch in arches}
-    return result
 
 
 def _expand_groups(values: object, groups: Mapping[str, list[str]], where: Table) -> object:
@@ -137,8 +82,7 @@ def resolve_components(data: dict[str, object], file: str, smokes: Registry = SM
     components = _tables(data.get("components"))
     if not components:
         return data
-    resolved = _resolve_chain("component", components, file, "components",
-                              lambda parent, child, name: _merge_component(parent, child, name, smokes))
+    resolved = inherit.resolve_components(components, file, smokes)
     for name, table in resolved.items():
         table = dict(table)
         for key in ARG_KEYS:
@@ -233,4 +177,5 @@ def resolve_hostenvs(data: dict[str, object], file: str, pins: Mapping[str, str]
         assert isinstance(before, list) and isinstance(after, list)
         return {**parent, **child, "requirements": [*before, *after]}
 
-    return {**data, "hostenvs": _in_order(data["hostenvs"], _resolve_chain("host venv", own, file, "hostenvs", merge))}
+    resolved = inherit.resolve_chain("host venv", own, file, "hostenvs", merge)
+    return {**data, "hostenvs": _in_order(data["hostenvs"], resolved)}

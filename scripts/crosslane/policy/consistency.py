@@ -23,7 +23,7 @@ from pathlib import Path
 
 from crosslane import sessions
 from crosslane.archs import KNOWN_ARCHS, Arch
-from crosslane.config import Config, tomlcompat, version_of
+from crosslane.config import Config, jsonschema, tomlcompat, version_of
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.report import Check, Row, Verdict
@@ -252,6 +252,15 @@ def lint_sessions(cfg: Config, root: Path) -> list[Row]:
     count = len(expected_sessions(cfg))
     return rows or [Row("sessions", "all", Check.POLICY, Verdict.PASS,
                         f"noxfile.py has the {count} sessions versions.toml implies", subject=STEP)]
+
+
+def lint_schema(root: Path) -> list[Row]:
+    """The committed JSON Schema of versions.toml is what config/keys.py declares."""
+    problem = jsonschema.stale(root)
+    if problem is not None:
+        return [Row("schema", "all", Check.POLICY, Verdict.FAIL, problem, subject=STEP)]
+    return [Row("schema", "all", Check.POLICY, Verdict.PASS, f"{jsonschema.SCHEMA_PATH} is what config/keys.py "
+                "declares", subject=STEP)]
 
 
 def lint(cfg: Config, root: Path) -> list[Row]:

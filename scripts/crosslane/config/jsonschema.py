@@ -1,0 +1,116 @@
+"""versions.toml's JSON Schema (draft-07, what taplo and Even Better TOML read), generated from its declaration
+(keys.py); committed beside it and checked current by `invoke consistency`, rewritten by `invoke schema --write`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from crosslane import atomic
+from crosslane.config.keys import REQUIRED, Key, Section, declaration
+from crosslane.registry import SMOKES, Registry
+
+SCHEMA_PATH = "scripts/crosslane/config/versions.schema.json"  # in the repository (versions.toml's #:schema line)
+SCHEMA_ID = "https://crosslane.invalid/versions.schema.json"  # an id, not a download: editors read the file
+_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "array": "array",
+          "table": "object"}
+
+
+def section_schema(section: Section) -> dict[str, object]:
+    out: dict[str, object] = {"type": "object"}
+    if section.doc:
+        out["description"] = section.doc
+    if section.keys:
+        out["properties"] = {name: key_schema(key) for name, key in section.keys.items()}
+        required = [name for name, key in section.keys.items() if key.required]
+        if required:
+            out["required"] = required
+    if section.names is not None:
+        out["additionalProperties"] = key_schema(section.names)
+        if section.name_choices:
+            out["propertyNames"] = {"enum": list(section.name_choices)}
+        elif section.name_pattern:
+            out["propertyNames"] = {"pattern": section.name_pattern}
+    else:
+        out["additionalProperties"] = False
+    if section.variants:
+        out["allOf"] = [_variant(kind, allowed, section.variant_required.get(kind, ()))
+                        for kind, allowed in section.variants.items()]
+    if "extends" in section.keys:
+        # A table that extends another states only what differs: what it must have comes from the other.
+        return {"if": {"type": "object", "required": ["extends"]}, "then": _relaxed(out), "else": out}
+    return out
+
+
+def _relaxed(schema: object) -> object:
+    """*schema* without a required key anywhere below it (nor a kind-specific one)."""
+    if isinstance(schema, list):
+        return [_relaxed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: v if k in ("if", "default", "enum", "propertyNames") else _relaxed(v)
+            for k, v in schema.items() if k != "required"}
+
+
+def _variant(kind: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> dict[str, object]:
+    then: dict[str, object] = {"propertyNames": {"enum": list(allowed)}}
+    if required:
+        then["required"] = list(required)
+    return {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]}, "then": then}
+
+
+def key_schema(key: Key) -> dict[str, object]:
+    if not key.also:
+        return _form(key)
+    out: dict[str, object] = {"anyOf": [_form(key), *(_form(other) for other in key.also)]}
+    if key.doc:
+        out["description"] = key.doc
+    return out
+
+
+def _form(key: Key) -> dict[str, object]:
+    out: dict[str, object] = {"type": _TYPES[key.type]}
+    if key.doc:
+        out["description"] = key.doc
+    if key.default is not None and key.default is not REQUIRED:
+        out["default"] = list(key.default) if isinstance(key.default, tuple) else key.default
+    if key.choices:
+        out["enum"] = list(key.choices)
+    if key.pattern:
+        out["pattern"] = key.pattern
+    if key.minimum is not None:
+        out["exclusiveMinimum" if key.above else "minimum"] = key.minimum
+    if key.maximum is not None:
+        out["maximum"] = key.maximum
+    if key.type == "array":
+        out["items"] = key_schema(key.items) if key.items is not None else {}
+    if key.type == "table" and key.section is not None:
+        out.update({k: v for k, v in section_schema(key.section).items() if k != "description" or not key.doc})
+    return out
+
+
+def schema(smokes: Registry) -> dict[str, object]:
+    return {"$schema": "http://json-schema.org/draft-07/schema#", "$id": SCHEMA_ID,
+            "title": "crosslane versions.toml", **section_schema(declaration(smokes))}
+
+
+def render(smokes: Registry) -> str:
+    return json.dumps(schema(smokes), indent=1, ensure_ascii=False) + "\n"
+
+
+def stale(root: Path) -> str | None:
+    """Why the committed schema is not what the declaration generates (None: it is)."""
+    path = root / SCHEMA_PATH
+    try:
+        committed = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return f"{SCHEMA_PATH}: cannot be read ({exc.strerror}); run invoke schema --write"
+    if committed != render(SMOKES):
+        return f"{SCHEMA_PATH} is not what config/keys.py declares; run invoke schema --write and commit it"
+    return None
+
+
+def write(root: Path) -> Path:
+    path = root / SCHEMA_PATH
+    atomic.write_text(path, render(SMOKES))
+    return path

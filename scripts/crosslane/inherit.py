@@ -1,0 +1,80 @@
+"""`extends`, resolved in one place: a table starts from another's (already resolved) and states what differs.
+
+Used by the loader (config/shorthand.py, on the parsed file) and by the nox session plan (sessions.py, which
+must not import the loader's third-party dependencies): stdlib and crosslane's own registry only.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+
+from crosslane.archs import CONTROL_ARCH
+from crosslane.errors import ConfigError
+from crosslane.registry import SMOKES, Registry, suggestion
+
+SOURCE_KEYS = ("source", "source_of", "mirrors")
+PER_ARCH_KEYS = ("arch_cmake_args", "toolchain")
+
+
+def _fail(file: str, where: str, message: str) -> ConfigError:
+    return ConfigError(f"{file}: {where}.extends: {message}")
+
+
+Merge = Callable[[dict[str, object], dict[str, object], str], dict[str, object]]
+
+
+def resolve_chain(kind: str, tables: Mapping[str, dict[str, object]], file: str, section: str,
+                   merge: Merge) -> dict[str, dict[str, object]]:
+    """Each table with `extends`, resolved parent first; `merge(parent, child, name)` makes the result."""
+    resolved: dict[str, dict[str, object]] = {}
+
+    def resolve(name: str, trail: tuple[str, ...]) -> dict[str, object]:
+        if name in resolved:
+            return resolved[name]
+        table = tables[name]
+        parent = table.get("extends")
+        where = f"{section}.{name}"
+        if parent is None:
+            resolved[name] = table
+            return table
+        if not isinstance(parent, str):
+            raise _fail(file, where, f"expected the name of another {kind}, got {type(parent).__name__}")
+        if parent not in tables:
+            raise _fail(file, where, f"unknown {kind} '{parent}'{suggestion(parent, list(tables))}")
+        if parent in trail:
+            raise _fail(file, where, f"inheritance cycle {' -> '.join([*trail, parent])}; one of them must not extend")
+        child = {k: v for k, v in table.items() if k != "extends"}
+        resolved[name] = merge(resolve(parent, (*trail, parent)), child, parent)
+        return resolved[name]
+
+    for name in tables:
+        resolve(name, (name,))
+    return resolved
+
+
+def merge_component(parent: dict[str, object], child: dict[str, object], parent_name: str,
+                     smokes: Registry = SMOKES) -> dict[str, object]:
+    result = copy.deepcopy({k: v for k, v in parent.items() if k not in SOURCE_KEYS})
+    for key, value in child.items():
+        base = result.get(key)
+        result[key] = {**base, **value} if isinstance(base, dict) and isinstance(value, dict) else value
+    if not any(key in child for key in ("source", "source_of")):
+        result["source_of"] = parent.get("source_of", parent_name) if "source" not in parent else parent_name
+    arches = result.get("arches")
+    smoke = result.get("smoke")
+    # The control builds a variant whose smoke compares with it (Config.builds): its per-arch entries stay.
+    if isinstance(smoke, dict) and smokes.compares_with_control(smoke.get("kind"), smoke) and isinstance(arches, list):
+        arches = [*arches, CONTROL_ARCH.value]
+    for key in PER_ARCH_KEYS:
+        per_arch = result.get(key)
+        if isinstance(per_arch, dict) and isinstance(arches, list):
+            result[key] = {arch: value for arch, value in per_arch.items() if arch in arches}
+    return result
+
+
+def resolve_components(components: Mapping[str, dict[str, object]], file: str,
+                       smokes: Registry = SMOKES) -> dict[str, dict[str, object]]:
+    """[components.*] with `extends` resolved (each a new dict)."""
+    return resolve_chain("component", components, file, "components",
+                         lambda parent, child, name: merge_component(parent, child, name, smokes))
