@@ -22,9 +22,13 @@ CMAKELISTS = """\
 cmake_minimum_required(VERSION 3.20)
 project(vsum C)
 option(VSUM_RVV "the RVV kernel" OFF)
+option(VSUM_ASM "the vector length checked in inline assembly (binutils' syntax)" OFF)
 add_executable(vsum vsum.c)
 if(VSUM_RVV AND CMAKE_SYSTEM_PROCESSOR MATCHES "riscv64")
   target_compile_options(vsum PRIVATE -march=rv64gcv)
+endif()
+if(VSUM_ASM)
+  target_compile_definitions(vsum PRIVATE VSUM_ASM)
 endif()
 install(TARGETS vsum DESTINATION bin)
 enable_testing()
@@ -39,6 +43,12 @@ SOURCE = """\
 
 static long sum(const int *x, size_t n) {
     long total = 0;
+#if defined(__riscv_vector) && defined(VSUM_ASM)
+    unsigned long most;
+    /* binutils' syntax (no ta/ma): GCC's assembler takes it, clang-19's refuses it */
+    __asm__ volatile("vsetvli %0, %1, e32, m1" : "=r"(most) : "r"(n));
+    if (most == 0) return -1;
+#endif
 #ifdef __riscv_vector
     for (size_t i = 0, vl; i < n; i += vl) {
         vl = __riscv_vsetvl_e32m1(n - i);
@@ -74,10 +84,10 @@ def git(repo: Path, *args: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-def readme_example() -> str:
-    """The TOML block of the README's "Adding a component" section, as written."""
-    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Adding a component", 1)[1]
-    return section.split("```toml\n", 1)[1].split("```", 1)[0]
+def readme_example(index: int = 0) -> str:
+    """The *index*-th TOML block of the README's "Adding a component" section, as written."""
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Adding a component", 1)[1].split("\n## ")[0]
+    return section.split("```toml\n")[1 + index].split("```", 1)[0]
 
 
 @pytest.fixture
@@ -157,3 +167,32 @@ def test_a_command_smoke_without_evidence_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"components.vsum.smoke.args: unknown key for smoke kind 'command'; "
                                           r"did you mean 'argv'\?"):
         config_mod.parse(example.replace('argv = [', 'args = ['), tmp_path / "versions.toml", tmp_path)
+
+
+@pytest.mark.slow
+def test_the_readme_example_builds_with_a_compiler_from_a_tool_root(project: tuple[Path, dict[str, str]]) -> None:
+    """The README's variant with forky's GCC from the gcc-cross tool root: the inline RVV assembly clang-19's
+    assembler refuses builds, and the variant passes the same smoke and parity as the clang build."""
+    where, env = project
+    variant = readme_example(1)
+    assert 'toolchain = { riscv64 = "gcc-forky" }' in variant
+    clang = variant.replace("[components.vsum-gcc]", "[components.vsum-clang]").replace(
+        'toolchain = { riscv64 = "gcc-forky" }\n', "")
+    path = where / "versions.toml"
+    path.write_text(path.read_text() + "\n" + variant + "\n" + clang)
+
+    code, rows, output = invoke(where, env, "all", "--arch", "riscv64", "--component", "vsum-gcc")
+    assert code == 0, output[-4000:]
+    smokes = {r["profile"]: r for r in rows if r["check"] == "smoke" and r["component"] == "vsum-gcc"}
+    assert smokes["novector"]["reason"] == "expected SIGILL: died of it on novector", smokes
+    assert all(r["verdict"] == "PASS" for r in smokes.values()) and len(smokes) == 4, smokes
+    parity = [r for r in rows if r["check"] == "parity" and r["component"] == "vsum-gcc"]
+    assert len(parity) == 3 and all(r["verdict"] == "PASS" for r in parity), parity
+    stamp = json.loads((where / "build/riscv64/vsum-gcc/.crosslane-stamp.json").read_text())
+    identity = json.dumps(stamp)
+    assert re.search(r"gcc 1[4-9]\.\d+\.\d+ \S+/toolchains/gcc-cross-forky-[0-9a-f]+-[0-9a-f]+/riscv64-linux-gnu-gcc",
+                     identity), identity[:2000]
+
+    code, rows, output = invoke(where, env, "all", "--arch", "riscv64", "--component", "vsum-clang")
+    assert code == 5, output[-4000:]
+    assert "operand must be e[8|16|32|64],m[1|2|4|8|f2|f4|f8],[ta|tu],[ma|mu]" in output, output[-4000:]

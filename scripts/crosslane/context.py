@@ -65,7 +65,7 @@ class Context:
         cached = self._compilers.get((chain.name, arch))
         if cached is None:
             cached = toolchains.detect(self.runner, chain, arch, self.config.toolroots,
-                                        toolchains.places_for(self.config.root))
+                                        toolchains.places_for(self.runner, self.config.root))
             self._compilers[(chain.name, arch)] = cached
         return cached
 

@@ -11,7 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-import jsonschema as jsonschema_lib
+import jsonschema as jsonschema_lib  # type: ignore[import-untyped]
 import pytest
 
 from crosslane import config

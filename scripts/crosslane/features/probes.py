@@ -115,7 +115,7 @@ class Probes:
         if key not in self._compilers:
             try:
                 self._compilers[key] = toolchains.detect(self.runner, chain, arch, self.config.toolroots,
-                                                         toolchains.places_for(self.config.root))
+                                                         toolchains.places_for(self.runner, self.config.root))
             except MissingPrerequisite as exc:
                 self._compilers[key] = exc
         return self._compilers[key]

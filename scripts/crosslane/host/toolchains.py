@@ -82,16 +82,26 @@ class RootPlaces:
     read_only: tuple[Path, ...] = ()
 
 
-def places_for(repo: Path) -> RootPlaces:
+def places_for(runner: Runner, repo: Path) -> RootPlaces:
     """What a compile of this repository's builds touches: the build tree and the repository (tree sources,
-    patches), the temporary folder (the probes), and read-only the cache (staged sources, sysroots)."""
-    return RootPlaces(binds=tuple(dict.fromkeys([Path(tempfile.gettempdir()), repo, build_root(repo)])),
-                      read_only=(cache_dir(),))
+    patches), the temporary folder (the probes), ccache's folders (it has the compiler preprocess into its own
+    temporary folder), and read-only the cache (staged sources, sysroots)."""
+    ccache: list[Path] = []
+    if runner.find("ccache") is not None:
+        for key in ("cache_dir", "temporary_dir"):
+            found = runner.run(["ccache", "--get-config", key], probe=True, quiet=True, check=False, timeout=60)
+            if found.ok and found.output.strip().startswith("/"):
+                ccache.append(Path(found.output.strip()))
+    cache = cache_dir()
+    # A cache may hold links to another's sysroots and tool roots (shared, read-only): their targets are bound too.
+    linked = [child.resolve() for child in sorted(cache.iterdir()) if child.is_symlink()] if cache.is_dir() else []
+    return RootPlaces(binds=tuple(dict.fromkeys([Path(tempfile.gettempdir()), repo, build_root(repo), *ccache])),
+                      read_only=tuple(dict.fromkeys([cache, *linked])))
 
 
 def root_wrappers(runner: Runner, spec: ToolRootSpec, tools: Sequence[str], places: RootPlaces) -> dict[str, str]:
-    """tool → a wrapper that runs the root's /usr/bin/<tool>; written once per root and places, beside the root
-    (its path names the root's key, so the compiler's identity in a stamp changes with the root)."""
+    """tool → a wrapper that runs the root's /usr/bin/<tool>; written once per root and places, in the cache's
+    toolchains/ (its path names the root's key, so the compiler's identity in a stamp changes with the root)."""
     found = toolroot.find(spec)
     if found is None:
         raise MissingPrerequisite(f"the tool root {spec.name} is not made (its compilers run from it)",
@@ -105,7 +115,7 @@ def root_wrappers(runner: Runner, spec: ToolRootSpec, tools: Sequence[str], plac
                .replace(shlex.quote(sys.executable), shlex.quote(getattr(sys, "_base_executable", sys.executable)), 1)
                for tool in tools}
     digest = hashlib.sha256("\0".join([enter, *(f"{t}\0{s}" for t, s in sorted(scripts.items()))]).encode())
-    folder = found.path.with_name(f"{found.path.name}.bin") / digest.hexdigest()[:16]
+    folder = cache_dir() / "toolchains" / f"{found.path.name}-{digest.hexdigest()[:16]}"
     files = {folder / "enter_root.py": enter, **{folder / tool: script.replace(
         shlex.quote(str(toolroot.ENTER)), shlex.quote(str(folder / "enter_root.py")), 1)
         for tool, script in scripts.items()}}
