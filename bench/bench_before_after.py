@@ -5,6 +5,8 @@ The earlier checkout is a clone at the revision to compare with, built once (`no
   git clone . ../crosslane-before && git -C ../crosslane-before checkout REV
   (cd ../crosslane-before && nox -s build-riscv64)
   CROSSLANE_BENCH_BEFORE=../crosslane-before nox -s bench -- before_after
+CROSSLANE_BENCH_NOOP=canary,cpuinfo narrows the no-op to those components (both checkouts built them only), and
+says so in the figure's name.
 Rounds alternate (this checkout, then the earlier one), so a slower spell of the machine falls on both; the
 medians are compared. Goals: the no-op under half a second, verify within 1.0x auditwheel show (bench_verify).
 """
@@ -57,12 +59,14 @@ def run_bench() -> list[Measure]:
 
     wheel = wheel_for_bench()
     verify = ["verify", "--arch", WHEEL_ARCH.value, "--path", str(wheel)]
-    noop = ["build", "--arch", "riscv64"]
+    narrowed = [c for c in os.environ.get("CROSSLANE_BENCH_NOOP", "").split(",") if c]
+    noop = ["build", "--arch", "riscv64", *(w for c in narrowed for w in ("--component", c))]
+    scope = f" --component {' '.join(narrowed)}" if narrowed else ""
     return [
         side_by_side("`invoke --list`, this checkout vs the earlier one", [BIN / "invoke", "--list"],
                      [theirs / "invoke", "--list"], before, "(report)"),
-        side_by_side("no-op `invoke build --arch riscv64`, this checkout vs the earlier one", [BIN / "invoke", *noop],
-                     [theirs / "invoke", *noop], before, "this checkout <= 0.5 s"),
+        side_by_side(f"no-op `invoke build --arch riscv64{scope}`, this checkout vs the earlier one",
+                     [BIN / "invoke", *noop], [theirs / "invoke", *noop], before, "this checkout <= 0.5 s"),
         side_by_side(f"`invoke verify` on {wheel.name}, this checkout vs the earlier one", [BIN / "invoke", *verify],
                      [theirs / "invoke", *verify], before, "(report; vs auditwheel show: bench_verify)"),
     ]
