@@ -8,11 +8,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import jsonschema as jsonschema_lib  # type: ignore[import-untyped]
 import pytest
+import tomllib
 
 from crosslane import config
 from crosslane.config import jsonschema
@@ -116,7 +116,7 @@ def test_taplo_and_check_jsonschema_refuse_the_mistake(tmp_path: Path, old: str,
 def test_reading_a_key_the_declaration_lacks_is_a_bug_not_a_user_error() -> None:
     table = Table({"suite": "forky"}, "versions.toml", "sysroot", Section({"suite": Key("string", "the suite")}))
     assert table.string("suite") == "forky"
-    with pytest.raises(AssertionError, match="sysroot.mirror is read but not declared"):
+    with pytest.raises(AssertionError, match=r"sysroot\.mirror is read but not declared"):
         table.string("mirror")
     with pytest.raises(AssertionError, match="read as integer"):
         table.integer("suite")
@@ -130,9 +130,9 @@ def test_defaults_requiredness_and_values_come_from_the_declaration() -> None:
     assert Table({"kind": "a"}, "f", "t", section).strings("tags") == ("x",)
     with pytest.raises(ConfigError, match="f: t: missing required key 'kind'"):
         Table({}, "f", "t", section).string("kind")
-    with pytest.raises(ConfigError, match="t.kind: unknown thing kind 'c'"):
+    with pytest.raises(ConfigError, match=r"t\.kind: unknown thing kind .c."):
         Table({"kind": "c"}, "f", "t", section).string("kind")
-    with pytest.raises(ConfigError, match="t.timeout: 0 is not between 0 and 10"):
+    with pytest.raises(ConfigError, match=r"t\.timeout: 0 is not between 0 and 10"):
         Table({"timeout": 0}, "f", "t", section).number("timeout")
 
 

@@ -387,13 +387,15 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
 def fresh_configure(build: BuildPlan) -> tuple[str, ...]:
     """The configure command, with --fresh when the build tree's cache may hold other arguments than these: a -D
     dropped from versions.toml stays in CMakeCache.txt otherwise (measured: a test fixture's -DFLIP=ON outlived
-    its removal). The last stamp says what configured the tree; without one (a failed or foreign build) it is
-    unknown."""
+    its removal), and a compiler the toolchain file names anew is never detected again (measured: a tool root's
+    new compiler wrapper in the toolchain file, the old one still in rules.ninja). The last stamp says what
+    configured the tree; without one (a failed or foreign build) it is unknown."""
     if not (build.build_dir / "CMakeCache.txt").is_file():
         return build.configure
     previous = stamps.read(build.folder) or {}
     inputs = previous.get("inputs")
-    if isinstance(inputs, Mapping) and inputs.get("configure") == list(build.configure):
+    if isinstance(inputs, Mapping) and inputs.get("configure") == list(build.configure) \
+            and inputs.get("toolchain_file") == build.toolchain_text:
         return build.configure
     return (*build.configure, "--fresh")
 
