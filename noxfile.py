@@ -111,5 +111,6 @@ def bench(session: nox.Session) -> None:
     # The venv a user's commands run in (what build-<arch> installs), not the dev one: there PyYAML (a dev extra)
     # makes invoke's vendored yaml load PyYAML too, and every command starts 20-40 ms slower (measured).
     _install(session)
+    session.install("auditwheel==6.8.2")  # bench_verify's reference (crosslane itself no longer depends on it)
     session.run("invoke", "setup")
     session.run("python", "bench/run.py", *session.posargs)

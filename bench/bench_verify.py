@@ -84,7 +84,7 @@ def measure(wheel: Path | None = None, repeat: int = 5) -> Timings:
 
 def run_bench() -> list[Measure]:
     if shutil.which("auditwheel") is None:
-        print("verify vs auditwheel: skipped (auditwheel not installed; pip install -e .)")
+        print("verify vs auditwheel: skipped (auditwheel not installed; nox -s bench installs it)")
         return []
     t = measure()
     return [Measure("invoke verify vs auditwheel show, processes (onnxruntime-genai 0.18.0 aarch64)",
