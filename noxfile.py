@@ -87,11 +87,13 @@ def reliability(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, mypy --strict, the consistency lint, and the workflow's zizmor audit and JSON-schema check."""
+    """ruff, mypy --strict, the consistency lint, versions.toml against its schema (taplo, as an editor checks it),
+    and the workflow's zizmor audit and JSON-schema check."""
     _install(session, "[dev]")
     session.run("ruff", "check", ".")
     session.run("mypy")
     session.run("invoke", "consistency")
+    session.run("taplo", "check", "versions.toml")  # its #:schema line: the committed versions.schema.json
     workflows = [str(p) for p in sorted((ROOT / ".github" / "workflows").glob("*.yml"))]
     session.run("zizmor", "--offline", "--persona=pedantic", *workflows)
     session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
