@@ -42,6 +42,10 @@ MIN_AGREEMENT = 0.9
 # than add's 2 KB on any CPU (a hang is still bounded, and named, never a flake).
 MODEL_BYTES_UNIT = 16e6
 PARALLEL = True  # runs side by side, one per core (the bench measures it against one after another)
+# The runner's --cpu_threads for every run; None keeps its default, a threadpool of every core (qemu-user's threads
+# are host threads): measured on 2 cores, one mv2 run takes 1.0 s wall and 1.85 s CPU, so runs side by side only
+# share the cores (bench_executorch measures both ways; docs/architecture.md "ExecuTorch cases in parallel").
+THREADS: int | None = None
 HOSTENV = "executorch-aot"
 EXPORTER = Path(__file__).resolve().parent.parent / "models" / "executorch_export.py"
 RESULT = re.compile(r"Test_result: (PASS|FAIL)")
@@ -217,9 +221,10 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
         etdump = ctx.component_dir(arch, component) / "etdump" / f"{program.case.name}@{profile.name}.etdump"
         etdump.parent.mkdir(parents=True, exist_ok=True)
         etdump.unlink(missing_ok=True)  # a table only from what this run wrote, never an earlier run's
+        threads = ["--cpu_threads", str(THREADS)] if THREADS is not None else []
         result = target.run(ctx, arch, profile, [runner, "--model_path", program.path, "--etdump_path", etdump,
                                                  "--bundleio_rtol", str(program.rtol), "--bundleio_atol",
-                                                 str(program.atol)], timeout=timeout)
+                                                 str(program.atol), *threads], timeout=timeout)
         verdict, reason = decide(result.output, result.returncode, timed_out=result.timed_out, program=program)
         if verdict is Verdict.PASS:
             kernels = microkernels(result.output)
