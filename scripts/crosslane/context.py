@@ -64,8 +64,8 @@ class Context:
         chain = self.config.toolchain_for(component, arch)
         cached = self._compilers.get((chain.name, arch))
         if cached is None:
-            cached = toolchains.detect(self.runner, chain, arch, self.config.toolroots,
-                                        toolchains.places_for(self.runner, self.config.root))
+            places = toolchains.places_for(self.runner, self.config.root) if chain.toolroot else None
+            cached = toolchains.detect(self.runner, chain, arch, self.config.toolroots, places)
             self._compilers[(chain.name, arch)] = cached
         return cached
 

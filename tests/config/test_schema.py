@@ -91,6 +91,16 @@ def test_a_mistake_is_refused_by_the_schema_where_the_loader_names_it(old: str, 
     assert where in schema_locations(text)
 
 
+def test_a_key_of_another_source_kind_is_not_suggested_as_itself() -> None:
+    """A tree source's `commit` is unknown to a tree: the suggestion comes from a tree's keys, never 'commit'."""
+    text = mistaken('source = { kind = "tree", path = "components/canary" }',
+                    'source = { kind = "tree", path = "components/canary", commit = "' + "0" * 40 + '" }')
+    with pytest.raises(ConfigError) as caught:
+        config.parse(text, REPO / "versions.toml")
+    assert "components.canary.source.commit: unknown key" in caught.value.message
+    assert "did you mean 'commit'" not in caught.value.message
+
+
 @pytest.mark.spawns
 @pytest.mark.parametrize(("old", "new", "where"), MISTAKES[:2])
 def test_taplo_and_check_jsonschema_refuse_the_mistake(tmp_path: Path, old: str, new: str, where: str) -> None:
@@ -153,3 +163,20 @@ def test_every_key_says_what_it_is_for() -> None:
     undocumented = [path for path, key in walk(declaration(SMOKES))
                     if not key.doc and not path.endswith("<name>") and not path.endswith("[]")]
     assert undocumented == []
+
+
+def test_a_plug_in_kind_may_reuse_an_option_name_with_another_type(tmp_path: Path) -> None:
+    """A plug-in smoke kind declaring `compare` as a number (crosslane's command kind: a string) loads, and the schema
+    generated with it accepts the file and still refuses the command kind's wrong key."""
+    from crosslane.config.model import Registries
+    from crosslane.registry import Entry, Option
+
+    plugin = Entry("plugin.smoke:run", options={"compare": Option("number", doc="a plug-in's threshold")})
+    registries = Registries(smokes=SMOKES.with_entry("plugged", plugin))
+    text = mistaken('smoke = { kind = "canary", timeout = 60 }', 'smoke = { kind = "plugged", compare = 0.5 }')
+    parsed = config.parse(text, REPO / "versions.toml", registries=registries)
+    assert parsed.components["canary"].smoke is not None
+    assert parsed.components["canary"].smoke.options["compare"] == 0.5
+    validator = jsonschema_lib.Draft7Validator(jsonschema.schema(registries.smokes))
+    assert list(validator.iter_errors(tomllib.loads(text))) == []
+    assert jsonschema.stale(REPO, registries.smokes) is not None  # the committed one is crosslane's own kinds'

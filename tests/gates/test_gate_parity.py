@@ -123,3 +123,15 @@ def test_parity_task_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert commands.run(gate_tasks.parity("riscv64", []), config_path=config) == 2
     assert commands.run(gate_tasks.parity("riscv64", [str(tmp_path / "nope")]), config_path=config) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_a_component_built_only_when_named_is_not_asked_of_the_arch(tmp_path: Path) -> None:
+    """`job = false`: the arch's job never installs it, so parity does not ask for its distribution."""
+    cfg = make(tmp_path, '[components.extra]\nsource = { kind = "tree", path = "components/canary" }\n'
+                         'arches = ["riscv64"]\njob = false\ndistribution = "extra-dist"\n')
+    present = parity.installed([site_packages(tmp_path, True)])
+    assert not [r for r in parity.check(cfg, Arch.RISCV64, present, "site-packages") if r.component == "extra-dist"]
+    cfg = make(tmp_path / "in-job", '[components.extra]\nsource = { kind = "tree", path = "components/canary" }\n'
+                                    'arches = ["riscv64"]\ndistribution = "extra-dist"\n')
+    rows = [r for r in parity.check(cfg, Arch.RISCV64, present, "site-packages") if r.component == "extra-dist"]
+    assert rows and rows[0].verdict is Verdict.FAIL

@@ -178,3 +178,20 @@ def test_mmdebstrap_killed_while_it_has_mounts_leaves_none_and_no_staging(
         toolroot.ensure(runner, SPEC)
     assert mounts_under(tmp_path) == []
     assert not list((tmp_path / "cache").rglob("*.partial"))
+
+
+@pytest.mark.network
+@pytest.mark.spawns
+def test_a_folder_bound_inside_a_read_only_one_stays_writable(forky: toolroot.ToolRoot, tmp_path: Path) -> None:
+    """ccache's folder under a read-only cache: the outer bind goes first, the inner one over it (the other way round
+    the read-only cache hid the writable folder)."""
+    outer = tmp_path / "cache"
+    inner = outer / "ccache"
+    inner.mkdir(parents=True)
+    (outer / "source.c").write_text("int x;\n")
+    argv = toolroot.command(forky, ["sh", "-c", "echo made > ccache/f && ! touch source.c 2>/dev/null"],
+                            binds=[inner], read_only=[outer], cwd=outer)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (inner / "f").read_text() == "made\n"
+    assert mounts_under(tmp_path) == []

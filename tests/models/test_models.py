@@ -49,7 +49,7 @@ def test_model_parses_with_defaults() -> None:
     (('"torch==2.13.0"', '"torch"'), "models.tiny.requirements[0]: 'torch' has no version: pin it in [pins]"),
     (('"gguf-to-genai"', '"magic"'), "models.tiny.converter: unknown converter 'magic'"),
     (('"llm_tiny/tiny.gguf"', '"../tiny.gguf"'), "models.tiny.member: '../tiny.gguf' must be a relative path"),
-    (("new_tokens = 3", "new_tokens = 0"), "models.tiny.new_tokens: 0 is outside 1..256"),
+    (("new_tokens = 3", "new_tokens = 0"), "models.tiny.new_tokens: 0 is not within 1..256"),
     (("prompt = \"Hello\"\n", ""), "models.tiny: missing required key 'prompt'"),
     ((f'"{GGUF_SHA}"', '"abc"'), "models.tiny.sha256: 'abc' is not a sha256"),
 ], ids=["unpinned", "converter", "member", "tokens", "prompt", "sha"])

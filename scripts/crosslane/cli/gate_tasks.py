@@ -70,7 +70,7 @@ def previous_floors(path: Path, root: Path) -> Mapping[Arch, int]:
 def consistency(ctx: Context) -> list[Row]:
     root = ctx.config.root
     return (consistency_mod.lint(ctx.config, root) + consistency_mod.lint_sessions(ctx.config, root)
-            + consistency_mod.lint_schema(root) + workflow_mod.lint(root))
+            + consistency_mod.lint_schema(root, ctx.config.registries.smokes) + workflow_mod.lint(root))
 
 
 def schema(write: bool) -> Action:
@@ -78,7 +78,7 @@ def schema(write: bool) -> Action:
     file."""
     def action(ctx: Context) -> list[Row]:
         if write:
-            path = jsonschema.write(ctx.config.root)
+            path = jsonschema.write(ctx.config.root, ctx.config.registries.smokes)
             return [Row("schema", "all", Check.POLICY, Verdict.PASS, f"wrote {path}", subject="schema")]
         print(jsonschema.render(ctx.config.registries.smokes), end="")
         return []

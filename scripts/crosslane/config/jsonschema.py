@@ -98,19 +98,20 @@ def render(smokes: Registry) -> str:
     return json.dumps(schema(smokes), indent=1, ensure_ascii=False) + "\n"
 
 
-def stale(root: Path) -> str | None:
-    """Why the committed schema is not what the declaration generates (None: it is)."""
+def stale(root: Path, smokes: Registry = SMOKES) -> str | None:
+    """Why the committed schema is not what the declaration generates with *smokes* (the smoke kinds installed:
+    crosslane's and plug-ins'), None when it is."""
     path = root / SCHEMA_PATH
     try:
         committed = path.read_text(encoding="utf-8")
     except OSError as exc:
         return f"{SCHEMA_PATH}: cannot be read ({exc.strerror}); run invoke schema --write"
-    if committed != render(SMOKES):
+    if committed != render(smokes):
         return f"{SCHEMA_PATH} is not what config/keys.py declares; run invoke schema --write and commit it"
     return None
 
 
-def write(root: Path) -> Path:
+def write(root: Path, smokes: Registry = SMOKES) -> Path:
     path = root / SCHEMA_PATH
-    atomic.write_text(path, render(SMOKES))
+    atomic.write_text(path, render(smokes))
     return path

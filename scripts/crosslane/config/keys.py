@@ -174,6 +174,19 @@ def option_key(name: str, option: Option) -> Key:
             return _s(doc, default, choices=option.choices)
 
 
+def _either(first: Key, other: Key) -> Key:
+    """One name two smoke kinds declare (a plug-in's and crosslane's): either form is read; each kind's own reader
+    checks its values."""
+    if other.type == first.type and other.choices == first.choices and other.section == first.section:
+        return first
+    forms = [first, *first.also]
+    if all(f.type != other.type for f in forms):
+        forms.append(other)
+    top = forms[0]
+    both = tuple(dict.fromkeys([*first.choices, *other.choices])) if first.choices and other.choices else ()
+    return Key(top.type, top.doc, items=top.items, section=top.section, also=tuple(forms[1:]), choices=both)
+
+
 CONSTRAINED = Section({
     "kind": _s("what genai's set_guidance is given", REQUIRED, choices=("regex", "json_schema", "lark_grammar"),
                what="guidance kind"),
@@ -199,7 +212,7 @@ def smoke_section(smokes: Registry) -> Section:
             optional = Option(option.type, False, option.choices, option.doc)
             declared = _table(option.doc or "constrained decoding: what the generation must match", CONSTRAINED) \
                 if key == "constrained" else option_key(name, optional)
-            keys.setdefault(key, declared)
+            keys[key] = declared if key not in keys else _either(keys[key], declared)
     variants = {name: (*COMMON_SMOKE, *entry.options) for name, entry in smokes.entries.items()}
     required = {name: tuple(k for k, option in entry.options.items() if option.required)
                 for name, entry in smokes.entries.items()}

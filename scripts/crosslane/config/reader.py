@@ -174,7 +174,6 @@ class Table:
 
     def finish(self, known: tuple[str, ...] | None = None) -> None:
         allowed = set(known) if known is not None else self._seen
-        offered = sorted(self.section.keys) if self.section is not None and self.section.keys else sorted(allowed)
         for key in self.data:
             if key not in allowed:
-                self.fail(key, "unknown key" + suggestion(key, offered))
+                self.fail(key, "unknown key" + suggestion(key, sorted(allowed)))

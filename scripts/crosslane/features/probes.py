@@ -114,8 +114,8 @@ class Probes:
         key = (chain.name, arch)
         if key not in self._compilers:
             try:
-                self._compilers[key] = toolchains.detect(self.runner, chain, arch, self.config.toolroots,
-                                                         toolchains.places_for(self.runner, self.config.root))
+                places = toolchains.places_for(self.runner, self.config.root) if chain.toolroot else None
+                self._compilers[key] = toolchains.detect(self.runner, chain, arch, self.config.toolroots, places)
             except MissingPrerequisite as exc:
                 self._compilers[key] = exc
         return self._compilers[key]

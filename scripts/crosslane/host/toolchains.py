@@ -10,6 +10,7 @@ same as a host compiler's, through the wrapper.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shlex
 import sys
@@ -114,7 +115,10 @@ def root_wrappers(runner: Runner, spec: ToolRootSpec, tools: Sequence[str], plac
                                              read_only=places.read_only)
                .replace(shlex.quote(sys.executable), shlex.quote(getattr(sys, "_base_executable", sys.executable)), 1)
                for tool in tools}
-    digest = hashlib.sha256("\0".join([enter, *(f"{t}\0{s}" for t, s in sorted(scripts.items()))]).encode())
+    # The root's packages too: a root made again from the same spec may hold a newer compiler (a rolling suite), and
+    # ccache's compiler check and the probe cache go by the wrapper file.
+    packages = json.dumps(sorted(found.packages().items()))
+    digest = hashlib.sha256("\0".join([enter, packages, *(f"{t}\0{s}" for t, s in sorted(scripts.items()))]).encode())
     folder = cache_dir() / "toolchains" / f"{found.path.name}-{digest.hexdigest()[:16]}"
     files = {folder / "enter_root.py": enter, **{folder / tool: script.replace(
         shlex.quote(str(toolroot.ENTER)), shlex.quote(str(folder / "enter_root.py")), 1)

@@ -188,8 +188,12 @@ def command(root: ToolRoot, argv: Sequence[str | Path], *, binds: Sequence[Path]
     if mode == "userns":
         namespace.insert(1, "--map-root-user")
     writable = list(dict.fromkeys(binds))
-    bound = [*(w for path in writable for w in ("--bind", str(path))),
-             *(w for path in dict.fromkeys(read_only) if path not in writable for w in ("--bind-ro", str(path)))]
+    mounts = [*((path, "--bind") for path in writable),
+              *((path, "--bind-ro") for path in dict.fromkeys(read_only) if path not in writable)]
+    # Outer folders first: a folder bound inside another bind (a writable ccache folder under the read-only cache)
+    # is mounted over it, not hidden by it.
+    mounts.sort(key=lambda mount: len(mount[0].parts))
+    bound = [word for path, flag in mounts for word in (flag, str(path))]
     return [*namespace, "--", sys.executable, str(ENTER), str(root.path), *bound,
             *(["--read-only-root"] if sealed else []), "--cwd", str(cwd or Path.cwd()), "--", *map(str, argv)]
 

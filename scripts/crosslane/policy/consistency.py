@@ -26,6 +26,7 @@ from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config import Config, jsonschema, tomlcompat, version_of
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
+from crosslane.registry import Registry
 from crosslane.report import Check, Row, Verdict
 
 ALLOWLIST = "consistency-allow.toml"
@@ -125,7 +126,7 @@ def _arch_lists(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
 
 def _lane_on(cfg: Config, component: str, arch: Arch) -> bool:
     lane = cfg.lanes.get((component, arch))
-    return cfg.builds(component, arch) and (lane is None or lane.enabled)
+    return cfg.components[component].job and cfg.builds(component, arch) and (lane is None or lane.enabled)
 
 
 def _cells(line: str) -> list[str]:
@@ -254,9 +255,9 @@ def lint_sessions(cfg: Config, root: Path) -> list[Row]:
                         f"noxfile.py has the {count} sessions versions.toml implies", subject=STEP)]
 
 
-def lint_schema(root: Path) -> list[Row]:
-    """The committed JSON Schema of versions.toml is what config/keys.py declares."""
-    problem = jsonschema.stale(root)
+def lint_schema(root: Path, smokes: Registry) -> list[Row]:
+    """The committed JSON Schema of versions.toml is what config/keys.py declares (with the smoke kinds installed)."""
+    problem = jsonschema.stale(root, smokes)
     if problem is not None:
         return [Row("schema", "all", Check.POLICY, Verdict.FAIL, problem, subject=STEP)]
     return [Row("schema", "all", Check.POLICY, Verdict.PASS, f"{jsonschema.SCHEMA_PATH} is what config/keys.py "

@@ -53,8 +53,8 @@ def check(cfg: Config, arch: Arch, present: set[str], where: str) -> list[Row]:
     exempt = _exemptions(cfg, arch)
     covered: set[str] = set()
     for name, component in sorted(cfg.components.items()):
-        if component.distribution is None or not cfg.builds(name, arch):
-            continue
+        if component.distribution is None or not component.job or not cfg.builds(name, arch):
+            continue  # only what the arch's job installs (a job = false component is built when named)
         dist: str = canonicalize_name(component.distribution)
         lane = cfg.lanes.get((name, arch))
         # The same resolution the build used: environment override, versions.toml, dependencies' lanes.

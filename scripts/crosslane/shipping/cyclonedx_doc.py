@@ -38,7 +38,7 @@ from crosslane.shipping.inventory import (
     purl_path,
     source_licences,
 )
-from crosslane.shipping.sbom import BUILT_FILE, LICENCE_FILE, NAMESPACE
+from crosslane.shipping.sbomkeys import BUILT_FILE, LICENCE_FILE, NAMESPACE
 
 
 def _sha256(value: str) -> list[HashType]:

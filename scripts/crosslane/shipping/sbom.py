@@ -10,15 +10,13 @@ source's SOURCE_DATE_EPOCH.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from crosslane.shipping.inventory import Inventory
+from crosslane.shipping.sbomkeys import BUILT_FILE, LICENCE_FILE, NAMESPACE, SBOM_NAME
 
-NAMESPACE = uuid.UUID("6b3b4f5e-4a55-4b6e-9d2a-63726f73736c")  # crosslane's: serial numbers from content
-SBOM_NAME = "crosslane.cdx.json"
-LICENCE_FILE = "crosslane:licence-file"  # a licence text of the part, relative to the artifact's licences folder
-BUILT_FILE = "crosslane:built-file"  # "<member> sha256=<hex>": an ELF file the build made (not a Debian library)
+__all__ = ["BUILT_FILE", "LICENCE_FILE", "NAMESPACE", "SBOM_NAME", "build", "components", "metadata_components",
+           "validate"]
 
 
 def build(inventory: Inventory, epoch: int, copyright_expressions: dict[str, str | None] | None = None) -> str:
