@@ -131,3 +131,20 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
         assert (record.parent / "include").resolve() == (root / "usr/include/onnxruntime").resolve()
         assert (record.parent / "lib").resolve() == (root / "usr/lib/riscv64-linux-gnu").resolve()
     assert cfg.components["onnxruntime"].recipe == "provided" and cfg.components["canary"].recipe == "cmake"
+
+
+def test_each_run_row_carries_its_own_time_not_the_smokes() -> None:
+    """Runs go side by side: the row of each says what that run cost (its own wall and CPU seconds), and the smoke's
+    total, filled in for rows without a time of their own, does not replace it (every genai@profile row read 452.3 s,
+    the whole smoke's, in a main job)."""
+    from crosslane import report
+    from crosslane.report import Verdict
+    from crosslane.runner import Result
+    from crosslane.smokes import sentinel
+
+    rows = [payload.row("genai", payload.Attempt(Arch.RISCV64, Profile(name, "rv64"),
+                                                 sentinel.Outcome(Verdict.PASS, "ok"),
+                                                 Result(("qemu",), 0, "", seconds, cpu=cpu), 60.0), "genai")
+            for name, seconds, cpu in (("rvv128", 41.5, 40.2), ("rvv512", 97.0, 95.1))]
+    timed = report.timed(rows, 452.3, 719.1)
+    assert [(r.profile, r.wall, r.cpu) for r in timed] == [("rvv128", 41.5, 40.2), ("rvv512", 97.0, 95.1)]

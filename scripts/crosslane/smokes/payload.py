@@ -148,10 +148,11 @@ def run_profiles(ctx: Context, arch: Arch, profiles: Sequence[Profile], payload:
 
 
 def row(component: str, attempt: Attempt, subject: str = "run", *, control: bool = False) -> Row:
-    """The smoke row of one run: *subject* names what ran, the attempt where."""
+    """The smoke row of one run: *subject* names what ran, the attempt where, and the run's own wall and CPU seconds
+    (the runs of a smoke go side by side: the smoke's time would be every row's otherwise)."""
     return Row(component, attempt.arch.value, Check.SMOKE, attempt.outcome.verdict,
                attempt.reason + f" [{attempt.result.seconds:.1f}s]", subject=subject, profile=attempt.profile.name,
-               control=control)
+               control=control, wall=round(attempt.result.seconds, 3), cpu=round(attempt.result.cpu, 3))
 
 
 def run_jobs(ctx: Context, jobs: Sequence[tuple[Arch, Profile]], payload: Payload, *, base_timeout: float,
