@@ -300,3 +300,33 @@ def test_tier5_kinds_and_its_environment() -> None:
     assert gp.Constrained.from_environ({"GENAI_CONSTRAINED": raw}) == \
         gp.Constrained("regex", "a+", "p", 4)
     assert gp.Constrained.from_environ({}) is None
+
+
+def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_path: Path) -> None:
+    import io
+
+    from crosslane import config as config_mod
+    from crosslane.archs import Arch
+    from crosslane.context import Context
+    from crosslane.log import Log
+    from crosslane.report import Verdict
+    from crosslane.runner import Result, Runner
+    from crosslane.smokes import genai, payload, sentinel
+
+    cfg = config_mod.load(Path(__file__).resolve().parents[2] / "versions.toml")
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "lib.so").write_bytes(b"\x7fELF" + b"\0" * 60)
+    profiles = cfg.arches[Arch.RISCV64].profiles
+    armed = {"GENAI_EXPECTED_TOKENS": "[1, 2]"}
+
+    def attempts(verdicts: list[Verdict]) -> list[payload.Attempt]:
+        return [payload.Attempt(Arch.RISCV64, p, sentinel.Outcome(v, ""), Result(("q",), 0, "", 1.0), 9.0)
+                for p, v in zip(profiles, verdicts, strict=False)]
+
+    every = [Verdict.PASS] * len(profiles)
+    assert len(genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), armed)) == 1
+    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), {}) == frozenset()  # tier 4 not armed
+    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every[:-1]), armed) == frozenset()  # --cpu one
+    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts([*every[:-1], Verdict.FAIL]), armed) == frozenset()

@@ -63,3 +63,50 @@ def test_pips_success_line_is_read_item_by_item() -> None:
     line = "Successfully installed flatbuffers-25.12.19 onnxruntime-1.32.0 onnxruntime-genai-0.15.2 packaging-26.4"
     assert "onnxruntime-genai-0.15.2" in wheel_install.installed(f"Processing x\n{line}\n")
     assert "onnxruntime-genai-0.15.2" not in wheel_install.installed("Successfully installed onnxruntime-genai-0.15.3")
+
+
+ELF = b"\x7fELF\x02\x01\x01" + b"\0" * 57
+
+
+def venv_with(root: Path, files: dict[str, bytes], dist: str = "onnxruntime_genai-0.15.2") -> None:
+    site = root / "crosslane/venv/lib/python3.14/site-packages"
+    (site / f"{dist}.dist-info").mkdir(parents=True)
+    for name, data in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_bytes(data)
+    record = [f"{name},sha256=x,{len(data)}" for name, data in files.items()]
+    (site / f"{dist}.dist-info/RECORD").write_text("\n".join([*record, f"{dist}.dist-info/RECORD,,", "../../../x,,"]))
+
+
+def test_an_installed_wheel_is_the_smokes_bytes_only_when_every_elf_file_is(tmp_path: Path) -> None:
+    """The install test runs the short generation only on positive evidence: every ELF file pip installed for the
+    distribution is, by sha256, one the smoke's runs loaded (its site)."""
+    smoke_site = tmp_path / "site"
+    (smoke_site / "onnxruntime_genai").mkdir(parents=True)
+    (smoke_site / "onnxruntime_genai/onnxruntime_genai.so").write_bytes(ELF + b"ext314")
+    (smoke_site / "onnxruntime_genai/libonnxruntime.so.1").write_bytes(ELF + b"ort")
+    (smoke_site / "onnxruntime_genai/__init__.py").write_text("")
+    proven = frozenset(wheel_install.elf_hashes(smoke_site).values())
+    assert len(proven) == 2  # the ELF files only
+    runner = Runner(Log(io.StringIO()))
+    cfg = config_mod.load(Path(__file__).resolve().parents[2] / "versions.toml")
+    same, other = tmp_path / "same", tmp_path / "other"
+    venv_with(same, {"onnxruntime_genai/onnxruntime_genai.so": ELF + b"ext314",
+                     "onnxruntime_genai/libonnxruntime.so.1": ELF + b"ort", "onnxruntime_genai/__init__.py": b""})
+    venv_with(other, {"onnxruntime_genai/onnxruntime_genai.so": ELF + b"ext313",  # another CPython's extension
+                      "onnxruntime_genai/libonnxruntime.so.1": ELF + b"ort"})
+    for root, expected in ((same, True), (other, False)):
+        board = wheel_install.Board(Context(cfg, runner), root, "qemu", "max")
+        found = wheel_install.installed_elf_hashes(board, "onnxruntime-genai")
+        assert len(found) == 2, found
+        assert (set(found.values()) <= proven) is expected
+    assert wheel_install.installed_elf_hashes(wheel_install.Board(Context(cfg, runner), tmp_path / "none", "q", "m"),
+                                              "onnxruntime-genai") == {}
+
+
+def test_the_short_generation_is_the_references_first_tokens_without_the_constrained_tier() -> None:
+    generation = {"GENAI_MODEL_DIR": "/m", "GENAI_NEW_TOKENS": "16", "GENAI_EXPECTED_TOKENS": "[5, 6, 7, 8, 9, 10]",
+                  "GENAI_CONSTRAINED": "{}", "GENAI_PROMPT": "p"}
+    short = wheel_install.short_generation(generation)
+    assert short == {"GENAI_MODEL_DIR": "/m", "GENAI_NEW_TOKENS": "4", "GENAI_EXPECTED_TOKENS": "[5, 6, 7, 8]",
+                     "GENAI_PROMPT": "p"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,6 +122,19 @@ def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payl
     return [dataclasses.replace(r, check=Check.PROVENANCE) for r in rows]
 
 
+def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[payload.Attempt],
+                 generation: Mapping[str, str]) -> frozenset[str]:
+    """sha256 of every ELF file in the site the smoke's runs loaded from, when those runs passed every armed tier on
+    every profile of the arch (its default, where the install test runs, among them); else none: nothing proven."""
+    arch_cfg = ctx.config.arches[arch]
+    names = {a.profile.name for a in attempts}
+    every_profile = names == {p.name for p in arch_cfg.profiles} and arch_cfg.default_profile in names
+    passed = all(a.outcome.verdict is Verdict.PASS for a in attempts)
+    if "GENAI_EXPECTED_TOKENS" not in generation or not every_profile or not passed:
+        return frozenset()
+    return frozenset(wheel_install.elf_hashes(site_dir).values())
+
+
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     """Tiers 1–4 on every profile; with tier 4 armed, the new tokens are also compared with the amd64
     control's (the lane's amd64 wheel under qemu-x86_64), exactly."""
@@ -139,9 +152,11 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     rows += loaded_ort(ctx, arch, component, attempts, mine.site if given else None)
     if not given:  # the lane's wheels, every CPython's, as a user installs them (and the control's)
         tested = [arch] if arch is CONTROL_ARCH else [arch, CONTROL_ARCH]
+        proven = proven_bytes(ctx, arch, mine.site, attempts, generation)
         for each in tested:
             built = cmake_wheel.wheels(ctx.component_dir(each, component) / "install")
-            rows += wheel_install.run(ctx, each, component, built, generation, base)
+            rows += wheel_install.run(ctx, each, component, built, generation, base,
+                                      proven if each is arch else frozenset())
     if arch is CONTROL_ARCH or "GENAI_MODEL_DIR" not in generation:
         return rows
     control_cfg = ctx.config.arches[CONTROL_ARCH]
