@@ -22,6 +22,7 @@ from crosslane import plan, stamps
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import StepFailed, UsageError
+from crosslane.host import toolchains
 from crosslane.paths import cache_dir
 from crosslane.report import Check, Row, Verdict
 
@@ -100,10 +101,10 @@ def build_in(ctx: Context, checkout: Path, arch: Arch, component: str, variation
 
 def ccache_dir(ctx: Context) -> dict[str, str]:
     """CCACHE_DIR as this user's ccache has it, so a build with another HOME uses the same cache."""
-    if "CCACHE_DIR" in os.environ or ctx.runner.find("ccache") is None:
+    if "CCACHE_DIR" in os.environ:
         return {}
-    found = ctx.runner.run(["ccache", "--get-config", "cache_dir"], probe=True, quiet=True, check=False, timeout=60)
-    return {"CCACHE_DIR": found.output.strip()} if found.ok and found.output.strip() else {}
+    found = toolchains.ccache_setting(ctx.runner, "cache_dir")
+    return {"CCACHE_DIR": found} if found else {}
 
 
 def differences(first: Mapping[str, str], second: Mapping[str, str]) -> list[str]:

@@ -83,16 +83,20 @@ class RootPlaces:
     read_only: tuple[Path, ...] = ()
 
 
+def ccache_setting(runner: Runner, key: str) -> str | None:
+    """This user's ccache setting *key* (`ccache --get-config`), None without ccache or a value."""
+    if runner.find("ccache") is None:
+        return None
+    found = runner.run(["ccache", "--get-config", key], probe=True, quiet=True, check=False, timeout=60)
+    return (found.output.strip() or None) if found.ok else None
+
+
 def places_for(runner: Runner, repo: Path) -> RootPlaces:
     """What a compile of this repository's builds touches: the build tree and the repository (tree sources,
     patches), the temporary folder (the probes), ccache's folders (it has the compiler preprocess into its own
     temporary folder), and read-only the cache (staged sources, sysroots)."""
-    ccache: list[Path] = []
-    if runner.find("ccache") is not None:
-        for key in ("cache_dir", "temporary_dir"):
-            found = runner.run(["ccache", "--get-config", key], probe=True, quiet=True, check=False, timeout=60)
-            if found.ok and found.output.strip().startswith("/"):
-                ccache.append(Path(found.output.strip()))
+    ccache = [Path(value) for key in ("cache_dir", "temporary_dir")
+              if (value := ccache_setting(runner, key)) and value.startswith("/")]
     cache = cache_dir()
     # A cache may hold links to another's sysroots and tool roots (shared, read-only): their targets are bound too.
     linked = [child.resolve() for child in sorted(cache.iterdir()) if child.is_symlink()] if cache.is_dir() else []

@@ -42,7 +42,7 @@ from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.config import Profile, SysrootSpec
 from crosslane.context import Context
-from crosslane.gates import provenance
+from crosslane.gates import elf, provenance
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
 from crosslane.report import Check, Row, Verdict
@@ -52,7 +52,6 @@ from crosslane.smokes import payload, payloads, sentinel, site, target
 
 VENV = PurePosixPath("/crosslane/venv")
 SHORT_TOKENS = 4  # the generation of a wheel whose bytes the smoke proved (each token is a full decode step)
-ELF_MAGIC = b"\x7fELF"
 WHEELS = PurePosixPath("/crosslane/wheels")  # the requirements downloaded on the host
 INDEX = PurePosixPath("/crosslane/index")  # the lane's wheels, as `invoke index` writes them
 PIP_TIMEOUT = 900.0
@@ -187,14 +186,15 @@ def fetch_requirements(ctx: Context, arch: Arch, where: Board, wheel: Path, glib
 
 def elf_hashes(folder: Path) -> dict[str, str]:
     """sha256 of every ELF file below *folder* (relative path -> digest), links not followed."""
-    found = {}
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            with path.open("rb") as handle:
-                if handle.read(4) != ELF_MAGIC:
-                    continue
-            found[path.relative_to(folder).as_posix()] = stamps.file_sha256(path)
-    return found
+    return {path.relative_to(folder).as_posix(): stamps.file_sha256(path) for path in sorted(folder.rglob("*"))
+            if not path.is_symlink() and is_elf(path)}
+
+
+def is_elf(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        return handle.read(len(elf.MAGIC)) == elf.MAGIC
 
 
 def installed_elf_hashes(where: Board, distribution: str) -> dict[str, str]:
@@ -210,12 +210,8 @@ def installed_elf_hashes(where: Board, distribution: str) -> dict[str, str]:
             for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
                 member = line.rsplit(",", 2)[0] if line.count(",") >= 2 else ""
                 path = (site_dir / member).resolve()
-                if not member or not path.is_relative_to(site_dir.resolve()) or not path.is_file():
-                    continue
-                with path.open("rb") as handle:
-                    if handle.read(4) != ELF_MAGIC:
-                        continue
-                found[member] = stamps.file_sha256(path)
+                if member and path.is_relative_to(site_dir.resolve()) and is_elf(path):
+                    found[member] = stamps.file_sha256(path)
             return found
     return {}
 
