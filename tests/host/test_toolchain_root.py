@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,52 @@ def test_a_root_made_again_with_another_compiler_gets_other_wrappers(tmp_path: P
         found.append(Path(wrappers["x-gcc"]))
         assert found[-1].is_file() and "enter_root.py" in found[-1].read_text()
     assert found[0] != found[1] and found[0].parent.parent == found[1].parent.parent == tmp_path / "cache/toolchains"
+
+
+@pytest.fixture
+def static_root(tmp_path: Path) -> toolroot.ToolRoot:
+    """A root holding one static program (qemu-user's): enough to show what the root sees of the caller's folder."""
+    runner = Runner(Log(io.StringIO()))
+    if toolroot.entry_mode(runner) is None:
+        pytest.skip("this host lets no process enter a tool root: " + toolroot.ENTRY_FIX)
+    program = Path(shutil.which("qemu-riscv64-static") or "/usr/bin/qemu-riscv64-static")
+    root = tmp_path / "root"
+    (root / "usr/bin").mkdir(parents=True)
+    shutil.copy2(program, root / "usr/bin/qemu-riscv64-static")
+    return toolroot.ToolRoot(SPEC, root, "key")
+
+
+def run_wrapper(root: toolroot.ToolRoot, tmp_path: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    runner = Runner(Log(io.StringIO()))
+    mode = toolroot.entry_mode(runner)
+    assert mode is not None
+    script = toolroot.wrapper_script(root, "/usr/bin/qemu-riscv64-static", binds=(tmp_path / "build",), mode=mode,
+                                     read_only=(tmp_path / "cache",))
+    wrapper = tmp_path / "qemu-wrapper"
+    wrapper.write_text(script)
+    wrapper.chmod(0o755)
+    for place in (tmp_path / "build", tmp_path / "cache"):
+        place.mkdir(exist_ok=True)
+    return subprocess.run([str(wrapper), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_a_wrapper_run_from_a_folder_no_bind_holds_works_there(tmp_path: Path,
+                                                               static_root: toolroot.ToolRoot) -> None:
+    """CI ran the compiler's version probe from a checkout at a path the root had never seen: the entry could not
+    change into it (exit 125) and the preflight said the compiler did not run."""
+    elsewhere = tmp_path / "elsewhere" / "checkout"
+    elsewhere.mkdir(parents=True)
+    assert not (static_root.path / elsewhere.relative_to("/")).exists()
+    done = run_wrapper(static_root, tmp_path, elsewhere, "--version")
+    assert done.returncode == 0 and "qemu-riscv64 version" in done.stdout, done.stderr
+    # the folder is the caller's own, written through: qemu's log lands beside the caller (relative path)
+    run_wrapper(static_root, tmp_path, elsewhere, "-cpu", "rv64", "-d", "in_asm", "-D", "out.log", "/nothing")
+    assert (elsewhere / "out.log").is_file()
+
+
+def test_a_wrapper_run_under_a_read_only_place_stays_read_only(tmp_path: Path,
+                                                              static_root: toolroot.ToolRoot) -> None:
+    inside = tmp_path / "cache" / "sources"
+    inside.mkdir(parents=True)
+    done = run_wrapper(static_root, tmp_path, inside, "-cpu", "rv64", "-d", "in_asm", "-D", "out.log", "/nothing")
+    assert done.returncode != 0 and not (inside / "out.log").exists(), done.stderr

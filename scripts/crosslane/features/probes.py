@@ -90,8 +90,8 @@ class Probes:
 
     def _versioned(self, name: str, path: str, args: tuple[str, ...], fix: str) -> Tool:
         output = probecache.version_output(self.runner, [path, *args])
-        if output is None:
-            return Tool(name, path, None, f"{path} {' '.join(args)} failed", fix)
+        if isinstance(output, probecache.Failed):
+            return Tool(name, path, None, f"{path} {' '.join(args)} failed ({output.reason})", fix)
         return Tool(name, path, version_from(output))
 
     def buildtools(self) -> buildtools.BuildTools | None:

@@ -67,7 +67,8 @@ def target_command(qemu: str, build_root: Path, root: Sysroot, profile: Profile)
 
 def version(runner: Runner, qemu: str) -> str:
     output = probecache.version_output(runner, [qemu, "--version"])
-    if not output:
-        raise MissingPrerequisite(f"{qemu} --version failed", fix="reinstall qemu-user-static (invoke setup)")
+    if isinstance(output, probecache.Failed) or not output:
+        why = f" ({output.reason})" if isinstance(output, probecache.Failed) else ": it printed nothing"
+        raise MissingPrerequisite(f"{qemu} --version failed{why}", fix="reinstall qemu-user-static (invoke setup)")
     first = output.splitlines()[0]
     return first.split("version", 1)[1].split()[0] if "version" in first else first

@@ -3,7 +3,8 @@ the capabilities a program there does not need, exec.
 
 Started by host/toolroot.py (and the install test's board) as `unshare --mount --pid --fork --propagation private
 [--map-root-user] [--net] -- python3 enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... [--read-only-root]
---cwd DIR -- PROGRAM ARGS...`: the mounts live in that private mount namespace and vanish with its last process.
+[--bind-cwd] --cwd DIR -- PROGRAM ARGS...`: the mounts live in that private mount namespace and vanish with its last
+process.
 The root is a boundary, not a convenience:
 - with --read-only-root the root itself is mounted read-only (its /tmp a tmpfs of its own): a program run from a
   cached root (the emulator of a bare-metal image) cannot change what later runs use;
@@ -12,6 +13,8 @@ The root is a boundary, not a convenience:
   onto the folder opened that way;
 - /proc is a fresh one of the program's own PID namespace (no /proc/<pid>/root or /proc/<pid>/ns of a process
   outside), /sys read-only, and /dev (as root) only null, zero, full, random, urandom and tty;
+- with --bind-cwd (a tool's wrapper: a compiler works in the folder it is run from) the --cwd folder is bound
+  writable too when no bind holds it already, so a tool run from anywhere sees its folder at its own path;
 - the program runs with no_new_privs and without the capabilities that would leave the root (chroot, mount,
   ptrace, modules, raw I/O, network administration, device nodes).
 stdlib only (the host's python runs it). Exit status: the program's own; 125 when the root cannot be entered
@@ -160,9 +163,18 @@ def seal(root: Path, binds: list[tuple[Path, bool]]) -> None:
         os.close(tmp)
 
 
+def with_cwd(binds: list[tuple[Path, bool]], cwd: Path) -> list[tuple[Path, bool]]:
+    """*binds* and the folder *cwd* (written), unless it is the root's own / or a bind already holds it; outer
+    folders first, as the caller ordered them, so a read-only bind under the folder stays read-only."""
+    if cwd == Path("/") or any(cwd.is_relative_to(source) for source, _ in binds):
+        return binds
+    return sorted([*binds, (cwd, False)], key=lambda bound: len(bound[0].parts))
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv or len(argv) < 3:
-        print("usage: enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... [--read-only-root] [--cwd DIR] -- "
+        print("usage: enter_root.py ROOT [--bind DIR]... [--bind-ro DIR]... [--read-only-root] [--bind-cwd] "
+              "[--cwd DIR] -- "
               "PROGRAM [ARGS...]",
               file=sys.stderr)
         return CANNOT_ENTER
@@ -172,6 +184,8 @@ def main(argv: list[str]) -> int:
     binds = [(Path(options[i + 1]), word == "--bind-ro") for i, word in enumerate(options)
              if word in ("--bind", "--bind-ro")]
     cwd = next((options[i + 1] for i, word in enumerate(options) if word == "--cwd"), "/")
+    if "--bind-cwd" in options:
+        binds = with_cwd(binds, Path(cwd))
     try:
         if "--read-only-root" in options:
             seal(root, binds)

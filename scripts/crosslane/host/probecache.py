@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane import atomic
@@ -47,8 +48,15 @@ def write_cached(kind: str, key: dict[str, object], value: object) -> None:
         pass  # a read-only cache only costs the next run a re-probe
 
 
-def version_output(runner: Runner, argv: Sequence[str]) -> str | None:
-    """The output of a version command (`clang -dumpversion`, `qemu --version`), run once per binary; None when
+@dataclass(frozen=True)
+class Failed:
+    """A version command that failed, and the line it said why (a wrapper's "cannot enter the root: ...")."""
+
+    reason: str
+
+
+def version_output(runner: Runner, argv: Sequence[str]) -> str | Failed:
+    """The output of a version command (`clang -dumpversion`, `qemu --version`), run once per binary; Failed when
     it fails (failures are not cached: the next run asks again)."""
     key: dict[str, object] = {"binary": identity(argv[0]), "argv": list(argv)}
     cached = read_cached("version", key)
@@ -56,7 +64,9 @@ def version_output(runner: Runner, argv: Sequence[str]) -> str | None:
         return cached
     result = runner.run(list(argv), probe=True, quiet=True, check=False, timeout=30.0)
     if not result.ok:
-        return None
+        said = [line.strip() for line in result.output.splitlines() if line.strip()]
+        ended = "timed out" if result.timed_out else f"exit status {result.returncode}"
+        return Failed(f"{ended}: {said[-1][:300]}" if said else ended)
     if not runner.dry_run:  # a dry run writes nothing, the probe cache included
         write_cached("version", key, result.output)
     return result.output

@@ -68,8 +68,8 @@ def _setup_fix(arch: Arch) -> str:
 
 def _version(runner: Runner, cc: str, flag: str) -> str:
     output = probecache.version_output(runner, [cc, flag])
-    if output is None:
-        raise MissingPrerequisite(f"{cc} {flag} failed: the compiler does not run",
+    if isinstance(output, probecache.Failed):
+        raise MissingPrerequisite(f"{cc} {flag} failed ({output.reason}): the compiler does not run",
                                   fix="reinstall it (invoke setup)")
     return output.strip()
 

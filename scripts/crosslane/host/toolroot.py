@@ -201,10 +201,12 @@ def command(root: ToolRoot, argv: Sequence[str | Path], *, binds: Sequence[Path]
 def wrapper_script(root: ToolRoot, tool: str, *, binds: Sequence[Path], mode: EntryMode,
                    read_only: Sequence[Path] = ()) -> str:
     """A shell script that runs *tool* of the root with the caller's arguments, in the caller's folder: what a
-    CMake toolchain file names as the compiler (CMake and ninja stay the host's)."""
+    CMake toolchain file names as the compiler (CMake and ninja stay the host's). Run from a folder no bind holds
+    (a probe, a user's shell), the folder is bound too: a compiler reads and writes where it is run."""
     argv = command(root, [tool], binds=binds, cwd=Path("/"), mode=mode, read_only=read_only)
     cwd = argv.index("--cwd")
-    line = " ".join([*map(shlex.quote, argv[:cwd]), '--cwd "$PWD"', *map(shlex.quote, argv[cwd + 2:]), '"$@"'])
+    line = " ".join([*map(shlex.quote, argv[:cwd]), '--bind-cwd --cwd "$PWD"', *map(shlex.quote, argv[cwd + 2:]),
+                     '"$@"'])
     return f"#!/bin/sh\n# {tool} of the tool root {root.path.name} (crosslane host/toolroot.py)\nexec {line}\n"
 
 
