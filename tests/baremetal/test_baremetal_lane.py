@@ -70,6 +70,8 @@ def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Set
     trap = next(r for r in rows if r.component == "executorch-rvv" and r.profile == "novector")
     assert trap.reason.startswith("expected trap: illegal instruction")
     assert len([r for r in rows if r.check is Check.SMOKE]) == 4 + 3 + 1
+    assert [(r.component, r.subject) for r in rows if r.check is Check.ARTIFACT] == [
+        ("executorch-scalar", "add-portable"), ("executorch-rvv", "add-portable")]  # each linked image, once
 
 
 def test_a_failed_runtime_skips_its_images_and_a_failed_link_is_a_row(setting: lane.Setting,
@@ -130,3 +132,6 @@ def stand_in(monkeypatch: pytest.MonkeyPatch, setting: lane.Setting, runtime: ob
     monkeypatch.setattr(lane, "build_runtime", runtime)
     monkeypatch.setattr(lane, "build_image", image)
     monkeypatch.setattr(lane, "run_image", run)
+    # the papers of a linked image (tests/baremetal/test_baremetal_papers.py makes real ones)
+    monkeypatch.setattr(lane, "published", lambda s, build, program, elf, runtime, source: s.row(
+        build, Check.ARTIFACT, Verdict.PASS, "published", subject=program.case.name))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane import atomic, stamps
+from crosslane.baremetal import papers
 from crosslane.baremetal import run as bm_run
 from crosslane.baremetal.toolchain import TOOLS, render_toolchain
 from crosslane.config import BareMetalBuild, BareMetalTarget
@@ -112,6 +113,7 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
                 rows.append(image_row)
                 continue
             assert elf is not None
+            rows.append(published(setting, build, program, elf, runtime, source))
             for profile_name in build.profiles:
                 rows.append(run_image(setting, build, profile_name, elf, program.case.name))
             for profile_name in build.traps:
@@ -244,6 +246,21 @@ def build_image(setting: Setting, build: BareMetalBuild, source: Path, runtime: 
         return setting.row(build, Check.BUILD, Verdict.FAIL, f"the {program.case.name} image does not link: "
                            f"{exc.message}", subject=program.case.name), None
     return None, folder / "executorch_runner"
+
+
+def published(setting: Setting, build: BareMetalBuild, program: executorch.Program, elf: Path, runtime: Path,
+              source: Path) -> Row:
+    """The image with its papers in the target's dist/ folder (baremetal/papers.py): a PASS row naming it, or a FAIL
+    naming what the papers cannot account for."""
+    case = program.case.name
+    try:
+        where = papers.publish(setting.ctx, setting.target.name, build, setting.root, program, elf, runtime, source,
+                               {"march": build.march})
+    except StepFailed as exc:
+        return setting.row(build, Check.ARTIFACT, Verdict.FAIL, exc.one_line(), subject=case)
+    texts = sum(1 for p in (where / "LICENSES").rglob("*") if p.is_file())
+    return setting.row(build, Check.ARTIFACT, Verdict.PASS, f"published with {texts} licence texts, its SBOM and "
+                       f"provenance: {where}", subject=case)
 
 
 def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: Path, case: str, *,

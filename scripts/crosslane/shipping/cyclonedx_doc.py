@@ -32,12 +32,15 @@ from crosslane.shipping.inventory import (
     Crate,
     Inventory,
     Library,
+    Linked,
     Source,
     crate_licences,
     library_licence,
+    linked_licence,
     purl_path,
     source_licences,
 )
+from crosslane.shipping.licences import copyright_expression
 from crosslane.shipping.sbomkeys import BUILT_FILE, LICENCE_FILE, NAMESPACE
 
 
@@ -81,6 +84,19 @@ def library_component(library: Library, suite: str) -> Component:
                      bom_ref=f"file:{library.member}", hashes=_sha256(library.sha256), properties=properties)
 
 
+def linked_component(linked: Linked, suite: str, expression: str | None) -> Component:
+    owner = linked.owner
+    purl = PackageURL("deb", "debian", owner.package, owner.version,
+                      {"arch": owner.architecture, "distro": f"debian-{suite}"})
+    properties = [Property(name="crosslane:linked-into", value=linked.into),
+                  Property(name="crosslane:origin", value=linked.origin),
+                  Property(name="crosslane:source-package", value=owner.source),
+                  Property(name=LICENCE_FILE, value=linked_licence(linked))]
+    return Component(type=ComponentType.LIBRARY, name=owner.package, version=owner.version, purl=purl,
+                     bom_ref=f"linked:{linked.into}:{linked.origin}", hashes=_sha256(linked.sha256),
+                     licenses=_licences(expression), properties=properties)
+
+
 def crate_component(crate: Crate) -> Component:
     properties = [Property(name="crosslane:tree-sha256", value=crate.tree_digest),
                   *(Property(name=LICENCE_FILE, value=name) for name in crate_licences(crate))]
@@ -111,6 +127,8 @@ def document(inventory: Inventory, epoch: int, copyright_expressions: dict[str, 
         if expression:
             part.licenses.add(LicenseExpression(expression))
         parts.append(part)
+    parts += [linked_component(item, inventory.suite, copyright_expression(item.copyright))
+              for item in inventory.linked]
     parts += [crate_component(c) for c in inventory.crates]
     metadata = BomMetaData(component=root, timestamp=datetime.datetime.fromtimestamp(epoch, datetime.UTC),
                            tools=ToolRepository(components=[Component(

@@ -1,6 +1,7 @@
-"""An install folder's papers (ExecuTorch runners, tools): `LICENSES/` with the licence texts of the sources
-compiled in, `crosslane.cdx.json` (the SBOM, each ELF file the build made listed with its sha256) and
-`crosslane.intoto.json` (the provenance of those files): a pack carries them with what they describe."""
+"""An install folder's papers (ExecuTorch runners, tools, bare-metal images): `LICENSES/` with the licence texts of
+the sources compiled in (and of the packages linked in statically), `crosslane.cdx.json` (the SBOM, each ELF file the
+build made listed with its sha256) and `crosslane.intoto.json` (the provenance of those files): a pack carries them
+with what they describe."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from crosslane import atomic, stamps
 from crosslane.shipping import provenance, sbom
-from crosslane.shipping.inventory import Inventory, crate_licences, source_licences
+from crosslane.shipping.inventory import Inventory, crate_licences, linked_licence, source_licences
 
 LICENSES = "LICENSES"
 SBOM = sbom.SBOM_NAME
@@ -48,6 +49,7 @@ def finish(install: Path, inventory: Inventory, *, epoch: int, statement: Statem
     inventory = replace(inventory, built_files=tuple(f"{name} sha256={digest}" for name, digest in files))
     texts = {name: path for source in inventory.sources for name, path in source_licences(source).items()}
     texts |= {name: path for crate in inventory.crates for name, path in crate_licences(crate).items()}
+    texts |= {linked_licence(item): item.copyright for item in inventory.linked}
     for name, path in sorted(texts.items()):
         target = install / LICENSES / name
         target.parent.mkdir(parents=True, exist_ok=True)

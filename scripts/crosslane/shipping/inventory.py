@@ -16,7 +16,6 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 from crosslane import stamps
-from crosslane.archs import Arch
 from crosslane.config import ArchiveSource, Component, DebianSource, GitSource, PatchSpec, SourceSpec, TreeSource
 from crosslane.errors import StepFailed
 from crosslane.guest.sysroot import Owner, Sysroot
@@ -48,6 +47,18 @@ class Library:
 
 
 @dataclass(frozen=True)
+class Linked:
+    """An archive or object a package of a tool root installed, linked statically into a file of the artifact (a
+    bare-metal image: picolibc, libgcc, the start file), as the linker's map names it."""
+
+    into: str  # the artifact's file it is linked into
+    origin: str  # the file in the root, as the package installed it
+    sha256: str  # of that file in the root
+    owner: Owner
+    copyright: Path  # the package's copyright file in the root
+
+
+@dataclass(frozen=True)
 class Crate:
     """A Rust crate compiled in, from the tool root's registry."""
 
@@ -65,10 +76,11 @@ class Inventory:
 
     name: str  # the distribution (wheels) or the component
     version: str
-    arch: Arch
-    suite: str  # the Debian suite of the sysroot
+    arch: str  # an Arch, or a bare-metal target's name
+    suite: str  # the Debian suite of the sysroot (of the tool root, for a bare-metal image)
     sources: tuple[Source, ...]
     libraries: tuple[Library, ...] = ()
+    linked: tuple[Linked, ...] = ()
     crates: tuple[Crate, ...] = ()
     built_files: tuple[str, ...] = ()  # "<member> sha256=<hex>" of every ELF file the build itself made
     properties: Mapping[str, str] = field(default_factory=dict)
@@ -97,7 +109,7 @@ def source_of(name: str, role: str, spec: SourceSpec, tree: Path, patches: Itera
             raise StepFailed(f"{name}: a {spec.kind} source is compiled into nothing", fix="report this defect")
 
 
-def component_sources(component: Component, arch: Arch, tree: Path, fetchcontent: Mapping[str, Path],
+def component_sources(component: Component, arch: str, tree: Path, fetchcontent: Mapping[str, Path],
                       repository: Path, submodules: Mapping[str, tuple[str, str]] | None = None) -> tuple[Source, ...]:
     """The project (with its submodules: path -> (url, commit) as staged) and each FetchContent dependency, as
     staged for this build."""
@@ -201,6 +213,10 @@ def source_licences(source: Source) -> dict[str, Path]:
 def library_licence(library: Library) -> str:
     """Where a Debian library's copyright goes in a licences folder."""
     return f"debian/{safe_name(library.owner.package)}/copyright"
+
+
+def linked_licence(linked: Linked) -> str:
+    return f"debian/{safe_name(linked.owner.package)}/copyright"
 
 
 def crate_licences(crate: Crate) -> dict[str, Path]:

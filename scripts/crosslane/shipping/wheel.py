@@ -128,7 +128,7 @@ def licence_texts(inventory: Inventory, sysroot: Sysroot | None) -> dict[str, by
         owner = library.owner
         if sysroot is None:
             raise StepFailed(f"{owner.package}: a bundled library's package, but no sysroot to read its copyright "
-                             "from", fix="invoke sysroot --arch " + inventory.arch.value)
+                             "from", fix=f"invoke sysroot --arch {inventory.arch}")
         found = debian_copyright(sysroot.path, owner.copyright)
         if found is None:
             raise StepFailed(f"{owner.package}: no {owner.copyright} in the {inventory.arch} sysroot",
