@@ -28,6 +28,7 @@ from packageurl import PackageURL
 
 from crosslane import __version__
 from crosslane.errors import StepFailed
+from crosslane.guest.sysroot import Owner
 from crosslane.shipping.inventory import (
     Crate,
     Inventory,
@@ -35,8 +36,8 @@ from crosslane.shipping.inventory import (
     Linked,
     Source,
     crate_licences,
+    debian_licence,
     library_licence,
-    linked_licence,
     purl_path,
     source_licences,
 )
@@ -70,10 +71,14 @@ def source_component(source: Source) -> Component:
                      description="modified: patches applied (crosslane:patch)" if source.patches else None)
 
 
+def deb_purl(owner: Owner, suite: str) -> PackageURL:
+    return PackageURL("deb", "debian", owner.package, owner.version,
+                      {"arch": owner.architecture, "distro": f"debian-{suite}"})
+
+
 def library_component(library: Library, suite: str) -> Component:
     owner = library.owner
-    purl = PackageURL("deb", "debian", owner.package, owner.version,
-                      {"arch": owner.architecture, "distro": f"debian-{suite}"})
+    purl = deb_purl(owner, suite)
     properties = [Property(name="crosslane:file", value=library.member),
                   Property(name="crosslane:file-sha256", value=library.sha256),
                   Property(name="crosslane:origin", value=library.origin),
@@ -86,13 +91,11 @@ def library_component(library: Library, suite: str) -> Component:
 
 def linked_component(linked: Linked, suite: str, expression: str | None) -> Component:
     owner = linked.owner
-    purl = PackageURL("deb", "debian", owner.package, owner.version,
-                      {"arch": owner.architecture, "distro": f"debian-{suite}"})
     properties = [Property(name="crosslane:linked-into", value=linked.into),
                   Property(name="crosslane:origin", value=linked.origin),
                   Property(name="crosslane:source-package", value=owner.source),
-                  Property(name=LICENCE_FILE, value=linked_licence(linked))]
-    return Component(type=ComponentType.LIBRARY, name=owner.package, version=owner.version, purl=purl,
+                  Property(name=LICENCE_FILE, value=debian_licence(owner))]
+    return Component(type=ComponentType.LIBRARY, name=owner.package, version=owner.version, purl=deb_purl(owner, suite),
                      bom_ref=f"linked:{linked.into}:{linked.origin}", hashes=_sha256(linked.sha256),
                      licenses=_licences(expression), properties=properties)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from crosslane import atomic, stamps
 from crosslane.shipping import provenance, sbom
-from crosslane.shipping.inventory import Inventory, crate_licences, linked_licence, source_licences
+from crosslane.shipping.inventory import Inventory, crate_licences, debian_licence, source_licences
 
 LICENSES = "LICENSES"
 SBOM = sbom.SBOM_NAME
@@ -49,7 +49,7 @@ def finish(install: Path, inventory: Inventory, *, epoch: int, statement: Statem
     inventory = replace(inventory, built_files=tuple(f"{name} sha256={digest}" for name, digest in files))
     texts = {name: path for source in inventory.sources for name, path in source_licences(source).items()}
     texts |= {name: path for crate in inventory.crates for name, path in crate_licences(crate).items()}
-    texts |= {linked_licence(item): item.copyright for item in inventory.linked}
+    texts |= {debian_licence(item.owner): item.copyright for item in inventory.linked}
     for name, path in sorted(texts.items()):
         target = install / LICENSES / name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -210,13 +210,13 @@ def source_licences(source: Source) -> dict[str, Path]:
     return {f"sources/{safe_name(source.name)}/{path.name}": path for path in source.licence_files}
 
 
+def debian_licence(owner: Owner) -> str:
+    """Where a Debian package's copyright goes in a licences folder."""
+    return f"debian/{safe_name(owner.package)}/copyright"
+
+
 def library_licence(library: Library) -> str:
-    """Where a Debian library's copyright goes in a licences folder."""
-    return f"debian/{safe_name(library.owner.package)}/copyright"
-
-
-def linked_licence(linked: Linked) -> str:
-    return f"debian/{safe_name(linked.owner.package)}/copyright"
+    return debian_licence(library.owner)
 
 
 def crate_licences(crate: Crate) -> dict[str, Path]:
