@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench_matrix import activated
-from common import ROOT, Measure, cold, invoke, run, run_bounded, timed
+from common import ROOT, Measure, cold, invoke, parallel_ceiling, run, run_bounded, timed
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -107,7 +107,7 @@ def build_measure() -> Measure:
 
 
 def run_bench() -> list[Measure]:
-    measures = matrix_measure()
+    measures = [*matrix_measure(), parallel_ceiling()]
     if cold("executorch"):
         measures.append(build_measure())
     return measures

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from common import Measure
+from common import Measure, parallel_ceiling
 
 from crosslane import config as config_mod
 from crosslane.archs import Arch
@@ -47,6 +47,7 @@ def run_bench() -> list[Measure]:
         per_minute.append((profile.name, len(cases) * 60 / seconds[2]))
         measures.append(Measure(f"{COMPONENT} subset ({len(cases)} cases) on {profile.name}: ctest -j2 vs -j1",
                                 seconds[2], seconds[1], "s", "<= 0.6 on 2 cores"))
+    measures.append(parallel_ceiling())
     first, base = per_minute[0]
     measures += [Measure(f"{COMPONENT} cases per minute at -j2: {name} vs {first}", rate, base, "/min",
                          "informational: the cost of a wider VLEN under qemu") for name, rate in per_minute]

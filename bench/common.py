@@ -112,3 +112,23 @@ def run_all(commands: Sequence[Sequence[str | Path]], env: dict[str, str] | None
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> None:
     run([BIN / "invoke", *args], env=env)
+
+
+# A CPU-bound program with no I/O and no memory traffic to speak of: what two cores can do side by side at best.
+SPIN = "n = 0\nfor i in range(12_000_000):\n    n += i\n"
+
+
+def parallel_ceiling(processes: int = 2) -> Measure:
+    """This machine's own ceiling for the side-by-side goals (≤ 0.6 on 2 cores): *processes* copies of SPIN side
+    by side vs one after another, measured in the same run as the goal it qualifies. A virtual machine whose cores
+    are not whole (steal, shared siblings) shows it here, not as a defect of the matrix."""
+    argv = [sys.executable, "-c", SPIN]
+    serial = timed(lambda: [subprocess.run(argv, check=True) for _ in range(processes)])
+
+    def side_by_side() -> None:
+        running = [subprocess.Popen(argv) for _ in range(processes)]
+        if any(p.wait() != 0 for p in running):
+            raise RuntimeError("the spin program failed")
+    parallel = timed(side_by_side)
+    return Measure(f"this machine: {processes} CPU-bound processes side by side vs one after another", parallel,
+                   serial, "s", f"informational: {1 / processes:.2f} is whole cores")
