@@ -25,5 +25,6 @@ def test_a_failed_version_probe_carries_its_last_line_and_is_asked_again(tmp_pat
     runner = Runner(Log(io.StringIO()))
     found = probecache.version_output(runner, [str(tool), "--version"])
     assert found == probecache.Failed("exit status 125: crosslane: cannot enter the root /r: no such folder")
-    tool.write_text("#!/bin/sh\necho 'tool 1.2'\n")  # mended: asked again, not answered from a cached failure
+    assert not list((tmp_path / "cache").rglob("version-*.json"))  # a failure is not cached
+    tool.write_text("#!/bin/sh\necho 'tool 1.2'\n")
     assert probecache.version_output(runner, [str(tool), "--version"]) == "tool 1.2"
