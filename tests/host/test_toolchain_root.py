@@ -86,3 +86,14 @@ def test_a_wrapper_run_under_a_read_only_place_stays_read_only(tmp_path: Path,
     inside.mkdir(parents=True)
     done = run_wrapper(static_root, tmp_path, inside, "-cpu", "rv64", "-d", "in_asm", "-D", "out.log", "/nothing")
     assert done.returncode != 0 and not (inside / "out.log").exists(), done.stderr
+
+
+def test_a_folder_bound_for_the_caller_does_not_open_a_read_only_place_under_it(tmp_path: Path,
+                                                                              static_root: toolroot.ToolRoot) -> None:
+    """Run from a folder that holds the read-only cache: the folder is bound first, the cache read-only over it."""
+    (tmp_path / "cache").mkdir()
+    done = run_wrapper(static_root, tmp_path, tmp_path, "-cpu", "rv64", "-d", "in_asm", "-D", "cache/out.log",
+                       "/nothing")
+    assert not (tmp_path / "cache" / "out.log").exists(), done.stderr
+    run_wrapper(static_root, tmp_path, tmp_path, "-cpu", "rv64", "-d", "in_asm", "-D", "here.log", "/nothing")
+    assert (tmp_path / "here.log").is_file()
