@@ -24,7 +24,7 @@ class Check(enum.StrEnum):
     SOURCE = "source"  # subject: which source served ("" the component's own; else a dependency's name)
     PATCH = "patch"
     BUILD = "build"
-    ARTIFACT = "artifact"  # subject: "pack" or "unpack"
+    ARTIFACT = "artifact"  # subject: "pack" or "unpack"; a bare-metal image's case, published with its papers
     GATE = "gate"  # subject: the gate's name; "" for the summary of a component's gates
     INSTALL = "install"
     SMOKE = "smoke"  # subject: what ran (a payload, a case); profile: where
