@@ -88,10 +88,15 @@ def test_a_failed_runtime_skips_its_images_and_a_failed_link_is_a_row(setting: l
         raise AssertionError("nothing runs without an image")
 
     stand_in(monkeypatch, setting, runtime, image, run)
+    stale = [setting.folder / "dist" / build / "add-portable" / "executorch_runner" for build in ("scalar", "rvv")]
+    for path in stale:  # what an earlier run published
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"an image that linked last time")
     rows = lane.run_target(setting.ctx, "rv64-elf", ["add"])
     assert [(r.component, r.verdict.value, r.reason) for r in rows] == [
         ("executorch-scalar", "FAIL", "x"), ("executorch-rvv", "PASS", "x"),
         ("executorch-rvv", "FAIL", "does not link")]
+    assert not any(path.exists() for path in stale)  # neither build published this time: nothing stays published
 
 
 def test_an_exempt_case_is_a_skip_row_with_its_reason(cfg: Config, tmp_path: Path,

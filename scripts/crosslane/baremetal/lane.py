@@ -98,6 +98,7 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
     ops = selected_ops(ctx, [p.path for p in programs])
     rows: list[Row] = []
     for build in target.builds:
+        papers.withdraw(ctx, target.name, build)
         with ctx.log.group(f"bare metal: ExecuTorch for {target.name} ({build.name}: {build.march})"):
             runtime_row, runtime = build_runtime(setting, build, source, ops)
         rows.append(runtime_row)

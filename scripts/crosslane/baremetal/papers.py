@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from crosslane import stamps
+from crosslane import atomic, stamps
 from crosslane.config import BareMetalBuild, GitSource
 from crosslane.context import Context
 from crosslane.errors import StepFailed
@@ -106,6 +106,17 @@ def linked_parts(root: Path, inputs: Iterable[PurePosixPath], ours: Iterable[Pat
     return parts
 
 
+def dist_folder(ctx: Context, target_name: str, build: BareMetalBuild) -> Path:
+    """Where a build's images are published: what this run linked, nothing older."""
+    return ctx.build_root / target_name / "dist" / build.name
+
+
+def withdraw(ctx: Context, target_name: str, build: BareMetalBuild) -> None:
+    """Remove a build's published images before it builds them again: an image that no longer links (or whose
+    runtime fails, or whose case is exempt now) must not stay in the folder the job uploads."""
+    shutil.rmtree(dist_folder(ctx, target_name, build), ignore_errors=True)
+
+
 def publish(ctx: Context, target_name: str, build: BareMetalBuild, root: toolroot.ToolRoot,
             program: executorch.Program, elf: Path, runtime: Path, source: Path,
             request: Mapping[str, str]) -> Path:
@@ -113,7 +124,7 @@ def publish(ctx: Context, target_name: str, build: BareMetalBuild, root: toolroo
     target = ctx.config.baremetal[target_name]
     component = ctx.config.components[target.source]
     case = program.case.name
-    where = ctx.build_root / target_name / "dist" / build.name / case
+    where = dist_folder(ctx, target_name, build) / case
     map_file = elf.parent / MAP_NAME
     if not map_file.is_file():
         raise StepFailed(f"{case} ({target_name} {build.name}): the link wrote no {MAP_NAME}",
@@ -128,14 +139,12 @@ def publish(ctx: Context, target_name: str, build: BareMetalBuild, root: toolroo
     runner = inventory.Source("baremetal-runner", "runner", f"tree:{RUNNER}", stamps.tree_digest(repository / RUNNER),
                               None, (), licences.licence_files(repository))
     bundled = inventory.Source(f"program:{case}", "program", "generated:executorch-export",
-                               hashlib.sha256(program.path.read_bytes()).hexdigest(), None, (), ())
+                               stamps.file_sha256(program.path), None, (), ())
     version = (first.tag if isinstance(first, GitSource) else None) or "0"
     inv = inventory.Inventory(name=f"executorch-{target_name}-{build.name}-{case}", version=version,
                               arch=target_name, suite=root.spec.suite, sources=(*sources, runner, bundled),
                               linked=tuple(linked), properties={"kind": "baremetal-image", "target": target_name,
                                                                 "march": build.march})
-    where.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(elf, where / IMAGE)
     manifests = {f"toolroot:{root.spec.name}": root.path / toolroot.MANIFEST}
 
     def statement(found: inventory.Inventory, files: Sequence[tuple[str, str]]) -> dict[str, object]:
@@ -145,6 +154,9 @@ def publish(ctx: Context, target_name: str, build: BareMetalBuild, root: toolroo
             request={"target": target_name, "build": build.name, "case": case, **request}, manifests=manifests,
             toolchain=f"riscv64-unknown-elf-gcc of the tool root {root.path.name}")
 
-    folder.finish(where, inv, epoch=reproducible.source_date_epoch(ctx.runner, component, repository),
-                  statement=statement)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    with atomic.replace_dir(where) as staging:  # whole or not at all: a failed statement leaves no image behind
+        shutil.copyfile(elf, staging / IMAGE)
+        folder.finish(staging, inv, epoch=reproducible.source_date_epoch(ctx.runner, component, repository),
+                      statement=statement)
     return where
