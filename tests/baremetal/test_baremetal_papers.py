@@ -58,7 +58,7 @@ def link(root: toolroot.ToolRoot, folder: Path) -> Path:
 
 def test_the_link_names_the_packages_that_installed_its_inputs(root: toolroot.ToolRoot, tmp_path: Path) -> None:
     elf = link(root, tmp_path / "image")
-    inputs = papers.linked_inputs((elf.parent / papers.MAP_NAME).read_text())
+    inputs = papers.linked_inputs((elf.parent / papers.MAP_NAME).read_text(), elf.parent)
     assert all(".." not in p.parts for p in inputs)
     parts = papers.linked_parts(root.path, inputs, [elf.parent], papers.IMAGE)
     packages = {p.owner.package for p in parts}
@@ -71,12 +71,20 @@ def test_the_link_names_the_packages_that_installed_its_inputs(root: toolroot.To
 def test_an_input_nothing_accounts_for_is_refused(root: toolroot.ToolRoot, tmp_path: Path) -> None:
     elf = link(root, tmp_path / "image")
     text = (elf.parent / papers.MAP_NAME).read_text()
-    with pytest.raises(StepFailed, match=r"the link took /srv/elsewhere/libevil\.a\b"):
-        papers.linked_parts(root.path, papers.linked_inputs(text + "\n/srv/elsewhere/libevil.a(x.o)\n"),
-                            [elf.parent], papers.IMAGE)
-    with pytest.raises(StepFailed, match=r"the link took .*/image/main\.o"):  # our own folder not declared ours
-        papers.linked_parts(root.path, papers.linked_inputs(f"LOAD {elf.parent}/main.o\n"), [tmp_path / "other"],
-                            papers.IMAGE)
+    # a short archive path: ld puts the referencing file on the same line
+    evil = text.replace(papers.MEMBERS, f"{papers.MEMBERS}\n\n/srv/else where/libevil.a(x.o)     main.o (memcpy)", 1)
+    with pytest.raises(StepFailed, match=r"the link took /srv/else where/libevil\.a\b"):
+        papers.linked_parts(root.path, papers.linked_inputs(evil, elf.parent), [elf.parent], papers.IMAGE)
+    # the link's own object, named relative to where it ran ("LOAD main.o"), when that folder is not declared ours
+    with pytest.raises(StepFailed, match=r"the link took .*/image/main\.o"):
+        papers.linked_parts(root.path, papers.linked_inputs(text, elf.parent), [tmp_path / "other"], papers.IMAGE)
+
+
+@pytest.mark.parametrize("text", ["", "LOAD /usr/lib/x.o\n", "Archive member included to satisfy reference by "
+                                  "file (symbol)\n\n/usr/lib/libc.a(x.o)\n"])
+def test_a_map_without_its_parts_is_refused(text: str) -> None:
+    with pytest.raises(StepFailed, match="not a GNU ld map"):
+        papers.linked_inputs(text, Path("/"))
 
 
 def test_a_published_image_carries_its_licences_sbom_and_provenance(root: toolroot.ToolRoot, cfg: Config,

@@ -34,17 +34,30 @@ from crosslane.sources import pinned
 MAP_NAME = "executorch_runner.map"
 IMAGE = "executorch_runner"
 RUNNER = "components/baremetal"
-# "Archive member included to satisfy reference by file (symbol)": the archive, then the member in parentheses.
-ARCHIVE_MEMBER = re.compile(r"^(/[^\s()]+\.a)\([^()\s]+\)$", re.M)
-LOADED = re.compile(r"^LOAD (/\S+)$", re.M)
+MEMBERS = "Archive member included to satisfy reference by file (symbol)"
+# An archive line of that section: "/path/libc.a(member.o)", the referencing file after it on the same line when the
+# path is short; paths may hold spaces (a build folder's), and are relative to the link's folder unless absolute.
+ARCHIVE = re.compile(r"(\S.*?\.a)\(")
+LOADED = re.compile(r"^LOAD (\S.*)$", re.M)
+SECTION = re.compile(r"^[A-Z][A-Za-z ]+$", re.M)  # the map's next heading ("Memory Configuration", ...)
 
 
-def linked_inputs(map_text: str) -> list[PurePosixPath]:
-    """The archives a member was taken from and the objects loaded, as the linker named them (normalised, without
-    `..`), each once, in the map's order. A loaded archive none of whose members was taken is not an input."""
-    found = [m[1] for m in ARCHIVE_MEMBER.finditer(map_text)]
-    found += [m[1] for m in LOADED.finditer(map_text) if not m[1].endswith(".a")]
-    return list(dict.fromkeys(PurePosixPath(posixpath.normpath(path)) for path in found))
+def linked_inputs(map_text: str, folder: Path) -> list[PurePosixPath]:
+    """The archives a member was taken from and the objects loaded, as the linker named them, absolute (against
+    *folder*, where the link ran) and normalised, each once, in the map's order. A loaded archive none of whose
+    members was taken is not an input. A map without those two parts is refused, never read as "nothing linked"."""
+    loaded = LOADED.findall(map_text)
+    start = map_text.find(MEMBERS)
+    if start < 0 or not loaded:
+        raise StepFailed("the link map names no archive members or loaded files: not a GNU ld map",
+                         fix="link with -Wl,-Map (components/baremetal/CMakeLists.txt)")
+    body = map_text[start + len(MEMBERS):]
+    heading = SECTION.search(body)
+    section = body[:heading.start()] if heading else body
+    found = [m[1] for line in section.splitlines() if (m := ARCHIVE.match(line))]
+    found += [path for path in loaded if not path.endswith(".a")]
+    base = PurePosixPath(folder)
+    return list(dict.fromkeys(PurePosixPath(posixpath.normpath(base / path)) for path in found))
 
 
 def dpkg_files(root: Path) -> dict[str, str]:
@@ -129,8 +142,8 @@ def publish(ctx: Context, target_name: str, build: BareMetalBuild, root: toolroo
     if not map_file.is_file():
         raise StepFailed(f"{case} ({target_name} {build.name}): the link wrote no {MAP_NAME}",
                          fix=f"{RUNNER}/CMakeLists.txt links with -Wl,-Map")
-    linked = linked_parts(root.path, linked_inputs(map_file.read_text(errors="replace")), (runtime, elf.parent),
-                          IMAGE)
+    inputs = linked_inputs(map_file.read_text(errors="replace"), elf.parent)
+    linked = linked_parts(root.path, inputs, (runtime, elf.parent), IMAGE)
     first = component.sources[0]
     staged = pinned.submodule_pins(component.source_of or component.name, first) \
         if isinstance(first, GitSource) and first.submodules else {}
