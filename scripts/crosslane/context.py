@@ -17,7 +17,7 @@ from crosslane.config import Config
 from crosslane.errors import MissingPrerequisite
 from crosslane.guest import cpython, qemu, sysroot
 from crosslane.guest.sysroot import Sysroot
-from crosslane.host import buildtools, toolchains, toolroot
+from crosslane.host import buildtools, toolchains
 from crosslane.log import Log
 from crosslane.paths import build_root
 from crosslane.runner import Runner
@@ -65,8 +65,6 @@ class Context:
         cached = self._compilers.get((chain.name, arch))
         if cached is None:
             places = toolchains.places_for(self.runner, self.config.root) if chain.toolroot else None
-            if chain.toolroot and not self.runner.dry_run:  # made on first use, as a sysroot or qemu's root is
-                toolroot.ensure(self.runner, self.config.toolroots[chain.toolroot])
             cached = toolchains.detect(self.runner, chain, arch, self.config.toolroots, places)
             self._compilers[(chain.name, arch)] = cached
         return cached
