@@ -73,10 +73,11 @@ def build(ctx: Context, job: RunPlan, arch: Arch, *, force: bool = False) -> lis
     cmake.remote_cache()  # a malformed shared-cache URL stops every build, a dry or up-to-date one too
     probes = Probes(ctx.runner, ctx.config, ctx.compiler)
     ordered = job.builds[arch]
-    if not ctx.runner.dry_run:  # the compilers' tool roots, made on first use as sysroots are (preflight runs them)
-        for name in dict.fromkeys(c.toolroot for n in ordered if (c := ctx.config.toolchain_for(n, arch)).toolroot):
-            toolroot.ensure(ctx.runner, ctx.config.toolroots[name])
     states = {name: job.lane(name, arch) for name in ordered}
+    if not ctx.runner.dry_run:  # the compilers' tool roots, made on first use as sysroots are (preflight runs them)
+        chains = [ctx.config.toolchain_for(n, arch) for n in ordered if states[n].enabled]
+        for name in dict.fromkeys(chain.toolroot for chain in chains if chain.toolroot):
+            toolroot.ensure(ctx.runner, ctx.config.toolroots[name])
     rows: list[Row] = doctor.gate(ctx, arch, ordered, probes, states)
     if rows:
         return rows

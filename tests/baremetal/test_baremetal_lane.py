@@ -140,3 +140,41 @@ def stand_in(monkeypatch: pytest.MonkeyPatch, setting: lane.Setting, runtime: ob
     # the papers of a linked image (tests/baremetal/test_baremetal_papers.py makes real ones)
     monkeypatch.setattr(lane, "published", lambda s, build, program, elf, runtime, source: s.row(
         build, Check.ARTIFACT, Verdict.PASS, "published", subject=program.case.name))
+
+
+def test_an_image_stays_published_only_when_every_run_passed(setting: lane.Setting,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
+        return s.row(build, Check.BUILD, Verdict.PASS, "built"), s.folder / build.name / "executorch"
+
+    def image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
+              program: executorch.Program) -> tuple[Row | None, Path | None]:
+        return None, s.folder / build.name / "images" / program.case.name / "executorch_runner"
+
+    def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str, *,
+            expect_trap: bool = False) -> Row:
+        failed = build.name == "scalar" and profile == "rvv256"
+        return s.row(build, Check.SMOKE, Verdict.FAIL if failed else Verdict.PASS, "x", subject=case, profile=profile)
+
+    stand_in(monkeypatch, setting, runtime, image, run)
+
+    def publish(s: lane.Setting, build: BareMetalBuild, program: executorch.Program, elf: Path, runtime: Path,
+                source: Path) -> Row:
+        where = s.folder / "dist" / build.name / program.case.name
+        where.mkdir(parents=True)
+        (where / "executorch_runner").write_bytes(b"image")
+        return s.row(build, Check.ARTIFACT, Verdict.PASS, "published", subject=program.case.name)
+
+    monkeypatch.setattr(lane, "published", publish)
+    lane.run_target(setting.ctx, "rv64-elf", ["add"])
+    assert not (setting.folder / "dist/scalar/add-portable").exists()  # its rvv256 run failed
+    assert (setting.folder / "dist/rvv/add-portable/executorch_runner").is_file()
+
+
+def test_an_image_whose_papers_cannot_be_made_is_a_fail_row(setting: lane.Setting) -> None:
+    build = setting.target.builds[0]
+    program = executorch.Program(setting.ctx.config.cases["riscv-ci"].cases()[0], Path("/p.bpte"), 0.01, 0.01, 1.0, 0)
+    row = lane.published(setting, build, program, setting.folder / "nowhere" / "executorch_runner",
+                         setting.folder / "runtime", setting.folder / "src")
+    assert row.verdict is Verdict.FAIL and row.check is Check.ARTIFACT
+    assert "wrote no executorch_runner.map" in row.reason

@@ -24,7 +24,7 @@ from crosslane.baremetal.toolchain import TOOLS, render_toolchain
 from crosslane.config import BareMetalBuild, BareMetalTarget
 from crosslane.config.cases import Case
 from crosslane.context import Context
-from crosslane.errors import StepFailed, UsageError
+from crosslane.errors import CrosslaneError, StepFailed, UsageError
 from crosslane.host import toolroot
 from crosslane.log import Progress
 from crosslane.models import hostenv
@@ -97,8 +97,8 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
     programs = [executorch.export(ctx, case) for case in cases]
     ops = selected_ops(ctx, [p.path for p in programs])
     rows: list[Row] = []
+    papers.withdraw(papers.dist_folder(ctx, target.name))  # what this run publishes, nothing an earlier one did
     for build in target.builds:
-        papers.withdraw(ctx, target.name, build)
         with ctx.log.group(f"bare metal: ExecuTorch for {target.name} ({build.name}: {build.march})"):
             runtime_row, runtime = build_runtime(setting, build, source, ops)
         rows.append(runtime_row)
@@ -114,11 +114,14 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
                 rows.append(image_row)
                 continue
             assert elf is not None
-            rows.append(published(setting, build, program, elf, runtime, source))
-            for profile_name in build.profiles:
-                rows.append(run_image(setting, build, profile_name, elf, program.case.name))
-            for profile_name in build.traps:
-                rows.append(run_image(setting, build, profile_name, elf, program.case.name, expect_trap=True))
+            ran = [published(setting, build, program, elf, runtime, source)]
+            ran += [run_image(setting, build, profile_name, elf, program.case.name)
+                    for profile_name in build.profiles]
+            ran += [run_image(setting, build, profile_name, elf, program.case.name, expect_trap=True)
+                    for profile_name in build.traps]
+            if any(r.verdict is Verdict.FAIL for r in ran):  # only an image that passed every run stays published
+                papers.withdraw(papers.dist_folder(ctx, target.name) / build.name / program.case.name)
+            rows += ran
     return rows
 
 
@@ -257,7 +260,7 @@ def published(setting: Setting, build: BareMetalBuild, program: executorch.Progr
     try:
         where = papers.publish(setting.ctx, setting.target.name, build, setting.root, program, elf, runtime, source,
                                {"march": build.march})
-    except StepFailed as exc:
+    except CrosslaneError as exc:
         return setting.row(build, Check.ARTIFACT, Verdict.FAIL, exc.one_line(), subject=case)
     texts = sum(1 for p in (where / "LICENSES").rglob("*") if p.is_file())
     return setting.row(build, Check.ARTIFACT, Verdict.PASS, f"published with {texts} licence texts, its SBOM and "

@@ -13,6 +13,7 @@ the folder the bare-metal job publishes.
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import re
 import shutil
@@ -54,7 +55,15 @@ def linked_inputs(map_text: str, folder: Path) -> list[PurePosixPath]:
     body = map_text[start + len(MEMBERS):]
     heading = SECTION.search(body)
     section = body[:heading.start()] if heading else body
-    found = [m[1] for line in section.splitlines() if (m := ARCHIVE.match(line))]
+    found = []
+    for line in section.splitlines():
+        if not line.strip() or line[0].isspace():  # blank, or the referencing file of the line before
+            continue
+        taken = ARCHIVE.match(line)
+        if taken is None:  # a thin archive's member, or a form this reader does not know: never skipped unread
+            raise StepFailed(f"the link map has an archive line crosslane cannot read: {line.strip()[:200]!r}",
+                             fix="link with regular archives (ar rcs, not ar --thin)")
+        found.append(taken[1])
     found += [path for path in loaded if not path.endswith(".a")]
     base = PurePosixPath(folder)
     return list(dict.fromkeys(PurePosixPath(posixpath.normpath(base / path)) for path in found))
@@ -76,7 +85,8 @@ def dpkg_packages(root: Path) -> dict[str, Owner]:
     status = root / "var/lib/dpkg/status"
     for stanza in status.read_text(errors="replace").split("\n\n") if status.is_file() else ():
         fields = dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line and not line[0].isspace())
-        if "Package" not in fields or "install ok installed" not in fields.get("Status", ""):
+        # Status: "<wanted> <flag> <state>" ("install ok installed", "hold ok installed"): the state is what counts
+        if "Package" not in fields or fields.get("Status", "").split()[2:3] != ["installed"]:
             continue
         package, arch = fields["Package"], fields.get("Architecture", "")
         owner = Owner(package, fields.get("Version", ""), arch, fields.get("Source", package).split(" ")[0], "")
@@ -86,12 +96,28 @@ def dpkg_packages(root: Path) -> dict[str, Owner]:
 
 
 def inside(root: Path, path: PurePosixPath) -> Path:
-    """*path* of the root as a file of the host, refused when a link leads out of the root."""
-    host = (root / path.relative_to("/")).resolve()
-    if not host.is_relative_to(root.resolve()):
-        raise StepFailed(f"{path} in the tool root {root.name} leads out of it", fix=f"delete {root} and make it "
-                         "again (invoke baremetal makes it)")
-    return host
+    """*path* of the root as a file of the host, its links followed as inside the root (an absolute target is the
+    root's own); refused when it cannot be followed or a link climbs out of the root."""
+    parts = list(path.relative_to("/").parts)
+    at = root
+    for _ in range(256):  # each step takes a component; a loop of links is refused, not followed for ever
+        if not parts:
+            return at
+        name = parts.pop(0)
+        if name == "..":
+            if at == root:
+                break
+            at = at.parent
+            continue
+        candidate = at / name
+        if candidate.is_symlink():
+            target = PurePosixPath(os.readlink(candidate))
+            parts = [*target.parts[1:], *parts] if target.is_absolute() else [*target.parts, *parts]
+            at = root if target.is_absolute() else at
+            continue
+        at = candidate
+    raise StepFailed(f"{path} in the tool root {root.name} leads out of it or loops",
+                     fix=f"delete {root} and make it again (invoke baremetal makes it)")
 
 
 def linked_parts(root: Path, inputs: Iterable[PurePosixPath], ours: Iterable[Path], image: str) -> list[
@@ -119,15 +145,22 @@ def linked_parts(root: Path, inputs: Iterable[PurePosixPath], ours: Iterable[Pat
     return parts
 
 
-def dist_folder(ctx: Context, target_name: str, build: BareMetalBuild) -> Path:
-    """Where a build's images are published: what this run linked, nothing older."""
-    return ctx.build_root / target_name / "dist" / build.name
+def dist_folder(ctx: Context, target_name: str) -> Path:
+    """Where a target's images are published (dist/<build>/<case>/): what this run linked, nothing older."""
+    return ctx.build_root / target_name / "dist"
 
 
-def withdraw(ctx: Context, target_name: str, build: BareMetalBuild) -> None:
-    """Remove a build's published images before it builds them again: an image that no longer links (or whose
-    runtime fails, or whose case is exempt now) must not stay in the folder the job uploads."""
-    shutil.rmtree(dist_folder(ctx, target_name, build), ignore_errors=True)
+def withdraw(folder: Path) -> None:
+    """Remove published images (a target's before it builds them again, a case whose run failed): an image that no
+    longer links, whose runtime fails, whose case is exempt now or that failed its runs must not stay in the folder
+    the job uploads."""
+    try:
+        shutil.rmtree(folder)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StepFailed(f"{folder}: cannot remove the images published before ({exc.strerror})",
+                         fix=f"remove {folder} by hand (check its owner and permissions)") from None
 
 
 def publish(ctx: Context, target_name: str, build: BareMetalBuild, root: toolroot.ToolRoot,
@@ -137,7 +170,7 @@ def publish(ctx: Context, target_name: str, build: BareMetalBuild, root: toolroo
     target = ctx.config.baremetal[target_name]
     component = ctx.config.components[target.source]
     case = program.case.name
-    where = dist_folder(ctx, target_name, build) / case
+    where = dist_folder(ctx, target_name) / build.name / case
     map_file = elf.parent / MAP_NAME
     if not map_file.is_file():
         raise StepFailed(f"{case} ({target_name} {build.name}): the link wrote no {MAP_NAME}",
@@ -167,9 +200,13 @@ def publish(ctx: Context, target_name: str, build: BareMetalBuild, root: toolroo
             request={"target": target_name, "build": build.name, "case": case, **request}, manifests=manifests,
             toolchain=f"riscv64-unknown-elf-gcc of the tool root {root.path.name}")
 
-    where.parent.mkdir(parents=True, exist_ok=True)
-    with atomic.replace_dir(where) as staging:  # whole or not at all: a failed statement leaves no image behind
-        shutil.copyfile(elf, staging / IMAGE)
-        folder.finish(staging, inv, epoch=reproducible.source_date_epoch(ctx.runner, component, repository),
-                      statement=statement)
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        with atomic.replace_dir(where) as staging:  # whole or not at all: a failed statement leaves no image behind
+            shutil.copyfile(elf, staging / IMAGE)
+            folder.finish(staging, inv, epoch=reproducible.source_date_epoch(ctx.runner, component, repository),
+                          statement=statement)
+    except OSError as exc:
+        raise StepFailed(f"{where}: cannot publish the image ({exc.strerror}: {exc.filename})",
+                         fix="check the build folder's free space and permissions") from None
     return where

@@ -13,8 +13,9 @@ The root is a boundary, not a convenience:
   onto the folder opened that way;
 - /proc is a fresh one of the program's own PID namespace (no /proc/<pid>/root or /proc/<pid>/ns of a process
   outside), /sys read-only, and /dev (as root) only null, zero, full, random, urandom and tty;
-- with --bind-cwd (a tool's wrapper: a compiler works in the folder it is run from) the --cwd folder is bound
-  writable too when no bind holds it already, so a tool run from anywhere sees its folder at its own path;
+- with --bind-cwd (a tool's wrapper: a compiler works in the folder it is run from) the --cwd folder, by its real
+  path, is bound writable too when no bind holds it already and it is none of the root's system folders, so a tool
+  run from anywhere sees its folder at its own path;
 - the program runs with no_new_privs and without the capabilities that would leave the root (chroot, mount,
   ptrace, modules, raw I/O, network administration, device nodes).
 stdlib only (the host's python runs it). Exit status: the program's own; 125 when the root cannot be entered
@@ -23,6 +24,7 @@ stdlib only (the host's python runs it). Exit status: the program's own; 125 whe
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import stat
@@ -59,11 +61,13 @@ def folder_in(root: Path, path: Path, *, file: bool = False) -> int:
             try:
                 found = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
-                if last and file:
-                    os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                     0o644, dir_fd=fd))
-                else:
-                    os.mkdir(name, 0o755, dir_fd=fd)
+                # another entry may make it first (two compilers started from one new folder): that is fine
+                with contextlib.suppress(FileExistsError):
+                    if last and file:
+                        os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                         0o644, dir_fd=fd))
+                    else:
+                        os.mkdir(name, 0o755, dir_fd=fd)
                 found = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISLNK(found.st_mode):
                 raise Refused(f"{root / Path(*parts[:index + 1])} is a link: a bind is never made through one")
@@ -163,12 +167,22 @@ def seal(root: Path, binds: list[tuple[Path, bool]]) -> None:
         os.close(tmp)
 
 
-def with_cwd(binds: list[tuple[Path, bool]], cwd: Path) -> list[tuple[Path, bool]]:
-    """*binds* and the folder *cwd* (written), unless it is the root's own / or a bind already holds it; outer
-    folders first, as the caller ordered them, so a read-only bind under the folder stays read-only."""
-    if cwd == Path("/") or any(cwd.is_relative_to(source) for source, _ in binds):
-        return binds
-    return sorted([*binds, (cwd, False)], key=lambda bound: len(bound[0].parts))
+# The root's own system folders: a caller there runs in the root's copy, never with the host's bound over it (the
+# host's /dev over the root's few devices, /proc of processes outside, the host's /usr shadowing the root's tools).
+SYSTEM = tuple(Path(f"/{name}") for name in ("bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc",
+                                              "run", "sbin", "sys", "usr", "var"))
+
+
+def with_cwd(binds: list[tuple[Path, bool]], cwd: Path) -> tuple[list[tuple[Path, bool]], Path]:
+    """*binds* and the folder *cwd* (written), and the folder to change into. The folder is taken by its real path
+    (a link to a read-only place is that place, and stays read-only); it is bound unless it is the root's / or one of
+    its system folders, or a bind already holds it. Outer folders first, as the caller ordered them, so a read-only
+    bind under the folder stays read-only."""
+    real = Path(os.path.realpath(cwd))
+    if real == Path("/") or any(real.is_relative_to(folder) for folder in SYSTEM) \
+            or any(real.is_relative_to(os.path.realpath(source)) for source, _ in binds):
+        return binds, real
+    return sorted([*binds, (real, False)], key=lambda bound: len(bound[0].parts)), real
 
 
 def main(argv: list[str]) -> int:
@@ -185,7 +199,8 @@ def main(argv: list[str]) -> int:
              if word in ("--bind", "--bind-ro")]
     cwd = next((options[i + 1] for i, word in enumerate(options) if word == "--cwd"), "/")
     if "--bind-cwd" in options:
-        binds = with_cwd(binds, Path(cwd))
+        binds, real = with_cwd(binds, Path(cwd))
+        cwd = str(real)
     try:
         if "--read-only-root" in options:
             seal(root, binds)
