@@ -40,16 +40,18 @@ def test_the_wrappers_run_the_roots_tools_in_the_callers_folder(setting: lane.Se
     assert lane._tools(setting, setting.folder / "scalar")["gcc"].stat().st_mtime_ns == before  # unchanged text
 
 
+def built_runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
+    return s.row(build, Check.BUILD, Verdict.PASS, "built"), s.folder / build.name / "executorch"
+
+
+def linked_image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
+                 program: executorch.Program) -> tuple[Row | None, Path | None]:
+    return None, s.folder / build.name / "images" / program.case.name / "executorch_runner"
+
+
 def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Setting,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[tuple[str, str, str]] = []
-
-    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
-        return s.row(build, Check.BUILD, Verdict.PASS, "built"), s.folder / build.name / "executorch"
-
-    def image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
-              program: executorch.Program) -> tuple[Row | None, Path | None]:
-        return None, s.folder / build.name / "images" / program.case.name / "executorch_runner"
 
     def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str, *,
             expect_trap: bool = False) -> Row:
@@ -63,7 +65,7 @@ def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Set
             return lane.expected_trap(row, trapped)
         return s.row(build, Check.SMOKE, Verdict.PASS, "Test_result: PASS", subject=case, profile=profile)
 
-    stand_in(monkeypatch, setting, runtime, image, run)
+    stand_in(monkeypatch, setting, built_runtime, linked_image, run)
     rows = lane.run_target(setting.ctx, "rv64-elf", ["add"])
     assert ("scalar", "add-portable", "novector") in ran and ("rvv", "add-portable", "novector") in ran
     assert [r.verdict for r in rows] == [Verdict.PASS] * len(rows)
@@ -144,19 +146,12 @@ def stand_in(monkeypatch: pytest.MonkeyPatch, setting: lane.Setting, runtime: ob
 
 def test_an_image_stays_published_only_when_every_run_passed(setting: lane.Setting,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
-        return s.row(build, Check.BUILD, Verdict.PASS, "built"), s.folder / build.name / "executorch"
-
-    def image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
-              program: executorch.Program) -> tuple[Row | None, Path | None]:
-        return None, s.folder / build.name / "images" / program.case.name / "executorch_runner"
-
     def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str, *,
             expect_trap: bool = False) -> Row:
         failed = build.name == "scalar" and profile == "rvv256"
         return s.row(build, Check.SMOKE, Verdict.FAIL if failed else Verdict.PASS, "x", subject=case, profile=profile)
 
-    stand_in(monkeypatch, setting, runtime, image, run)
+    stand_in(monkeypatch, setting, built_runtime, linked_image, run)
 
     def publish(s: lane.Setting, build: BareMetalBuild, program: executorch.Program, elf: Path, runtime: Path,
                 source: Path) -> Row:
