@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,8 +38,11 @@ def test_a_toolchain_that_names_another_compiler_is_configured_afresh(tmp_path: 
     (tmp_path / "src").mkdir()
     (tmp_path / "src/CMakeLists.txt").write_text(PROJECT)
     (tmp_path / "src/which.c").write_text("int main(void) { return 0; }\n")
+    # The repository's whole versions.toml plus one component: the components' wheel.pythons are sysroot packages,
+    # so only the whole file names the sysroot the session made (a header alone would need another).
     ours = (REPO / "versions.toml").read_text(encoding="utf-8")
-    header = ours[:ours.index("[components.")]
+    for folder in ("components", "patches"):  # the paths it names, relative to its own folder
+        shutil.copytree(REPO / folder, tmp_path / folder)
     component = ('[components.which]\nsource = { kind = "tree", path = "src" }\narches = ["riscv64"]\n'
                  'toolchain = { riscv64 = "mine" }\n')
     env = {**os.environ, **fresh_cache(tmp_path)}
@@ -46,7 +50,7 @@ def test_a_toolchain_that_names_another_compiler_is_configured_afresh(tmp_path: 
     chains = (('family = "clang"\nversion = 19', "clang version 19"),
               ('family = "gcc"\ntoolroot = "gcc-cross"', "GCC: ("))
     for family, made_by in chains:
-        (tmp_path / "versions.toml").write_text(f"{header}[toolchains.mine]\n{family}\n\n{component}")
+        (tmp_path / "versions.toml").write_text(f"{ours}\n[toolchains.mine]\n{family}\n\n{component}")
         done = subprocess.run([str(Path(sys.executable).parent / "invoke"), "--search-root", str(REPO), "build",
                                "--arch", "riscv64", "--component", "which", "--config",
                                str(tmp_path / "versions.toml"), "--json", str(tmp_path / "rows.json")],
