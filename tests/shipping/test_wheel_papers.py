@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packageurl import PackageURL
 
 from crosslane import wheelzip
 from crosslane.archs import Arch
@@ -70,7 +71,11 @@ def inventory(tmp_path: Path) -> Inventory:
     (tree / "LICENSE").write_text("MIT License\n")
     helper = Source("demo+helper", "fetchcontent", "https://github.com/acme/helper", "a" * 40, "v1", (),
                     (tree / "LICENSE",))
-    return Inventory("demo", "1.0", Arch.RISCV64, "forky", (helper,), properties={"kind": "wheel"})
+    mirror = Source("demo+mirror", "fetchcontent", "https://git.example/acme/mirror.git", "b" * 40, None, (),
+                    (tree / "LICENSE",))
+    tarball = Source("demo+tarball", "fetchcontent", "https://example.org/tarball-1.0.tar.xz", "c" * 64, None, (),
+                     (tree / "LICENSE",), archive=True)
+    return Inventory("demo", "1.0", Arch.RISCV64, "forky", (helper, mirror, tarball), properties={"kind": "wheel"})
 
 
 def finished(tmp_path: Path, sysroot: Sysroot) -> Path:
@@ -103,6 +108,12 @@ def test_the_wheel_carries_its_licences_and_an_sbom_naming_each_part(tmp_path: P
     assert properties["crosslane:origin"] == "usr/lib/riscv64-linux-gnu/libfoo.so.1.2"
     assert properties["crosslane:deb-sha256"] == "d" * 64
     assert parts["source:demo+helper"]["purl"] == "pkg:github/acme/helper@" + "a" * 40
+    # off GitHub, the purl says where: the repository at the commit, or the download and its sha256
+    mirror = PackageURL.from_string(parts["source:demo+mirror"]["purl"])
+    assert mirror.qualifiers == {"vcs_url": "git+https://git.example/acme/mirror.git@" + "b" * 40}
+    tarball = PackageURL.from_string(parts["source:demo+tarball"]["purl"])
+    assert tarball.qualifiers == {"download_url": "https://example.org/tarball-1.0.tar.xz",
+                                  "checksum": "sha256:" + "c" * 64}
     with zipfile.ZipFile(wheel) as archive:
         unpacked = wheelzip.unpack_checked(wheel, wheelzip.Limits())
         with unpacked.folder:

@@ -9,12 +9,9 @@ import hashlib
 import uuid
 
 from cyclonedx.model import (
-    ExternalReference,
-    ExternalReferenceType,
     HashAlgorithm,
     HashType,
     Property,
-    XsUri,
 )
 from cyclonedx.model.bom import Bom, BomMetaData
 from cyclonedx.model.component import Component, ComponentType
@@ -53,6 +50,17 @@ def _licences(expression: str | None) -> list[LicenseExpression]:
     return [LicenseExpression(expression)] if expression else []
 
 
+def where_from(source: Source) -> dict[str, str] | None:
+    """The purl qualifiers that say where a source not on GitHub came from: its repository (vcs_url) or its download
+    (download_url, checksum). In the purl rather than as an external reference: the schema checks a reference's URL
+    with rfc3987_syntax's Earley parser, ~60 ms each (measured), and the purl states it once."""
+    if not source.url.startswith(("https://", "http://", "git://")):
+        return None
+    if source.archive:
+        return {"download_url": source.url, "checksum": f"sha256:{source.commit}"}
+    return {"vcs_url": f"git+{source.url}@{source.commit}"}
+
+
 def source_component(source: Source) -> Component:
     github = purl_path(source.url)
     if github is not None:
@@ -60,14 +68,12 @@ def source_component(source: Source) -> Component:
     elif source.url.startswith("debian:"):
         purl = PackageURL("deb", "debian", source.url.removeprefix("debian:"), source.commit, {"arch": "source"})
     else:
-        purl = PackageURL("generic", None, source.name.replace(":", "-"), source.commit[:40])
+        purl = PackageURL("generic", None, source.name.replace(":", "-"), source.commit[:40], where_from(source))
     properties = [Property(name="crosslane:role", value=source.role)]
     properties += [Property(name="crosslane:patch", value=f"{path} sha256={digest}") for path, digest in source.patches]
     properties += [Property(name=LICENCE_FILE, value=name) for name in source_licences(source)]
-    refs = [ExternalReference(type=ExternalReferenceType.VCS, url=XsUri(source.url))] \
-        if source.url.startswith(("https://", "http://", "git://")) else []
     return Component(type=ComponentType.LIBRARY, name=source.name, version=source.tag or source.commit,
-                     purl=purl, bom_ref=f"source:{source.name}", properties=properties, external_references=refs,
+                     purl=purl, bom_ref=f"source:{source.name}", properties=properties,
                      description="modified: patches applied (crosslane:patch)" if source.patches else None)
 
 

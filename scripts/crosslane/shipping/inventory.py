@@ -34,6 +34,7 @@ class Source:
     tag: str | None
     patches: tuple[tuple[str, str], ...]  # (path in this repository, sha256) applied for the arch
     licence_files: tuple[Path, ...]
+    archive: bool = False  # url is a download (commit its sha256), not a repository
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ def source_of(name: str, role: str, spec: SourceSpec, tree: Path, patches: Itera
             texts = licences.licence_files(tree) or (licences.licence_files(repository) if repository else ())
             return Source(name, role, f"tree:{where}", stamps.tree_digest(spec.path), None, applied, texts)
         case ArchiveSource():
-            return Source(name, role, spec.url, spec.sha256, None, applied, licences.licence_files(tree))
+            return Source(name, role, spec.url, spec.sha256, None, applied, licences.licence_files(tree),
+                          archive=True)
         case DebianSource():
             return Source(name, role, f"debian:{spec.package}", spec.version, None, applied,
                           licences.licence_files(tree))
