@@ -9,14 +9,17 @@ names as a bundled library's origin is that record, not a guess made later).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from crosslane import atomic, bounded, stamps
 from crosslane.archs import Arch, info
@@ -65,7 +68,12 @@ class Sysroot:
             relative = path.resolve().relative_to(self.path.resolve()).as_posix()
         except ValueError:
             return None
-        return read_owners(self.path).get(relative)
+        return self.owners.get(relative)
+
+    @functools.cached_property
+    def owners(self) -> Mapping[str, Owner]:
+        """path -> Owner of every file, read once per Sysroot value (a wheel's papers ask for ~40 libraries)."""
+        return MappingProxyType(read_owners(self.path))
 
 
 @dataclass(frozen=True)
