@@ -124,7 +124,7 @@ def licence_texts(inventory: Inventory, sysroot: Sysroot | None) -> dict[str, by
     texts: dict[str, bytes] = {}
     for source in inventory.sources:
         texts |= {name: path.read_bytes() for name, path in source_licences(source).items()}
-    for library in inventory.libraries:
+    for library in {library_licence(lib): lib for lib in inventory.libraries}.values():  # one per package
         owner = library.owner
         if sysroot is None:
             raise StepFailed(f"{owner.package}: a bundled library's package, but no sysroot to read its copyright "
@@ -179,8 +179,10 @@ def finish(wheel: Path, inventory: Inventory, *, sysroot: Sysroot | None, search
             built.append(f"{member.name} sha256={digest}")
     inventory = replace(inventory, libraries=tuple(libraries), built_files=tuple(built))
     texts = licence_texts(inventory, sysroot)
-    expressions = {lib.owner.package: licences.copyright_expression(sysroot.path / lib.owner.copyright)
-                   for lib in libraries} if sysroot else {}
+    # one per package: genai's 36 libabsl_* libraries come from one
+    owners = {lib.owner.package: lib.owner for lib in libraries}
+    expressions = {package: licences.copyright_expression(sysroot.path / owner.copyright)
+                   for package, owner in owners.items()} if sysroot else {}
     document = sbom.build(inventory, epoch, expressions)
     kept = [m for m in members if not m.name.startswith(f"{info_dir}/{SBOMS}/{sbom.SBOM_NAME}")]
     existing = {m.name for m in kept}
