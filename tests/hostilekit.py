@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,8 +45,8 @@ def snapshot(root: Path, skip: tuple[Path, ...]) -> dict[str, tuple[object, ...]
     return found
 
 
-def temp_leftovers() -> set[str]:
-    return {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("crosslane")}
+def temp_leftovers(folder: Path) -> set[str]:
+    return {name for name in os.listdir(folder) if name.startswith("crosslane")}
 
 
 @dataclass
@@ -73,12 +72,17 @@ class Sandbox:
     def inputs(self) -> Path:
         return self.root / "inputs"
 
+    @property
+    def temp(self) -> Path:
+        """The commands' TMPDIR: their own, so another process's temporary folders are not taken for theirs."""
+        return self.root / "temp"
+
     def __post_init__(self) -> None:
-        for folder in (self.build, self.cache, self.outside, self.inputs):
+        for folder in (self.build, self.cache, self.outside, self.inputs, self.temp):
             folder.mkdir(parents=True, exist_ok=True)
         (self.outside / "sentinel.txt").write_text("not yours\n")
         self.env = {**os.environ, "CROSSLANE_BUILD_DIR": str(self.build), "CROSSLANE_CACHE": str(self.cache),
-                    "CROSSLANE_NO_WAIT": "1", "PYTHONUNBUFFERED": "1", **self.env}
+                    "CROSSLANE_NO_WAIT": "1", "PYTHONUNBUFFERED": "1", "TMPDIR": str(self.temp), **self.env}
         self.env.pop("CROSSLANE_DEBUG", None)
 
     def invoke(self, *args: str, env: dict[str, str] | None = None, timeout: float = CASE_TIMEOUT) -> Done:
@@ -109,15 +113,15 @@ class Sandbox:
                 before: Callable[[], None] | None = None) -> Done:
         """Run a command that must fail: exit *rc*, one error line holding *words*, no traceback, nothing outside
         work/build and work/cache changed (nor a crosslane-* folder left in the temp folder)."""
-        skip = (self.build, self.cache, self.inputs)
-        seen, temps = snapshot(self.root, skip), temp_leftovers()
+        skip = (self.build, self.cache, self.inputs, self.temp)
+        seen, temps = snapshot(self.root, skip), temp_leftovers(self.temp)
         done = self.invoke(*args, env=env)
         assert "Traceback" not in done.out, done.out
         assert done.rc == rc, f"exit {done.rc}, not {rc}:\n{done.out}"
         assert len(done.errors) == 1, done.out
         assert words in done.errors[0], done.errors[0]
         assert snapshot(self.root, skip) == seen, "a write outside the build folder and the cache"
-        assert temp_leftovers() <= temps, temp_leftovers() - temps
+        assert temp_leftovers(self.temp) <= temps, temp_leftovers(self.temp) - temps
         return done
 
 
