@@ -53,7 +53,7 @@ def _licences(expression: str | None) -> list[LicenseExpression]:
 def where_from(source: Source) -> dict[str, str] | None:
     """The purl qualifiers that say where a source not on GitHub came from: its repository (vcs_url) or its download
     (download_url, checksum). In the purl rather than as an external reference: the schema checks a reference's URL
-    with rfc3987_syntax's Earley parser, ~60 ms each (measured), and the purl states it once."""
+    with rfc3987_syntax's Earley parser, ~60 ms each (profiled), and the purl states it once."""
     if not source.url.startswith(("https://", "http://", "git://")):
         return None
     if source.archive:
