@@ -45,23 +45,29 @@ def sysroot(tmp_path: Path) -> Sysroot:
     library.parent.mkdir(parents=True)
     library.write_bytes(ELF + b"foo library")
     (library.parent / "libfoo.so.1").symlink_to("libfoo.so.1.2")
+    (library.parent / "libfooextra.so.2").write_bytes(ELF + b"foo's second library")  # the same package's
     (root / "usr/share/doc/libfoo1").mkdir(parents=True)
     (root / "usr/share/doc/libfoo1/copyright").write_text(COPYRIGHT)
     (root / OWNERS).write_text(json.dumps({"packages": [{
         "package": "libfoo1", "version": "1.2-3", "architecture": "riscv64", "source": "foo", "sha256": "d" * 64,
         "files": ["usr/lib/riscv64-linux-gnu/libfoo.so.1.2", "usr/lib/riscv64-linux-gnu/libfoo.so.1",
-                  "usr/share/doc/libfoo1/copyright"]}]}))
+                  "usr/lib/riscv64-linux-gnu/libfooextra.so.2", "usr/share/doc/libfoo1/copyright"]}]}))
     return Sysroot(Arch.RISCV64, root, "key")
 
 
 def built_wheel(tmp_path: Path, sysroot: Sysroot) -> Path:
-    """What auditwheel leaves: the project's module and a grafted copy of libfoo named by its source's hash."""
+    """What auditwheel leaves: the project's module and grafted copies of two libraries of libfoo1, each named by
+    its source's hash."""
     origin = sysroot.path / "usr/lib/riscv64-linux-gnu/libfoo.so.1"
     grafted = f"demo.libs/libfoo-{hashlib.sha256(origin.read_bytes()).hexdigest()[:8]}.so.1"
+    extra = sysroot.path / "usr/lib/riscv64-linux-gnu/libfooextra.so.2"
+    grafted_extra = f"demo.libs/libfooextra-{hashlib.sha256(extra.read_bytes()).hexdigest()[:8]}.so.2"
     metadata = b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n\nThe description.\n"
     (tmp_path / "dist").mkdir(parents=True, exist_ok=True)
     return make_wheel(tmp_path / "dist", NAME, {"demo/_demo.cpython-314-riscv64-linux-gnu.so": ELF + b"module",
-                                                grafted: ELF + b"foo library, soname set", "demo/__init__.py": b"",
+                                                grafted: ELF + b"foo library, soname set",
+                                                grafted_extra: ELF + b"foo's second library, soname set",
+                                                "demo/__init__.py": b"",
                                                 "demo-1.0.dist-info/METADATA": metadata})
 
 
@@ -102,6 +108,11 @@ def test_the_wheel_carries_its_licences_and_an_sbom_naming_each_part(tmp_path: P
     assert sbom.validate(document) is None
     parts = {c["bom-ref"]: c for c in sbom.components(document)}
     [library] = [c for ref, c in parts.items() if ref.startswith("file:demo.libs/libfoo-")]
+    # two libraries of one package: each listed with it and its licence, its copyright once
+    [extra] = [c for ref, c in parts.items() if ref.startswith("file:demo.libs/libfooextra-")]
+    assert extra["purl"] == library["purl"] and extra["licenses"] == [{"expression": "BSD-3-Clause"}]
+    assert [n for n in names if n.endswith("/copyright")] == ["demo-1.0.dist-info/licenses/debian/libfoo1/copyright"]
+    assert metadata.count("License-File: debian/libfoo1/copyright") == 1
     assert library["purl"] == "pkg:deb/debian/libfoo1@1.2-3?arch=riscv64&distro=debian-forky"
     assert library["licenses"] == [{"expression": "BSD-3-Clause"}]
     properties = {p["name"]: p["value"] for p in library["properties"]}
@@ -154,7 +165,7 @@ def papers_rows(wheel: Path) -> list[str]:
 def test_the_papers_gate_passes_the_wheel_and_names_a_swapped_library(tmp_path: Path, sysroot: Sysroot) -> None:
     wheel = finished(tmp_path, sysroot)
     assert [r.split()[0] for r in papers_rows(wheel)] == ["PASS", "PASS"], papers_rows(wheel)
-    [grafted] = [m.name for m in wheel_papers.read_members(wheel) if m.name.startswith("demo.libs/")]
+    [grafted] = [m.name for m in wheel_papers.read_members(wheel) if m.name.startswith("demo.libs/libfoo-")]
     swapped = rewritten(wheel, tmp_path / "swapped" / NAME, {grafted: ELF + b"another library"})
     rows = papers_rows(swapped)
     assert any(r.startswith("FAIL") and grafted in r and "not the file built" in r for r in rows), rows

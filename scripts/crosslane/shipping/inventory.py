@@ -221,6 +221,12 @@ def library_licence(library: Library) -> str:
     return debian_licence(library.owner)
 
 
+def packages_of(libraries: Iterable[Library]) -> dict[str, Owner]:
+    """package -> Owner, each package once: one copyright and one licence expression serve all its libraries (genai's
+    36 libabsl_* come from one package)."""
+    return {library.owner.package: library.owner for library in libraries}
+
+
 def crate_licences(crate: Crate) -> dict[str, Path]:
     return {f"crates/{safe_name(crate.name)}-{safe_name(crate.version)}/{path.name}": path
             for path in crate.licence_files}

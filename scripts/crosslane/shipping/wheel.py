@@ -33,8 +33,9 @@ from crosslane.shipping.inventory import (
     Library,
     crate_licences,
     debian_library,
+    debian_licence,
     grafted_origin,
-    library_licence,
+    packages_of,
     source_licences,
 )
 
@@ -124,8 +125,7 @@ def licence_texts(inventory: Inventory, sysroot: Sysroot | None) -> dict[str, by
     texts: dict[str, bytes] = {}
     for source in inventory.sources:
         texts |= {name: path.read_bytes() for name, path in source_licences(source).items()}
-    for library in {library_licence(lib): lib for lib in inventory.libraries}.values():  # one per package
-        owner = library.owner
+    for owner in packages_of(inventory.libraries).values():
         if sysroot is None:
             raise StepFailed(f"{owner.package}: a bundled library's package, but no sysroot to read its copyright "
                              "from", fix=f"invoke sysroot --arch {inventory.arch}")
@@ -133,7 +133,7 @@ def licence_texts(inventory: Inventory, sysroot: Sysroot | None) -> dict[str, by
         if found is None:
             raise StepFailed(f"{owner.package}: no {owner.copyright} in the {inventory.arch} sysroot",
                              fix="the package must ship its copyright file; check the sysroot")
-        texts[library_licence(library)] = found
+        texts[debian_licence(owner)] = found
     for crate in inventory.crates:
         texts |= {name: path.read_bytes() for name, path in crate_licences(crate).items()}
     return texts
@@ -179,10 +179,8 @@ def finish(wheel: Path, inventory: Inventory, *, sysroot: Sysroot | None, search
             built.append(f"{member.name} sha256={digest}")
     inventory = replace(inventory, libraries=tuple(libraries), built_files=tuple(built))
     texts = licence_texts(inventory, sysroot)
-    # one per package: genai's 36 libabsl_* libraries come from one
-    owners = {lib.owner.package: lib.owner for lib in libraries}
     expressions = {package: licences.copyright_expression(sysroot.path / owner.copyright)
-                   for package, owner in owners.items()} if sysroot else {}
+                   for package, owner in packages_of(libraries).items()} if sysroot else {}
     document = sbom.build(inventory, epoch, expressions)
     kept = [m for m in members if not m.name.startswith(f"{info_dir}/{SBOMS}/{sbom.SBOM_NAME}")]
     existing = {m.name for m in kept}
