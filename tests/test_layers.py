@@ -34,7 +34,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"preflight"}),
     frozenset({"baremetal"}),
     frozenset({"suites"}),
-    frozenset({"plan", "repro", "pipeline", "buildreport", "reportdiff", "artifacts", "localci"}),
+    frozenset({"plan", "overlap", "repro", "pipeline", "buildreport", "reportdiff", "artifacts", "localci"}),
     frozenset({"cli"}),
 )
 

@@ -26,6 +26,20 @@ def test_the_arch_job_plans_the_control_for_compared_smokes(cfg: Config) -> None
     assert all(state.enabled for state in job.lanes.values())
 
 
+def test_the_control_builds_right_after_what_it_compares_so_those_smokes_start_early(cfg: Config) -> None:
+    job = plan.for_arch(cfg, Arch.RISCV64, environ={})
+    own = job.builds[Arch.RISCV64]
+    cut = own.index("onnxruntime-genai") + 1  # the last riscv64 build the control also makes
+    assert job.steps() == ((Arch.RISCV64, own[:cut]), (Arch.AMD64, job.builds[Arch.AMD64]),
+                           (Arch.RISCV64, own[cut:]))
+    assert job.needs("onnxruntime-genai") == {Arch.RISCV64: frozenset(own[:cut]),
+                                              Arch.AMD64: frozenset(job.builds[Arch.AMD64])}
+    assert job.needs("cpuinfo") == {Arch.RISCV64: frozenset(own[:own.index("cpuinfo") + 1])}
+    alone = plan.for_arch(cfg, Arch.RISCV64, ["cpuinfo"], environ={})
+    assert alone.steps() == ((Arch.RISCV64, alone.builds[Arch.RISCV64]),)
+    assert plan.for_smoke(cfg, Arch.RISCV64, ["cpuinfo"]).steps() == ()
+
+
 def test_a_component_job_builds_what_it_needs_and_smokes_only_it(cfg: Config) -> None:
     job = plan.for_arch(cfg, Arch.RISCV64, ["onnxruntime-genai"], environ={})
     assert job.builds[Arch.RISCV64] == ("onnxruntime", "onnxruntime-genai")

@@ -6,6 +6,8 @@ import io
 import json
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,6 +75,7 @@ def test_consistency_accepts_the_repository_noxfile(cfg: Config, repo: Path) -> 
 
 def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str, ...]]]:
     calls: list[tuple[str, str, tuple[str, ...]]] = []
+    lock = threading.Lock()  # smokes are recorded from the thread they run in beside the builds
 
     def setup(ctx: Context, arches: tuple[Arch, ...], components: tuple[str, ...] | None = None) -> list[Row]:
         calls.append(("setup", ",".join(arches), tuple(components or ())))
@@ -82,18 +85,25 @@ def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str
         calls.append(("sysroots", ",".join(arches), ()))
         return []
 
-    def build(ctx: Context, job: RunPlan, arch: Arch, **kw: object) -> list[Row]:
-        calls.append(("build", arch.value, job.builds[arch]))
-        return [Row(n, arch.value, Check.BUILD, Verdict.PASS, "") for n in job.builds[arch]]
+    def build(ctx: Context, job: RunPlan, arch: Arch, names: tuple[str, ...] | None = None,
+              built: Callable[[Arch, str, bool], None] | None = None, **kw: object) -> list[Row]:
+        names = names if names is not None else job.builds[arch]
+        with lock:
+            calls.append(("build", arch.value, names))
+        for name in names:
+            if built:
+                built(arch, name, True)
+        return [Row(n, arch.value, Check.BUILD, Verdict.PASS, "") for n in names]
 
-    def smoke(ctx: Context, job: RunPlan) -> list[Row]:
-        calls.append(("smoke", job.arch.value, job.smokes))
+    def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
+        with lock:
+            calls.append(("smoke", job.arch.value, (name,)))
         return []
 
     monkeypatch.setattr(pipeline, "setup", setup)
     monkeypatch.setattr(pipeline, "sysroots", sysroots)
     monkeypatch.setattr(pipeline, "build", build)
-    monkeypatch.setattr(pipeline, "smoke", smoke)
+    monkeypatch.setattr(pipeline, "smoke_one", smoke_one)
     return calls
 
 
@@ -119,8 +129,14 @@ def test_the_arch_job_still_runs_everything(cfg: Config, monkeypatch: pytest.Mon
     calls = recording(monkeypatch)
     pipeline.run_arch(Context(cfg, Runner(Log(io.StringIO()))), Arch.RISCV64)
     listed = cfg.arches[Arch.RISCV64].components
-    assert ("build", "riscv64", listed) in calls and ("smoke", "riscv64", listed) in calls
+    builds = [(arch, names) for step, arch, names in calls if step == "build"]
+    assert tuple(n for arch, names in builds if arch == "riscv64" for n in names) == listed
+    assert {names for step, _, names in calls if step == "smoke"} == {(n,) for n in listed}
     assert ("setup", "riscv64,amd64", ()) in calls
+    # The control builds right after the last riscv64 component it also builds, before the riscv64 rest.
+    control = [i for i, (arch, _) in enumerate(builds) if arch == "amd64"]
+    assert control == [1] and len(builds) == 3, builds
+    assert set(builds[1][1]) <= set(builds[0][1]) and builds[0][1][-1] in builds[1][1]
 
 
 def test_the_repository_sessions_cover_versions_toml(repo: Path, cfg: Config) -> None:

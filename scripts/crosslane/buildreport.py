@@ -142,7 +142,7 @@ def build(ctx: Context, arches: Iterable[Arch], names: Mapping[Arch, Sequence[st
         "rows": json.loads(report.to_json(rows)),
         # What each stage of the run cost so far (wall and CPU seconds, children included).
         "stages": [{"stage": name, "wall": round(wall, 3), "cpu": round(cpu, 3)}
-                   for name, wall, cpu in ctx.ledger.totals()],
+                   for name, wall, cpu in ctx.ledger.summary()],
     }
 
 

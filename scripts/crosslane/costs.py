@@ -9,6 +9,7 @@ the meters open where it was handed over, so a stage's meter holds the CPU of it
 
 from __future__ import annotations
 
+import resource
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -85,6 +86,7 @@ class Ledger:
     """A run's stages, each with its meter, in the order they ran."""
 
     stages: list[tuple[str, Meter]] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[Meter]:
@@ -99,3 +101,12 @@ class Ledger:
             wall, cpu = found.get(name, (0.0, 0.0))
             found[name] = (wall + meter.wall, cpu + meter.cpu)
         return [(name, wall, cpu) for name, (wall, cpu) in found.items()]
+
+    def summary(self) -> list[tuple[str, float, float]]:
+        """The stage totals and, last, the whole run so far: smokes run beside builds (overlap.py), so the stages'
+        wall seconds may add up to more than the run's."""
+        totals = self.totals()
+        if not totals:
+            return []
+        usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        return [*totals, ("run", time.monotonic() - self.started, sum(u.ru_utime + u.ru_stime for u in usage))]

@@ -70,14 +70,16 @@ class Log:
 
     @contextmanager
     def group(self, title: str) -> Iterator[None]:
-        if self.github:
+        # Actions folds cannot nest or interleave: work beside the main thread (a smoke beside builds) gets a step.
+        fold = self.github and threading.current_thread() is threading.main_thread()
+        if fold:
             self._write(f"::group::{title}")
         else:
             self.step(title)
         try:
             yield
         finally:
-            if self.github:
+            if fold:
                 self._write("::endgroup::")
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, buildreport, costs, locks, plan, recipes, report, repro, smokes, stamps
+from crosslane import atomic, buildreport, costs, locks, overlap, plan, recipes, report, repro, smokes, stamps
 from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
 from crosslane.config import PinnedSource, Profile
@@ -68,11 +68,16 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     return rows
 
 
-def build(ctx: Context, job: RunPlan, arch: Arch, *, force: bool = False) -> list[Row]:
-    """The plan's builds for *arch*, behind the preflight gate and the arch's build lock."""
+Built = Callable[[Arch, str, bool], None]  # (arch, component, passed): a build of the plan ended
+
+
+def build(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str] | None = None, *, force: bool = False,
+          built: Built | None = None) -> list[Row]:
+    """The plan's builds for *arch* (or those of them named), behind the preflight gate and the arch's build lock;
+    *built* is told of each one as it ends."""
     cmake.remote_cache()  # a malformed shared-cache URL stops every build, a dry or up-to-date one too
     probes = Probes(ctx.runner, ctx.config, ctx.compiler)
-    ordered = job.builds[arch]
+    ordered = tuple(names) if names is not None else job.builds[arch]
     states = {name: job.lane(name, arch) for name in ordered}
     if not ctx.runner.dry_run:  # the compilers' tool roots, made on first use as sysroots are (preflight runs them)
         chains = [ctx.config.toolchain_for(n, arch) for n in ordered if states[n].enabled]
@@ -82,31 +87,37 @@ def build(ctx: Context, job: RunPlan, arch: Arch, *, force: bool = False) -> lis
     if rows:
         return rows
     if ctx.runner.dry_run:  # a dry run writes nothing, a lock file included
-        return _build_in_order(ctx, job, arch, probes, force=force)
+        return _build_in_order(ctx, job, arch, ordered, probes, force=force, built=built)
     with locks.hold(ctx.build_lock(arch), f"the {arch} build tree", ctx.log):
-        return _build_in_order(ctx, job, arch, probes, force=force)
+        return _build_in_order(ctx, job, arch, ordered, probes, force=force, built=built)
 
 
-def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, probes: Probes, *, force: bool) -> list[Row]:
+def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, ordered: Sequence[str], probes: Probes, *, force: bool,
+                    built: Built | None) -> list[Row]:
     rows: list[Row] = []
-    for name in job.builds[arch]:
+    for name in ordered:
         off = lanes.produce(ctx, job.lane(name, arch))
         if off is not None:
             rows.append(off)
+            if built:
+                built(arch, name, off.verdict is not Verdict.FAIL)
             continue
         component = ctx.config.components[name]
         recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
         with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"), costs.measured() as meter:
             source = worktree.prepare(ctx, component, arch) if recipe.needs_source else None
-            built = recipe.run(ctx, component, arch, probes, source, force=force)
-            ctx.log.info(f"    {built.build.verdict.value}: {built.build.reason}")
-        rows += report.timed(built.rows, meter.wall, meter.cpu)
-        if built.build.verdict is Verdict.FAIL:
-            break
-        if built.build.verdict is Verdict.PASS and built.gated:
+            built_now = recipe.run(ctx, component, arch, probes, source, force=force)
+            ctx.log.info(f"    {built_now.build.verdict.value}: {built_now.build.reason}")
+        made = report.timed(built_now.rows, meter.wall, meter.cpu)
+        if built_now.build.verdict is Verdict.PASS and built_now.gated:
             with costs.measured() as meter:
-                gated = gate_install(ctx, name, arch, built.gated, built.builds)
-            rows += report.timed(gated, meter.wall, meter.cpu)
+                made += report.timed(gate_install(ctx, name, arch, built_now.gated, built_now.builds),
+                                     meter.wall, meter.cpu)
+        rows += made
+        if built:
+            built(arch, name, not any(r.verdict is Verdict.FAIL for r in made))
+        if built_now.build.verdict is Verdict.FAIL:
+            break
     return rows
 
 
@@ -187,23 +198,23 @@ def smoke_components(ctx: Context, arch: Arch, names: Sequence[str], profile: st
 
 
 def smoke(ctx: Context, job: RunPlan) -> list[Row]:
-    rows: list[Row] = []
+    return [row for name in job.smokes for row in smoke_one(ctx, job, name)]
+
+
+def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
+    """One component's smoke on the plan's profiles (its lane's verdict when the lane is off)."""
     arch, chosen = job.arch, job.profiles
-    for name in job.smokes:
-        # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
-        lane_row = None if name in ctx.wheels else lanes.verify(ctx, job.lane(name, arch))
-        if lane_row is not None:
-            rows.append(lane_row)
-            continue
-        spec = ctx.config.components[name].smoke
-        if spec is None:
-            rows.append(Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml"))
-            continue
-        with ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
-                costs.measured() as meter:
-            found = smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
-        rows += with_vector_evidence(ctx, arch, name, report.timed(found, meter.wall, meter.cpu), chosen)
-    return rows
+    # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
+    lane_row = None if name in ctx.wheels else lanes.verify(ctx, job.lane(name, arch))
+    if lane_row is not None:
+        return [lane_row]
+    spec = ctx.config.components[name].smoke
+    if spec is None:
+        return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml")]
+    with ctx.ledger.stage("smoke"), ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
+            costs.measured() as meter:
+        found = smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
+    return with_vector_evidence(ctx, arch, name, report.timed(found, meter.wall, meter.cpu), chosen)
 
 
 def with_vector_evidence(ctx: Context, arch: Arch, name: str, rows: list[Row], chosen: Sequence[Profile]) -> list[Row]:
@@ -233,14 +244,23 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
     ctx.log.info("\n".join(f"plan: {line}" for line in [*job.describe(), *wheel_selection(ctx, job)]))
     if ctx.runner.dry_run:
         return []
-    rows = prepare_and_build(ctx, job)
-    if not any(r.verdict is Verdict.FAIL for r in rows):
-        with ctx.ledger.stage("smoke"):
-            rows += smoke(ctx, job)
-        if job.whole_arch:
-            # Every orchestrated run of a whole arch is an observation the floors may later be raised on.
-            floors.record(rows, floors.observations_dir(ctx.build_root))
-            rows += floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
+    with ctx.ledger.stage("setup and sysroots"):
+        rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
+    beside = overlap.SmokesBeside(job, lambda name: smoke_one(ctx, job, name))
+    try:
+        for each, names in job.steps():
+            with ctx.ledger.stage("build and gates"):
+                rows += build(ctx, job, each, names, built=beside.built)
+            if any(r.verdict is Verdict.FAIL for r in rows):
+                break
+        passed = not any(r.verdict is Verdict.FAIL for r in rows)
+        rows += beside.finish(smoke_rest=passed)
+    finally:
+        beside.stop()
+    if passed and job.whole_arch:
+        # Every orchestrated run of a whole arch is an observation the floors may later be raised on.
+        floors.record(rows, floors.observations_dir(ctx.build_root))
+        rows += floors.check({a: n for a, n in ctx.config.floors.items() if a is arch}, rows)
     return report_rows(ctx, job, rows)
 
 
@@ -266,9 +286,9 @@ def prepare_and_build(ctx: Context, job: RunPlan) -> list[Row]:
     """Host packages and tools, the sysroots, then every arch's builds of the plan."""
     with ctx.ledger.stage("setup and sysroots"):
         rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
-    for each in job.arches:
+    for each, names in job.steps():
         with ctx.ledger.stage("build and gates"):
-            rows += build(ctx, job, each)
+            rows += build(ctx, job, each, names)
     return rows
 
 

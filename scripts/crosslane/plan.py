@@ -37,6 +37,28 @@ class RunPlan:
     def lane(self, name: str, arch: Arch) -> LaneState:
         return self.lanes[(name, arch)]
 
+    def steps(self) -> tuple[tuple[Arch, tuple[str, ...]], ...]:
+        """The builds in the order they run: the arch's own up to the last one the control also builds (a smoke
+        compares it), then the control's, then the arch's rest, so that the compared smokes can start while the
+        rest compiles (docs/architecture.md, "Smokes beside builds")."""
+        own = self.builds.get(self.arch, ())
+        others = [(arch, names) for arch, names in self.builds.items() if arch is not self.arch and names]
+        if not others:
+            return ((self.arch, own),) if own else ()
+        compared = {name for _, names in others for name in names}
+        cut = max((i + 1 for i, name in enumerate(own) if name in compared), default=len(own))
+        steps = [(self.arch, own[:cut]), *others, (self.arch, own[cut:])]
+        return tuple((arch, names) for arch, names in steps if names)
+
+    def needs(self, name: str) -> dict[Arch, frozenset[str]]:
+        """The builds the smoke of *name* waits for: on each arch that builds it, every build up to it in that
+        arch's order (its dependencies come first, so they are among them; the control's copy too)."""
+        found: dict[Arch, frozenset[str]] = {}
+        for arch, names in self.builds.items():
+            if name in names:
+                found[arch] = frozenset(names[:names.index(name) + 1])
+        return found
+
     def describe(self) -> list[str]:
         """The plan as a reader wants it: one line per arch's builds, the smokes with their profiles, the lanes
         that are off and why."""

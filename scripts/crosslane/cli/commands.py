@@ -85,7 +85,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
                       wheels=given, cases=parse_cases(cases, cfg), builds=tuple(w for b in builds for w in b.split()))
         rows = action(ctx)
         if stream_summary and rows:
-            stages = ctx.ledger.totals()
+            stages = ctx.ledger.summary()
             print(report.table(rows))
             if stages:
                 print("\n" + report.stage_table(stages))

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import atomic
+from crosslane import atomic, locks
 from crosslane.errors import MissingPrerequisite
 from crosslane.paths import cache_dir
 from crosslane.runner import Runner
@@ -70,6 +70,14 @@ def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: 
         raise MissingPrerequisite(f"the host venv for {', '.join(requirements)} is not made and "
                                   "CROSSLANE_OFFLINE=1 forbids installing it",
                                   fix="run once with network access to PyPI (the venv is cached by its pins)")
+    # One maker at a time (a smoke beside a build may want the venv a build is making): the waiter finds it ready.
+    with locks.hold(venv.with_name(f".{venv.name}.lock"), f"the host venv {venv.name}", runner.log, wait=True):
+        if not ready(venv, key):
+            _make(runner, venv, requirements, key)
+    return python_of(venv)
+
+
+def _make(runner: Runner, venv: Path, requirements: Sequence[str], key: str) -> None:
     shutil.rmtree(venv, ignore_errors=True)
     venv.parent.mkdir(parents=True, exist_ok=True)
     runner.log.step(f"host venv {venv.name}: {len(requirements)} pinned requirements (once; cached)")
@@ -77,7 +85,6 @@ def ensure(runner: Runner, requirements: Sequence[str], root: Path, *, offline: 
     runner.run([python_of(venv), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
                 "--progress-bar", "off", "--", *requirements], timeout=INSTALL_TIMEOUT, on_line=_PipProgress(runner))
     atomic.write_text(venv / READY, json.dumps({"key": key, "requirements": list(requirements)}, indent=1))
-    return python_of(venv)
 
 
 def python_for(runner: Runner, requirements: Sequence[str]) -> Path:

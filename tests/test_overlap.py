@@ -1,0 +1,65 @@
+"""Smokes beside builds (overlap.py): a smoke starts only once every build it waits for passed, none starts after a
+failed build, and the rows come back in the plan's order whatever order the smokes ran in."""
+
+from __future__ import annotations
+
+import threading
+from types import MappingProxyType
+
+from crosslane import overlap
+from crosslane.archs import Arch
+from crosslane.plan import RunPlan
+from crosslane.report import Check, Row, Verdict
+
+BUILDS = {Arch.RISCV64: ("dep", "compared", "late"), Arch.AMD64: ("dep", "compared")}
+
+
+def job() -> RunPlan:
+    return RunPlan(Arch.RISCV64, MappingProxyType(BUILDS), ("dep", "compared", "late"), (), MappingProxyType({}),
+                   whole_arch=False)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.release = threading.Event()
+
+    def __call__(self, name: str) -> list[Row]:
+        self.started.append(name)
+        self.release.wait(10)
+        return [Row(name, "riscv64", Check.SMOKE, Verdict.PASS, "ran")]
+
+
+def test_a_smoke_waits_for_its_builds_on_every_arch_and_rows_keep_the_plans_order() -> None:
+    smoke = Recorder()
+    beside = overlap.SmokesBeside(job(), smoke)
+    beside.built(Arch.RISCV64, "dep", True)
+    beside.built(Arch.RISCV64, "compared", True)
+    beside.built(Arch.AMD64, "dep", True)  # "dep" waits for the control's copy too: it builds it
+    assert smoke.started in ([], ["dep"])
+    beside.built(Arch.RISCV64, "late", True)  # "late" can start before the control's "compared"
+    beside.built(Arch.AMD64, "compared", True)
+    smoke.release.set()
+    rows = beside.finish(smoke_rest=True)
+    assert [r.component for r in rows] == ["dep", "compared", "late"]
+    assert smoke.started == ["dep", "late", "compared"]
+
+
+def test_no_smoke_starts_after_a_failed_build_and_a_started_one_is_kept() -> None:
+    smoke = Recorder()
+    smoke.release.set()
+    beside = overlap.SmokesBeside(job(), smoke)
+    for arch in (Arch.RISCV64, Arch.AMD64):
+        beside.built(arch, "dep", True)
+    beside.built(Arch.RISCV64, "compared", True)
+    beside.built(Arch.AMD64, "compared", False)
+    beside.built(Arch.RISCV64, "late", True)  # all it waits for passed, but after a failure nothing starts
+    rows = beside.finish(smoke_rest=False)
+    assert [r.component for r in rows] == ["dep"] and smoke.started == ["dep"]
+
+
+def test_the_rest_smokes_at_the_end_when_every_build_passed() -> None:
+    smoke = Recorder()
+    smoke.release.set()
+    beside = overlap.SmokesBeside(job(), smoke)
+    assert [r.component for r in beside.finish(smoke_rest=True)] == ["dep", "compared", "late"]
