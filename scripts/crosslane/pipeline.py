@@ -27,6 +27,7 @@ from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
 from crosslane.shipping import folder as shipping_folder
 from crosslane.shipping import index as simple_index
+from crosslane.smokes import site as smoke_site
 from crosslane.sources import pinned, worktree
 from crosslane.suites import stage
 
@@ -218,13 +219,14 @@ def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
 
 
 def with_vector_evidence(ctx: Context, arch: Arch, name: str, rows: list[Row], chosen: Sequence[Profile]) -> list[Row]:
-    """The smoke rows of vector profiles with what the install folder's code holds (gates/vector_code.py): a VLEN
-    sweep over code without a vector instruction shows only that the code runs."""
+    """The smoke rows of vector profiles with what the loaded code holds (gates/vector_code.py: the site a wheel was
+    unpacked into, else the install folder): a VLEN sweep over code without a vector instruction shows only that
+    the code runs."""
     vector = {p.name for p in chosen if p.vector_enabled(arch)}
-    install = ctx.component_dir(arch, name) / "install"
-    if info(arch).vector_cpu_property is None or not vector or not install.is_dir():
+    loaded = smoke_site.loaded_folder(ctx.component_dir(arch, name))
+    if info(arch).vector_cpu_property is None or not vector or not loaded.is_dir():
         return rows
-    note = vector_code.summary([vector_code.scan(f) for f in shipping_folder.elf_files(install)])
+    note = vector_code.summary([vector_code.scan(f) for f in shipping_folder.elf_files(loaded)])
     return [dataclasses.replace(r, reason=f"{r.reason}; {note}")
             if r.check is Check.SMOKE and r.profile in vector and not r.control else r for r in rows]
 

@@ -92,3 +92,21 @@ def test_vector_profile_rows_carry_the_evidence(cfg: Config, tmp_path: Path, mon
     done = pipeline.with_vector_evidence(ctx, Arch.RISCV64, "demo", rows, profiles)
     assert done[0].reason == "OK"  # no vector unit: nothing to say
     assert done[1].reason.startswith("OK; no RVV instruction in its 1 ELF files")
+
+
+def test_a_wheel_components_rows_scan_the_site_its_smoke_unpacked(cfg: Config, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel component's install folder holds the wheel, not ELF files: its smoke loads the unpacked site."""
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    component = tmp_path / "build" / "riscv64" / "demo"
+    (component / "install" / "dist").mkdir(parents=True)
+    site = component / "target-site" / "site" / "demo"
+    site.mkdir(parents=True)
+    for name in ("libone.so", "libtwo.so"):
+        shutil.copy(compiled(tmp_path, "rv64gc"), site / name)
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    profile = Profile("rvv128", "rv64,v=true,vlen=128")
+    [done] = pipeline.with_vector_evidence(ctx, Arch.RISCV64, "demo",
+                                           [Row("demo", "riscv64", Check.SMOKE, Verdict.PASS, "OK",
+                                                profile="rvv128")], [profile])
+    assert done.reason.startswith("OK; no RVV instruction in its 2 ELF files"), done.reason

@@ -72,7 +72,7 @@ def summary(results: list[VectorCode]) -> str:
     """One clause for a smoke row: which scanned files hold vector code."""
     scanned = [r for r in results if r.scanned]
     if not scanned:
-        return "no RISC-V ELF file in the install folder to scan for vector code"
+        return "no RISC-V ELF file among the loaded code to scan for vector code"
     holding = [r for r in scanned if r.instructions]
     if not holding:
         return (f"no RVV instruction in its {len(scanned)} ELF files: every profile runs the same scalar code, so "

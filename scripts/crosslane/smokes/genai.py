@@ -77,7 +77,7 @@ def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -
         return Prepared(Row(component, arch.value, Check.INSTALL, Verdict.FAIL,
                             f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} "
                             "makes one (or pass --wheel PATH)"), None, "")
-    install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / "target-site")
+    install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / site.TARGET_SITE)
     problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
         [f"{req} has no wheel for {arch}" for req in install.missing]
     reason = "; ".join(problems) + (" — " if problems else "") + install.describe()

@@ -64,6 +64,16 @@ class SiteInstall:
         return text
 
 
+TARGET_SITE = "target-site"  # under a component's build folder: where its smoke unpacks the wheel it runs
+
+
+def loaded_folder(component_dir: Path) -> Path:
+    """The folder a smoke loads a component's own code from: the site its wheel was unpacked into (rebuilt by each
+    smoke that installs one), else the component's install folder."""
+    site = component_dir / TARGET_SITE / "site"
+    return site if site.is_dir() else component_dir / "install"
+
+
 def glibc_version(root: Sysroot) -> tuple[int, int] | None:
     version = package_version(root.packages(), "libc6")
     match = re.match(r"(\d+)\.(\d+)", version or "")
