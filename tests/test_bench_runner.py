@@ -99,3 +99,19 @@ def test_the_split_is_each_phase_in_the_order_they_ran(monkeypatch: pytest.Monke
 
     line = bench_genai.split_line({"configure": 5.04, "compile": 270.0, "install": 0.0, "package": 9.96})
     assert line == "configure 5.0s; compile 270.0s; install 0.0s; package 10.0s"
+
+
+def test_the_main_jobs_figures_count_each_build_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build's source, patch and wheel rows repeat the build's time: only its own row counts."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import bench_mainjob
+
+    rows = [{"component": "g", "check": "build", "subject": "", "wall": 400.0},
+            {"component": "g", "check": "build", "subject": "cp313-linux_riscv64", "wall": 400.0},
+            {"component": "g", "check": "source", "subject": "", "wall": 400.0},
+            {"component": "c", "check": "build", "subject": "", "wall": 100.0},
+            {"component": "c", "check": "smoke", "subject": "", "wall": 300.0}]
+    stages = [{"stage": "setup and sysroots", "wall": 10.0}, {"stage": "build and gates", "wall": 520.0},
+              {"stage": "smoke", "wall": 300.0}, {"stage": "run", "wall": 620.0}]
+    found = bench_mainjob.figures({"rows": rows, "stages": stages})
+    assert found == {"run": 620.0, "builds": 500.0, "smoke": 300.0, "before smokes": 530.0}
