@@ -3,13 +3,24 @@ failed build, and the rows come back in the plan's order whatever order the smok
 
 from __future__ import annotations
 
+import io
 import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
 from types import MappingProxyType
 
-from crosslane import overlap
+import pytest
+
+from crosslane import overlap, pipeline
 from crosslane.archs import Arch
+from crosslane.config import Config
+from crosslane.context import Context
+from crosslane.errors import Terminated
+from crosslane.log import Log
 from crosslane.plan import RunPlan
 from crosslane.report import Check, Row, Verdict
+from crosslane.runner import Runner
 
 BUILDS = {Arch.RISCV64: ("dep", "compared", "late"), Arch.AMD64: ("dep", "compared")}
 
@@ -63,3 +74,34 @@ def test_the_rest_smokes_at_the_end_when_every_build_passed() -> None:
     smoke.release.set()
     beside = overlap.SmokesBeside(job(), smoke)
     assert [r.component for r in beside.finish(smoke_rest=True)] == ["dep", "compared", "late"]
+
+
+@pytest.mark.spawns
+def test_an_interrupted_run_stops_the_smoke_beside_it_at_once(cfg: Config, monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:
+    """SIGTERM during a build (Terminated in the main thread) kills the smoke's qemu beside it, not minutes later."""
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path))
+    running = threading.Event()
+
+    def build(ctx: Context, job: RunPlan, arch: Arch, names: tuple[str, ...] | None = None,
+              built: Callable[[Arch, str, bool], None] | None = None, **kw: object) -> list[Row]:
+        for name in names or ():
+            if built:
+                built(arch, name, True)
+        if arch is Arch.RISCV64 and not running.wait(10):
+            raise AssertionError("the smoke did not start beside the build")
+        raise Terminated
+
+    def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
+        running.set()
+        ctx.runner.run(["sleep", "60"], timeout=120)
+        return []
+
+    monkeypatch.setattr(pipeline, "setup", lambda *a, **k: [])
+    monkeypatch.setattr(pipeline, "sysroots", lambda *a, **k: [])
+    monkeypatch.setattr(pipeline, "build", build)
+    monkeypatch.setattr(pipeline, "smoke_one", smoke_one)
+    started = time.monotonic()
+    with pytest.raises(Terminated):
+        pipeline.run_arch(Context(cfg, Runner(Log(io.StringIO()))), Arch.RISCV64, ["cpuinfo"])
+    assert time.monotonic() - started < 10

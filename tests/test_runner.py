@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.errors import MissingPrerequisite, StepFailed, Terminated
 from crosslane.log import Log
 from crosslane.runner import Runner
 
@@ -70,3 +72,28 @@ def test_which_missing_names_the_fix() -> None:
     assert raised.value.one_line() == "no-such-tool-xyz not found; invoke setup --arch riscv64"
     with pytest.raises(MissingPrerequisite):
         r.run(["no-such-tool-xyz"])
+
+
+@pytest.mark.spawns
+def test_cancel_kills_the_commands_other_threads_run_and_refuses_new_ones() -> None:
+    """An interrupted run (pipeline.run) cancels its runner: a smoke beside the builds stops now, not in minutes."""
+    runner = Runner(Log(io.StringIO()))
+    outcome: list[BaseException] = []
+
+    def beside() -> None:
+        try:
+            runner.run(["sleep", "30"], timeout=60)
+        except BaseException as exc:  # Terminated is what the test waits for
+            outcome.append(exc)
+
+    thread = threading.Thread(target=beside)
+    started = time.monotonic()
+    thread.start()
+    while not runner._live and time.monotonic() - started < 10:
+        time.sleep(0.01)
+    runner.cancel()
+    thread.join(10)
+    assert not thread.is_alive() and time.monotonic() - started < 5
+    assert len(outcome) == 1 and isinstance(outcome[0], Terminated)
+    with pytest.raises(Terminated):
+        runner.run(["true"])

@@ -257,6 +257,9 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
                 break
         passed = not any(r.verdict is Verdict.FAIL for r in rows)
         rows += beside.finish(smoke_rest=passed)
+    except BaseException:
+        ctx.runner.cancel()  # interrupted or broken: the smoke beside stops now, not when its qemu runs end
+        raise
     finally:
         beside.stop()
     if passed and job.whole_arch:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from crosslane import costs
-from crosslane.errors import MissingPrerequisite, StepFailed
+from crosslane.errors import MissingPrerequisite, StepFailed, Terminated
 from crosslane.log import INTERESTING_ENV, Log
 
 if TYPE_CHECKING:  # plumbum is imported where a program is run: `invoke verify` runs none (~70 ms)
@@ -63,6 +63,18 @@ class Runner:
     log: Log
     dry_run: bool = False
     commands: list[tuple[str, ...]] = field(default_factory=list)
+    _live: dict[int, Callable[[], None]] = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _cancelled: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+
+    def cancel(self) -> None:
+        """Kill every running command's process group and refuse new ones (Terminated): an interrupted run stops
+        the work its other threads do (a smoke beside the builds, parallel profiles) now, not when it ends."""
+        self._cancelled.set()
+        with self._lock:
+            kills = list(self._live.values())
+        for kill in kills:
+            kill()
 
     def which(self, name: str, fix: str) -> str:
         found = self.find(name)
@@ -114,6 +126,8 @@ class Runner:
             command: BaseCommand = local[args[0]]
         except CommandNotFound:
             raise MissingPrerequisite(f"{args[0]} not found", fix="invoke setup installs the host tools") from None
+        if self._cancelled.is_set():
+            raise Terminated
         start = time.monotonic()
         tail: deque[str] = deque(maxlen=2000)
         removed = [key for key in os.environ if key not in env]
@@ -138,6 +152,10 @@ class Runner:
         timer = threading.Timer(min(timeout, LONGEST_TIMEOUT), kill) if timeout else None
         if timer:
             timer.start()
+        with self._lock:
+            self._live[id(process)] = kill
+        if self._cancelled.is_set():  # cancelled between the check above and the start: this one goes too
+            kill()
         try:
             assert process.stdout is not None
             for line in process.stdout:
@@ -151,6 +169,10 @@ class Runner:
         finally:
             if timer:
                 timer.cancel()
+            with self._lock:
+                self._live.pop(id(process), None)
+        if self._cancelled.is_set():
+            raise Terminated
         costs.charge(cpu)
         result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, timed_out.is_set(), cpu)
         if check and not result.ok:
