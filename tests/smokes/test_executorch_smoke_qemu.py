@@ -6,7 +6,9 @@ and minutes (the slow tier's lane test does it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,21 @@ def test_every_verdict_path_through_qemu(ctx: Context, tmp_path: Path, monkeypat
     assert "op-timing" not in rows and not stale.exists()
     stream = ctx.log.stream
     assert isinstance(stream, io.StringIO) and f": {len(runs)}/{len(runs)} " in stream.getvalue()
+
+
+def test_the_op_timing_row_carries_its_own_time(ctx: Context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def exported(_: Context, case: Case) -> executorch.Program:  # an export of seconds, as torch's are
+        time.sleep(0.5)
+        path = tmp_path / f"{case.name}.bpte"
+        path.write_text("PASS")
+        return executorch.Program(case, path, rtol=0.01, atol=0.01, magnitude=0.5, delegated=1)
+
+    monkeypatch.setattr(executorch, "export", exported)
+    monkeypatch.setattr(executorch, "op_tables", lambda *_: (tmp_path / "optiming.json", "| op | ms |"))
+    one = dataclasses.replace(ctx, cases=("add",))
+    profile = ctx.config.arches[Arch.RISCV64].profile("rvv128")
+    rows = {r.label: r for r in executorch.run(one, Arch.RISCV64, COMPONENT, [profile])}
+    assert rows["add-xnnpack@rvv128"].verdict is Verdict.PASS
+    table = rows["op-timing"]
+    assert table.verdict is Verdict.PASS and table.detail == "| op | ms |"
+    assert table.wall < 0.5 and (table.wall or table.cpu)  # its own, not the exports' second

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from crosslane import costs, report
 from crosslane.archs import Arch
 from crosslane.cli import actions
 from crosslane.config import Config
@@ -17,7 +18,9 @@ from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.guest.sysroot import MANIFEST, Sysroot
 from crosslane.log import Log
+from crosslane.report import Verdict
 from crosslane.runner import Runner
+from crosslane.smokes import genai
 from crosslane.smokes import site as target_site
 
 GENAI_METADATA = ("Metadata-Version: 2.4\nName: onnxruntime-genai\nVersion: 0.18.0\nRequires-Dist: numpy>=1.21.6\n"
@@ -154,3 +157,21 @@ def test_install_removes_gpu_variants_before_unpacking(cfg: Config, tmp_path: Pa
     assert done.pruned == ("onnxruntime_gpu-1.23.0-cp314-cp314-linux_riscv64.whl",)
     assert not (done.site / "onnxruntime").exists() and (done.site / "sympy").is_dir()
     assert "GPU variants removed: onnxruntime_gpu-1.23.0" in done.describe()
+
+
+
+def test_the_genai_install_row_carries_its_own_time(cfg: Config, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from crosslane_helpers import fake_sysroot
+
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    fake_sysroot(cfg, Arch.RISCV64, python="3.14")
+    wheel = make_wheel(tmp_path, "thing-1.0-cp314-cp314-linux_riscv64.whl", "Name: thing\nVersion: 1.0\n",
+                       {"thing/__init__.py": "x = 1\n" * 50_000})
+    with costs.measured() as smoke:  # the smoke around it: an unmeasured row would take this one's time
+        prepared = genai.install_site(Context(cfg, Runner(Log())), Arch.RISCV64, "onnxruntime-genai", wheel)
+        for _ in range(3_000_000):  # the rest of a smoke: far longer than the unpack
+            pass
+    assert prepared.row.verdict is Verdict.PASS and prepared.site is not None
+    assert 0 < prepared.row.wall < smoke.wall / 2 and prepared.row.cpu > 0
+    assert report.timed([prepared.row], smoke.wall, smoke.cpu)[0].wall == prepared.row.wall

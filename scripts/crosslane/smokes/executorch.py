@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic
+from crosslane import atomic, costs
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.config.cases import Case
@@ -237,9 +237,10 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
 
     rows += target.per_item(jobs, one, parallel=PARALLEL)
     progress.close()
-    tables = op_tables(ctx, arch, component, timed)
+    with costs.measured() as meter:  # the row's own time; unmeasured it would carry the exports' and runs' too
+        tables = op_tables(ctx, arch, component, timed)
     if tables is not None:
         written, markdown = tables
         rows.append(Row(component, arch.value, Check.SMOKE, Verdict.PASS, f"{len(timed)} runs: {written}",
-                        subject="op-timing", detail=markdown))
+                        subject="op-timing", detail=markdown, wall=meter.wall, cpu=meter.cpu))
     return rows

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import costs
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import Component, Constrained, Profile, version_of
 from crosslane.context import Context
@@ -77,7 +78,8 @@ def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -
         return Prepared(Row(component, arch.value, Check.INSTALL, Verdict.FAIL,
                             f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} "
                             "makes one (or pass --wheel PATH)"), None, "")
-    install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / site.TARGET_SITE)
+    with costs.measured() as meter:
+        install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / site.TARGET_SITE)
     problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
         [f"{req} has no wheel for {arch}" for req in install.missing]
     reason = "; ".join(problems) + (" — " if problems else "") + install.describe()
@@ -87,7 +89,9 @@ def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -
     pinned = pin(ctx.config.components[component])
     if pinned and pinned != wheel_version:
         reason += f" (wheel {wheel_version}; versions.toml pins {pinned} for the lane's build)"
-    row = Row(component, arch.value, Check.INSTALL, Verdict.FAIL if problems else Verdict.PASS, reason)
+    # Its own time: left unmeasured, the row would carry the whole smoke's (report.timed).
+    row = Row(component, arch.value, Check.INSTALL, Verdict.FAIL if problems else Verdict.PASS, reason,
+              wall=meter.wall, cpu=meter.cpu)
     # Installed even when it does not fit: the payload then shows how it fails to load (evidence, not a skip).
     return Prepared(row, install.site, wheel_version)
 
