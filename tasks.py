@@ -98,13 +98,16 @@ def preflight(c: Context, arch: str, component: list[str], json: bool = False, d
 
 @task(help={"arch": ARCH_HELP, "component": "only this component and what it needs (repeatable; default: the "
                                             "arch's job)", "dry_run": "print the plan; build, run and write nothing",
-            "build": BUILD_HELP, **COMMON_HELP}, iterable=["component", "build"])
-def all(c: Context, arch: str, component: list[str], build: list[str], dry_run: bool = False,  # noqa: A001
-        debug: bool = False, json: str = "", config: str = "") -> None:
+            "build": BUILD_HELP, "smokes": "when smokes run: beside (as soon as the builds they read passed, while "
+                                            "later builds compile), after (once every build ended), auto (beside "
+                                            "with 4 cores or more; the default)",
+            **COMMON_HELP}, iterable=["component", "build"])
+def all(c: Context, arch: str, component: list[str], build: list[str], smokes: str = "auto",  # noqa: A001
+        dry_run: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:
     """Setup, sysroots, build (with the amd64 control where a smoke compares with it) and smoke: what nox
     build-<arch> and build-<arch>-<component> run."""
-    _run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component), debug=debug, dry_run=dry_run,
-         json=json, config=config, builds=build)
+    _run(lambda ctx: pipeline.run_arch(ctx, commands.parse_arch(arch), component, smokes=smokes), debug=debug,
+         dry_run=dry_run, json=json, config=config, builds=build)
 
 
 @task(name="upstream-tests",

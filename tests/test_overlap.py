@@ -16,7 +16,7 @@ from crosslane import overlap, pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
-from crosslane.errors import Terminated
+from crosslane.errors import Terminated, UsageError
 from crosslane.log import Log
 from crosslane.plan import RunPlan
 from crosslane.report import Check, Row, Verdict
@@ -103,5 +103,43 @@ def test_an_interrupted_run_stops_the_smoke_beside_it_at_once(cfg: Config, monke
     monkeypatch.setattr(pipeline, "smoke_one", smoke_one)
     started = time.monotonic()
     with pytest.raises(Terminated):
-        pipeline.run_arch(Context(cfg, Runner(Log(io.StringIO()))), Arch.RISCV64, ["cpuinfo"])
+        pipeline.run_arch(Context(cfg, Runner(Log(io.StringIO()))), Arch.RISCV64, ["cpuinfo"], smokes="beside")
     assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(("when", "cores", "expected"), [("auto", 2, False), ("auto", 4, True), ("auto", 64, True),
+                                                         ("beside", 2, True), ("after", 64, False)])
+def test_when_smokes_run_beside_the_builds(when: str, cores: int, expected: bool) -> None:
+    assert overlap.beside(when, cores) is expected
+
+
+def test_an_unknown_smokes_value_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match=r"--smokes: unknown value 'early' \(one of auto, beside, after\)"):
+        overlap.beside("early", 8)
+
+
+def test_with_smokes_after_no_smoke_starts_before_every_build_ended(cfg: Config, monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path))
+    events: list[str] = []
+
+    def build(ctx: Context, job: RunPlan, arch: Arch, names: tuple[str, ...] | None = None,
+              built: Callable[[Arch, str, bool], None] | None = None, **kw: object) -> list[Row]:
+        for name in names or ():
+            events.append(f"build {name} {arch}")
+            if built:
+                built(arch, name, True)
+        return []
+
+    def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
+        events.append(f"smoke {name}")
+        return []
+
+    monkeypatch.setattr(pipeline, "setup", lambda *a, **k: [])
+    monkeypatch.setattr(pipeline, "sysroots", lambda *a, **k: [])
+    monkeypatch.setattr(pipeline, "build", build)
+    monkeypatch.setattr(pipeline, "smoke_one", smoke_one)
+    monkeypatch.setattr(pipeline, "report_rows", lambda ctx, job, rows: rows)
+    pipeline.run_arch(Context(cfg, Runner(Log(io.StringIO()))), Arch.RISCV64, ["canary", "cpuinfo"], smokes="after")
+    assert events == ["build canary riscv64", "build canary amd64", "build cpuinfo riscv64", "smoke canary",
+                      "smoke cpuinfo"]

@@ -9,12 +9,28 @@ ran in, so a report reads the same as one of a run that smoked after building.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from crosslane.archs import Arch
+from crosslane.errors import UsageError
 from crosslane.plan import RunPlan
 from crosslane.report import Row
+
+WHEN = ("auto", "beside", "after")
+# Measured on 2 cores (docs/architecture.md, "Smokes beside builds"): the builds already keep both cores busy, and a
+# smoke beside them made the main job longer, not shorter.
+BESIDE_FROM_CORES = 4
+
+
+def beside(when: str, cores: int | None = None) -> bool:
+    """Whether smokes run beside the builds: *when* is --smokes (auto: with BESIDE_FROM_CORES cores or more)."""
+    if when not in WHEN:
+        raise UsageError(f"--smokes: unknown value '{when}' (one of {', '.join(WHEN)})")
+    if when == "auto":
+        return (cores if cores is not None else os.cpu_count() or 1) >= BESIDE_FROM_CORES
+    return when == "beside"
 
 
 class SmokesBeside:

@@ -231,15 +231,16 @@ def with_vector_evidence(ctx: Context, arch: Arch, name: str, rows: list[Row], c
             if r.check is Check.SMOKE and r.profile in vector and not r.control else r for r in rows]
 
 
-def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = ()) -> list[Row]:
+def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = (), *, smokes: str = "auto") -> list[Row]:
     """`nox -s build-<arch>` (every component that lists the arch) and `nox -s build-<arch>-<component>` (one,
     with what it needs): the plan, then setup → sysroots → build (the control only for smokes that compare
     with it) → smoke → floors → report."""
-    return run(ctx, plan.for_arch(ctx.config, arch, requested))
+    return run(ctx, plan.for_arch(ctx.config, arch, requested), smokes_beside=overlap.beside(smokes))
 
 
-def run(ctx: Context, job: RunPlan) -> list[Row]:
-    """Execute *job*; with --dry-run, show it and touch nothing."""
+def run(ctx: Context, job: RunPlan, *, smokes_beside: bool = True) -> list[Row]:
+    """Execute *job*; with --dry-run, show it and touch nothing. Smokes run beside the builds (overlap.py) or,
+    with *smokes_beside* false, once every build ended."""
 
     arch = job.arch
     cmake.remote_cache()  # a malformed shared-cache URL is refused before the plan, a dry run's too
@@ -252,7 +253,7 @@ def run(ctx: Context, job: RunPlan) -> list[Row]:
     try:
         for each, names in job.steps():
             with ctx.ledger.stage("build and gates"):
-                rows += build(ctx, job, each, names, built=beside.built)
+                rows += build(ctx, job, each, names, built=beside.built if smokes_beside else None)
             if any(r.verdict is Verdict.FAIL for r in rows):
                 break
         passed = not any(r.verdict is Verdict.FAIL for r in rows)
