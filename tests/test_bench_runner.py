@@ -115,3 +115,5 @@ def test_the_main_jobs_figures_count_each_build_once(monkeypatch: pytest.MonkeyP
               {"stage": "smoke", "wall": 300.0}, {"stage": "run", "wall": 620.0}]
     found = bench_mainjob.figures({"rows": rows, "stages": stages})
     assert found == {"run": 620.0, "builds": 500.0, "smoke": 300.0, "before smokes": 530.0}
+    assert bench_mainjob.beside(found)  # 530 + 300 > 620: the smokes overlapped the builds
+    assert not bench_mainjob.beside({**found, "smoke": 90.0})

@@ -87,11 +87,12 @@ def test_all_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, monkeypa
     before = listing(tmp_path)
     from crosslane import pipeline
 
-    code = commands.run(lambda ctx: pipeline.run_arch(ctx, arch), dry_run=True,
+    code = commands.run(lambda ctx: pipeline.run_arch(ctx, arch, smokes="after"), dry_run=True,
                         config_path=str(REPO / "versions.toml"))
     assert code == 0
     err = capsys.readouterr().err
     assert f"plan: build {arch}: canary" in err and f"plan: smoke {arch} on" in err
+    assert "plan: smokes once every build ended" in err
     assert listing(tmp_path) == before
 
 

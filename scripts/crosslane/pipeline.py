@@ -244,7 +244,9 @@ def run(ctx: Context, job: RunPlan, *, smokes_beside: bool = True) -> list[Row]:
 
     arch = job.arch
     cmake.remote_cache()  # a malformed shared-cache URL is refused before the plan, a dry run's too
-    ctx.log.info("\n".join(f"plan: {line}" for line in [*job.describe(), *wheel_selection(ctx, job)]))
+    when = ["smokes beside the builds, each once the builds it reads passed" if smokes_beside else
+            "smokes once every build ended"] if job.smokes else []
+    ctx.log.info("\n".join(f"plan: {line}" for line in [*job.describe(), *wheel_selection(ctx, job), *when]))
     if ctx.runner.dry_run:
         return []
     with ctx.ledger.stage("setup and sysroots"):
