@@ -19,9 +19,9 @@ from crosslane.plan import RunPlan
 from crosslane.report import Row
 
 WHEN = ("auto", "beside", "after")
-# Measured on 2 cores (docs/architecture.md, "Smokes beside builds"): the builds already keep both cores busy, and a
-# smoke beside them made the main job longer, not shorter.
-BESIDE_FROM_CORES = 4
+# Measured on 2 cores (docs/architecture.md, "Smokes beside builds"): beside the builds the main job took 2477 s,
+# after them 2779 s; on one core a smoke beside a build could only slow it.
+BESIDE_FROM_CORES = 2
 
 
 def beside(when: str, cores: int | None = None) -> bool:
