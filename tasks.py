@@ -9,7 +9,7 @@ from typing import Any
 from invoke.context import Context
 from invoke.tasks import task
 
-from crosslane import artifacts, pipeline, plan
+from crosslane import artifacts, overlap, pipeline, plan
 from crosslane.archs import KNOWN_ARCHS
 from crosslane.cli import actions, commands, gate_tasks, invoke_errors
 from crosslane.context import Context as CrosslaneContext
@@ -100,7 +100,7 @@ def preflight(c: Context, arch: str, component: list[str], json: bool = False, d
                                             "arch's job)", "dry_run": "print the plan; build, run and write nothing",
             "build": BUILD_HELP, "smokes": "when smokes run: beside (as soon as the builds they read passed, while "
                                             "later builds compile), after (once every build ended), auto (beside "
-                                            "with 2 cores or more; the default)",
+                                            f"with {overlap.BESIDE_FROM_CORES} cores or more; the default)",
             **COMMON_HELP}, iterable=["component", "build"])
 def all(c: Context, arch: str, component: list[str], build: list[str], smokes: str = "auto",  # noqa: A001
         dry_run: bool = False, debug: bool = False, json: str = "", config: str = "") -> None:

@@ -238,7 +238,7 @@ def run_arch(ctx: Context, arch: Arch, requested: Sequence[str] = (), *, smokes:
     return run(ctx, plan.for_arch(ctx.config, arch, requested), smokes_beside=overlap.beside(smokes))
 
 
-def run(ctx: Context, job: RunPlan, *, smokes_beside: bool = True) -> list[Row]:
+def run(ctx: Context, job: RunPlan, *, smokes_beside: bool) -> list[Row]:
     """Execute *job*; with --dry-run, show it and touch nothing. Smokes run beside the builds (overlap.py) or,
     with *smokes_beside* false, once every build ended."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import time
 import zipfile
 from pathlib import Path
 
@@ -159,7 +160,6 @@ def test_install_removes_gpu_variants_before_unpacking(cfg: Config, tmp_path: Pa
     assert "GPU variants removed: onnxruntime_gpu-1.23.0" in done.describe()
 
 
-
 def test_the_genai_install_row_carries_its_own_time(cfg: Config, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from crosslane_helpers import fake_sysroot
@@ -170,8 +170,7 @@ def test_the_genai_install_row_carries_its_own_time(cfg: Config, tmp_path: Path,
                        {"thing/__init__.py": "x = 1\n" * 50_000})
     with costs.measured() as smoke:  # the smoke around it: an unmeasured row would take this one's time
         prepared = genai.install_site(Context(cfg, Runner(Log())), Arch.RISCV64, "onnxruntime-genai", wheel)
-        for _ in range(3_000_000):  # the rest of a smoke: far longer than the unpack
-            pass
+        time.sleep(0.3)  # the rest of a smoke: far longer than the unpack
     assert prepared.row.verdict is Verdict.PASS and prepared.site is not None
     assert 0 < prepared.row.wall < smoke.wall / 2 and prepared.row.cpu > 0
     assert report.timed([prepared.row], smoke.wall, smoke.cpu)[0].wall == prepared.row.wall
