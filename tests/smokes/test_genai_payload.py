@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Literal
@@ -300,6 +301,49 @@ def test_tier5_kinds_and_its_environment() -> None:
     assert gp.Constrained.from_environ({"GENAI_CONSTRAINED": raw}) == \
         gp.Constrained("regex", "a+", "p", 4)
     assert gp.Constrained.from_environ({}) is None
+    short = '{"kind": "regex", "data": "a+", "prompt": "p", "new_tokens": 24, "expected_tokens": [4, 5]}'
+    assert gp.Constrained.from_environ({"GENAI_CONSTRAINED": short}) == gp.Constrained("regex", "a+", "p", 2, (4, 5))
+
+
+@pytest.mark.parametrize(("made", "kind"), [([4, 5], "PROVEN"), ([4, 6], "DEFECT")], ids=["equal", "differs"])
+def test_a_short_tier5_is_judged_by_the_full_runs_first_tokens(made: list[int], kind: str) -> None:
+    ask = gp.Constrained("regex", r" \(\d{3}\) \d{3}-\d{4}", "My phone number is", 2, (4, 5))
+    line, tokens = gp.tier_constrained(object(), "/model", ask, lambda og, d, a: (made, " (1"))  # a prefix only
+    assert line.kind == kind and tokens == made
+    assert ("equal to the full run's first" in line.text) is (kind == "PROVEN")
+
+
+def test_tiers_4_and_5_share_one_load_of_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gp, "LOADED", {})
+    loads: list[str] = []
+
+    class Generator:
+        def __init__(self, model: object, params: object) -> None:
+            self.tokens: list[int] = []
+
+        def append_tokens(self, tokens: list[int]) -> None:
+            self.tokens += tokens
+
+        def is_done(self) -> bool:
+            return len(self.tokens) >= 3
+
+        def generate_next_token(self) -> None:
+            self.tokens.append(9)
+
+        def get_sequence(self, index: int) -> list[int]:
+            return self.tokens
+
+    params = SimpleNamespace(set_search_options=lambda **o: None, set_guidance=lambda kind, data: None)
+    def model(folder: str) -> str:
+        loads.append(folder)
+        return "model"
+
+    og = SimpleNamespace(Model=model,
+                         Tokenizer=lambda m: SimpleNamespace(encode=lambda p: [5, 6], decode=lambda t: "x"),
+                         GeneratorParams=lambda m: params, Generator=Generator)
+    gp.generate(og, "/m", max_new=1)
+    gp.generate_constrained(og, "/m", gp.Constrained("regex", "x", "p", 1))
+    assert loads == ["/m"]
 
 
 def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_path: Path) -> None:
@@ -311,7 +355,7 @@ def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_pat
     from crosslane.log import Log
     from crosslane.report import Verdict
     from crosslane.runner import Result, Runner
-    from crosslane.smokes import genai, payload, sentinel
+    from crosslane.smokes import genai, payload, sentinel, wheel_install
 
     cfg = config_mod.load(Path(__file__).resolve().parents[2] / "versions.toml")
     ctx = Context(cfg, Runner(Log(io.StringIO())))
@@ -321,12 +365,21 @@ def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_pat
     profiles = cfg.arches[Arch.RISCV64].profiles
     armed = {"GENAI_EXPECTED_TOKENS": "[1, 2]"}
 
+    default = cfg.arches[Arch.RISCV64].default_profile
+
     def attempts(verdicts: list[Verdict]) -> list[payload.Attempt]:
-        return [payload.Attempt(Arch.RISCV64, p, sentinel.Outcome(v, ""), Result(("q",), 0, "", 1.0), 9.0)
-                for p, v in zip(profiles, verdicts, strict=False)]
+        def detail(profile: str) -> str:  # the default profile's tier-5 tokens are the ones the install test meets
+            guided = [7, 8, 9] if profile == default else [0]
+            return json.dumps({"outputs": {"new_tokens": [1, 2], "constrained_tokens": guided}})
+        return [payload.Attempt(Arch.RISCV64, p, sentinel.Outcome(v, "", "OK", detail(p.name)),
+                                Result(("q",), 0, "", 1.0), 9.0) for p, v in zip(profiles, verdicts, strict=False)]
 
     every = [Verdict.PASS] * len(profiles)
-    assert len(genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), armed)) == 1
-    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), {}) == frozenset()  # tier 4 not armed
-    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every[:-1]), armed) == frozenset()  # --cpu one
-    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts([*every[:-1], Verdict.FAIL]), armed) == frozenset()
+    proof = genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), armed)
+    assert len(proof.hashes) == 1 and proof.constrained == ()  # tier 5 not armed: no guided tokens to meet
+    guided = genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), {**armed, "GENAI_CONSTRAINED": "{}"})
+    assert guided.constrained == (7, 8, 9)
+    nothing = wheel_install.Proof()
+    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), {}) == nothing  # tier 4 not armed
+    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every[:-1]), armed) == nothing  # --cpu one
+    assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts([*every[:-1], Verdict.FAIL]), armed) == nothing

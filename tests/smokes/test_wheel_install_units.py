@@ -4,8 +4,11 @@ the CA bundle ca-certificates' postinst would make, the ORT the payload mapped."
 from __future__ import annotations
 
 import io
+import json
 import sys
 from pathlib import Path
+
+import pytest
 
 from crosslane import config as config_mod
 from crosslane.context import Context
@@ -110,3 +113,31 @@ def test_the_short_generation_is_the_references_first_tokens_without_the_constra
     short = wheel_install.short_generation(generation)
     assert short == {"GENAI_MODEL_DIR": "/m", "GENAI_NEW_TOKENS": "4", "GENAI_EXPECTED_TOKENS": "[5, 6, 7, 8]",
                      "GENAI_PROMPT": "p"}
+
+
+def test_a_short_guided_generation_compares_with_the_smokes_first_guided_tokens() -> None:
+    guided = '{"kind": "regex", "data": "a+", "prompt": "p", "new_tokens": 24}'
+    generation = {"GENAI_MODEL_DIR": "/m", "GENAI_EXPECTED_TOKENS": "[5, 6, 7, 8, 9]", "GENAI_CONSTRAINED": guided}
+    short = wheel_install.short_generation(generation, (40, 41, 42, 43, 44, 45))
+    assert json.loads(short["GENAI_CONSTRAINED"]) == {**json.loads(guided), "expected_tokens": [40, 41, 42, 43]}
+    assert short["GENAI_EXPECTED_TOKENS"] == "[5, 6, 7, 8]"
+    assert "GENAI_CONSTRAINED" not in wheel_install.short_generation(generation)
+
+
+@pytest.mark.parametrize(("installed", "proof", "how"), [
+    ({"pkg/lib.so": "L", "pkg/ext.cpython-314-riscv64-linux-gnu.so": "E"}, ("L", "E"), "same"),
+    ({"pkg/lib.so": "L", "pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}, ("L", "E"), "library"),
+    ({"pkg/lib.so": "L", "pkg/ext.abi3.so": "X"}, ("L", "E"), "library"),
+    ({"pkg/lib.so": "M", "pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}, ("L", "E"), "full"),  # a library differs
+    ({"pkg/lib.so": "L", "pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}, (), "full"),  # nothing proven
+    ({}, ("L",), "full"),  # RECORD unreadable: nothing to compare
+], ids=["same", "extension-differs", "abi3-differs", "library-differs", "unproven", "no-record"])
+def test_how_much_an_install_test_runs_follows_what_the_smoke_proved(
+        installed: dict[str, str], proof: tuple[str, ...], how: str) -> None:
+    assert wheel_install.evidence(installed, wheel_install.Proof(frozenset(proof), (1, 2)))[0] == how
+
+
+def test_an_extension_that_differs_runs_every_tier_without_the_smokes_guided_tokens() -> None:
+    installed = {"pkg/lib.so": "L", "pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}
+    how, unproven = wheel_install.evidence(installed, wheel_install.Proof(frozenset({"L", "E"})))
+    assert how == "full" and unproven == {"pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}

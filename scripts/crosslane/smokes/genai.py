@@ -26,7 +26,7 @@ from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import payload, site, wheel_install
+from crosslane.smokes import compare, payload, site, wheel_install
 from crosslane.smokes.compare import EXACT
 from crosslane.sources import pinned
 
@@ -127,16 +127,21 @@ def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payl
 
 
 def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[payload.Attempt],
-                 generation: Mapping[str, str]) -> frozenset[str]:
-    """sha256 of every ELF file in the site the smoke's runs loaded from, when those runs passed every armed tier on
-    every profile of the arch (its default, where the install test runs, among them); else none: nothing proven."""
+                 generation: Mapping[str, str]) -> wheel_install.Proof:
+    """sha256 of every ELF file in the site the smoke's runs loaded from, and the tokens tier 5 made on the arch's
+    default profile (where the install test runs), when those runs passed every armed tier on every profile of the
+    arch; else nothing proven."""
     arch_cfg = ctx.config.arches[arch]
     names = {a.profile.name for a in attempts}
     every_profile = names == {p.name for p in arch_cfg.profiles} and arch_cfg.default_profile in names
     passed = all(a.outcome.verdict is Verdict.PASS for a in attempts)
     if "GENAI_EXPECTED_TOKENS" not in generation or not every_profile or not passed:
-        return frozenset()
-    return frozenset(wheel_install.elf_hashes(site_dir).values())
+        return wheel_install.Proof()
+    default = next(a for a in attempts if a.profile.name == arch_cfg.default_profile)
+    guided = (compare.outputs_from_detail(default.outcome.detail) or {}).get("constrained_tokens")
+    tokens = tuple(t for t in guided if isinstance(t, int)) if isinstance(guided, list) and \
+        "GENAI_CONSTRAINED" in generation else ()
+    return wheel_install.Proof(frozenset(wheel_install.elf_hashes(site_dir).values()), tokens)
 
 
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
@@ -160,7 +165,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
         for each in tested:
             built = cmake_wheel.wheels(ctx.component_dir(each, component) / "install")
             rows += wheel_install.run(ctx, each, component, built, generation, base,
-                                      proven if each is arch else frozenset())
+                                      proven if each is arch else wheel_install.Proof())
     if arch is CONTROL_ARCH or "GENAI_MODEL_DIR" not in generation:
         return rows
     control_cfg = ctx.config.arches[CONTROL_ARCH]
