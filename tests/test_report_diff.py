@@ -81,6 +81,19 @@ def test_each_kind_of_change_is_one_line() -> None:
     assert reportdiff.diff(new, new) == []
 
 
+def test_two_clones_reports_differ_in_their_paths_only() -> None:
+    def report(root: str, flag: str) -> dict[str, object]:
+        args = [f"-DCMAKE_TOOLCHAIN_FILE={root}/build/riscv64/toolchains/clang.cmake", flag, "-DCACHE=/root/.cache/x"]
+        return {"schema": 3, "config": f"{root}/versions.toml",
+                "components": [{"component": "c", "arch": "riscv64", "cmake_args": args}]}
+
+    assert reportdiff.diff(report("/srv/a/main", "-DX=1"), report("/srv/b/main", "-DX=1")) == []
+    assert reportdiff.diff(report("/srv/a/main", "-DX=1"), report("/srv/b/main", "-DX=2")) == [
+        'cmake_args c@riscv64: ["-DCMAKE_TOOLCHAIN_FILE=<project>/build/riscv64/toolchains/clang.cmake", "-DX=1", '
+        '"-DCACHE=/root/.cache/x"] → ["-DCMAKE_TOOLCHAIN_FILE=<project>/build/riscv64/toolchains/clang.cmake", '
+        '"-DX=2", "-DCACHE=/root/.cache/x"]']
+
+
 def test_another_schema_or_shape_is_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "r.json").write_text(json.dumps({"schema": 99}))
     with pytest.raises(UsageError, match="report schema 99, this crosslane reads schema 3"):

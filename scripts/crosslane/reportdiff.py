@@ -39,6 +39,19 @@ def _show(value: object) -> str:
     return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
 
 
+def _project(data: Mapping[str, Any]) -> str | None:
+    """The checkout a report was written in (the folder of its versions.toml)."""
+    config = data.get("config")
+    return str(Path(config).parent) if isinstance(config, str) and config.startswith("/") else None
+
+
+def _pin(value: object, root: str | None) -> str:
+    """*value* as shown, with its report's checkout written <project>: two clones' reports differ in their paths
+    (the toolchain file, the build folder in cmake_args), which is not a change of what was built."""
+    shown = _show(value)
+    return shown.replace(f"{root}/", "<project>/") if root and root != "/" else shown
+
+
 def _components(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {f"{c.get('component')}@{c.get('arch')}": c for c in data.get("components") or [] if isinstance(c, dict)}
 
@@ -64,14 +77,16 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
             if before.get(package) != after.get(package):
                 lines.append(f"sysroot {arch} {package}: {before.get(package, '—')} → {after.get(package, '—')}")
     old_parts, new_parts = _components(old), _components(new)
+    old_root, new_root = _project(old), _project(new)
     for name in sorted(set(old_parts) | set(new_parts)):
         if name not in new_parts or name not in old_parts:
             lines.append(f"component {name}: {'removed' if name not in new_parts else 'added'}")
             continue
         before, after = old_parts[name], new_parts[name]
         for key in PINS:
-            if before.get(key) != after.get(key):
-                lines.append(f"{key} {name}: {_show(before.get(key, '—'))} → {_show(after.get(key, '—'))}")
+            was, now = _pin(before.get(key, "—"), old_root), _pin(after.get(key, "—"), new_root)
+            if was != now:
+                lines.append(f"{key} {name}: {was} → {now}")
         for key in FIGURES:
             a, b = before.get(key), after.get(key)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:
