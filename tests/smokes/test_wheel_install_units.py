@@ -141,3 +141,6 @@ def test_an_extension_that_differs_runs_every_tier_without_the_smokes_guided_tok
     installed = {"pkg/lib.so": "L", "pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}
     how, unproven = wheel_install.evidence(installed, wheel_install.Proof(frozenset({"L", "E"})))
     assert how == "full" and unproven == {"pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}
+    # With tier 5 not armed, the full run makes no guided call: the short generation is all it makes.
+    unguided = wheel_install.evidence(installed, wheel_install.Proof(frozenset({"L", "E"})), guided=False)
+    assert unguided[0] == "library"

@@ -243,18 +243,18 @@ class Proof:
     constrained: tuple[int, ...] = ()
 
 
-def evidence(installed: Mapping[str, str], proof: Proof) -> tuple[str, dict[str, str]]:
+def evidence(installed: Mapping[str, str], proof: Proof, *, guided: bool = True) -> tuple[str, dict[str, str]]:
     """How much the install test's payload runs, from what pip installed (*installed*: path -> sha256) against the
     smoke's *proof*: "same" (every ELF file proven: the short generation, no tier 5), "library" (every file but
     the CPython extension module proven, and the smoke's tier-5 tokens known: the short generation and a short
-    tier 5, so every call into the new extension is still made once and compared exactly), else "full"; and the
-    files not proven."""
+    tier 5, so every call into the new extension is still made once and compared exactly; with tier 5 not armed
+    (*guided* false) the short generation alone), else "full"; and the files not proven."""
     unproven = {path: digest for path, digest in installed.items() if digest not in proof.hashes}
     if not installed or not proof.hashes:
         return "full", unproven
     if not unproven:
         return "same", unproven
-    if proof.constrained and all(EXTENSION_MODULE.search(path) for path in unproven):
+    if (proof.constrained or not guided) and all(EXTENSION_MODULE.search(path) for path in unproven):
         return "library", unproven
     return "full", unproven
 
@@ -292,7 +292,8 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
             return verdict(Verdict.FAIL, failed)
         distribution, _, _, _ = parse_wheel_filename(wheel.name)
         ours = installed_elf_hashes(where, str(distribution)) if proof.hashes else {}
-        how, unproven = evidence(ours, proof) if "GENAI_EXPECTED_TOKENS" in generation else ("full", {})
+        how, unproven = evidence(ours, proof, guided="GENAI_CONSTRAINED" in generation) \
+            if "GENAI_EXPECTED_TOKENS" in generation else ("full", {})
         if how != "full":
             changed = short_generation(generation, proof.constrained if how == "library" else ())
             where = dataclasses.replace(where, env={k: v for k, v in {**where.env, **changed}.items()
@@ -318,14 +319,17 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
         elif "/site-packages/onnxruntime/" not in loaded:  # the requirement pip installed into the venv
             return verdict(Verdict.FAIL, f"installed and ran, but ORT came from {loaded}, not the onnxruntime "
                                          "requirement pip installed")
-        said = {"full": "",
-                "same": f"; the same bytes as the smoke's ({len(ours)} ELF files by sha256, every tier passed on "
-                        f"every profile): {SHORT_TOKENS} tokens against the reference's first",
-                "library": f"; the smoke's library bytes ({len(ours) - len(unproven)} of {len(ours)} ELF files by "
-                           f"sha256, every tier passed on every profile), its own extension module "
-                           f"({', '.join(PurePosixPath(p).name for p in sorted(unproven))}): {SHORT_TOKENS} tokens "
-                           f"against the reference's first and {SHORT_TOKENS} guided tokens against the smoke's "
-                           "first"}[how]
+        said = ""
+        if how == "same":
+            said = (f"; the same bytes as the smoke's ({len(ours)} ELF files by sha256, every tier passed on every "
+                    f"profile): {SHORT_TOKENS} tokens against the reference's first")
+        elif how == "library":
+            guided = f" and {SHORT_TOKENS} guided tokens against the smoke's first" \
+                if "GENAI_CONSTRAINED" in where.env else ""
+            said = (f"; the smoke's library bytes ({len(ours) - len(unproven)} of {len(ours)} ELF files by sha256, "
+                    f"every tier passed on every profile), its own extension module "
+                    f"({', '.join(PurePosixPath(p).name for p in sorted(unproven))}): {SHORT_TOKENS} tokens against "
+                    f"the reference's first{guided}")
         return verdict(Verdict.PASS, f"pip install from the lane's index into a clean {spec.suite} root "
                                      f"(python{version}, "
                                      f"venv --system-site-packages for {', '.join(spec.packages[2:]) or 'nothing'}) "
