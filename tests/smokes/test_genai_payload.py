@@ -344,6 +344,9 @@ def test_tiers_4_and_5_share_one_load_of_the_model(monkeypatch: pytest.MonkeyPat
     gp.generate(og, "/m", max_new=1)
     gp.generate_constrained(og, "/m", gp.Constrained("regex", "x", "p", 1))
     assert loads == ["/m"]
+    other = SimpleNamespace(**vars(og))  # another module's load of the same folder is its own
+    gp.generate(other, "/m", max_new=1)
+    assert loads == ["/m", "/m"]
 
 
 def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_path: Path) -> None:
@@ -367,9 +370,9 @@ def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_pat
 
     default = cfg.arches[Arch.RISCV64].default_profile
 
-    def attempts(verdicts: list[Verdict]) -> list[payload.Attempt]:
+    def attempts(verdicts: list[Verdict], mine: list[object] | None = None) -> list[payload.Attempt]:
         def detail(profile: str) -> str:  # the default profile's tier-5 tokens are the ones the install test meets
-            guided = [7, 8, 9] if profile == default else [0]
+            guided = (mine or [7, 8, 9]) if profile == default else [0]
             return json.dumps({"outputs": {"new_tokens": [1, 2], "constrained_tokens": guided}})
         return [payload.Attempt(Arch.RISCV64, p, sentinel.Outcome(v, "", "OK", detail(p.name)),
                                 Result(("q",), 0, "", 1.0), 9.0) for p, v in zip(profiles, verdicts, strict=False)]
@@ -379,6 +382,10 @@ def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_pat
     assert len(proof.hashes) == 1 and proof.constrained == ()  # tier 5 not armed: no guided tokens to meet
     guided = genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), {**armed, "GENAI_CONSTRAINED": "{}"})
     assert guided.constrained == (7, 8, 9)
+    odds: list[list[object]] = [[7, "8", 9], [7, True, 9]]
+    for odd in odds:  # not all token ids: no guided tokens at all, not the ids among them
+        assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every, odd),
+                                  {**armed, "GENAI_CONSTRAINED": "{}"}).constrained == ()
     nothing = wheel_install.Proof()
     assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), {}) == nothing  # tier 4 not armed
     assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every[:-1]), armed) == nothing  # --cpu one

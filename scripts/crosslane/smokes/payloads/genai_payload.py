@@ -193,16 +193,18 @@ def decide_generation(prompt: list[int], sequence: list[int], expected: list[int
     return Line("PROVEN", f"tier 4 generate() produced {len(new)} new tokens {new}, equal to the host reference")
 
 
-LOADED: dict[str, tuple[Any, Any]] = {}  # model folder -> (og.Model, og.Tokenizer), loaded once per run
+LOADED: dict[str, tuple[Any, Any, Any]] = {}  # model folder -> (the module, og.Model, og.Tokenizer)
 
 
 def loaded(og: Any, model_dir: str) -> tuple[Any, Any]:
     """The model and its tokenizer, loaded on first use: tiers 4 and 5 share one load (under qemu a load of the
-    tier-4 model is ~20 s of the run; loading it twice proves nothing the first load did not)."""
-    if model_dir not in LOADED:
+    tier-4 model is ~20 s of the run; loading it twice proves nothing the first load did not). Only a load by this
+    same module is reused."""
+    found = LOADED.get(model_dir)
+    if found is None or found[0] is not og:
         model = og.Model(model_dir)
-        LOADED[model_dir] = (model, og.Tokenizer(model))
-    return LOADED[model_dir]
+        found = LOADED[model_dir] = (og, model, og.Tokenizer(model))
+    return found[1], found[2]
 
 
 def generate(og: Any, model_dir: str, prompt: str = PROMPT,
