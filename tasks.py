@@ -199,7 +199,8 @@ def consistency(c: Context, debug: bool = False, json: str = "", config: str = "
 def pack(c: Context, arch: str, component: str, output: str, debug: bool = False, json: str = "",
          config: str = "") -> None:
     """Pack a built component (install folder and stamp) into one file, for a later job's `invoke unpack`."""
-    _run(lambda ctx: artifacts.pack(ctx, commands.parse_arch(arch), component, Path(output)), debug=debug,
+    _run(lambda ctx: artifacts.pack(ctx, commands.parse_arch(arch), component,
+                                      commands.parse_path("--output", output)), debug=debug,
          json=json, config=config)
 
 
@@ -228,7 +229,8 @@ def repro(c: Context, arch: str, component: list[str], keep: bool = False, debug
 @task(help={"input": "a file `invoke pack` wrote", **COMMON_HELP})
 def unpack(c: Context, input: str, debug: bool = False, json: str = "", config: str = "") -> None:  # noqa: A002
     """Put a packed component back into the build tree (checked like any downloaded archive)."""
-    _run(lambda ctx: artifacts.unpack(ctx, Path(input)), debug=debug, json=json, config=config)
+    _run(lambda ctx: artifacts.unpack(ctx, commands.parse_path("--input", input)), debug=debug, json=json,
+         config=config)
 
 
 @task(help={"input": "folder searched for --json reports (e.g. downloaded CI artifacts)",
@@ -245,7 +247,7 @@ def report_diff(c: Context, old: str, new: str, debug: bool = False) -> None:
     """What changed between two build reports: pins and versions, verdicts, sizes, timings (one line each).
 
     invoke report-diff OLD.json NEW.json  (a task of its own: invoke cannot give --diff two values)"""
-    commands.exit_with(commands.diff_reports(Path(old), Path(new), debug=debug))
+    commands.exit_with(commands.diff_reports(old, new, debug=debug))
 
 
 @task(name="actions",

@@ -71,3 +71,20 @@ def test_setup_packages_and_dpkg_query(cfg: Config) -> None:
     assert "mmdebstrap" not in hostsetup.packages_needed(host_qemu, [Arch.ARM64], ["cpuinfo"])
     runner = Runner(Log())
     assert hostsetup.missing_packages(runner, ["dpkg", "no-such-package-xyz"]) == ("no-such-package-xyz",)
+
+
+@pytest.mark.parametrize("args", [
+    ("verify", "--arch", "arm64", "--path", ""),
+    ("verify", "--arch", "arm64", "--staging", "", "--path", "x.whl"),
+    ("parity", "--arch", "riscv64", "--path", ""),
+    ("pack", "--arch", "riscv64", "--component", "cpuinfo", "--output", ""),
+    ("unpack", "--input", ""),
+    ("report-diff", "", "old.json"),
+])
+def test_an_empty_path_is_a_usage_error_not_the_current_folder(repo: Path, args: tuple[str, ...]) -> None:
+    # `--path "$WHEEL"` with WHEEL unset: before, verify and parity scanned the current folder and failed its files.
+    done = invoke(repo, *args)
+    option = "OLD" if "report-diff" in args else args[args.index("") - 1]
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"crosslane: error: {option} '': an empty path"), done.stderr
+    assert "Traceback" not in done.stderr

@@ -39,6 +39,13 @@ def parse_arch(value: str) -> Arch:
     return Arch(value)
 
 
+def parse_path(option: str, value: str) -> Path:
+    """A path argument; an empty one (an unset shell variable) is an error, not the current folder."""
+    if not value.strip():
+        raise UsageError(f"{option} '': an empty path (an unset variable?)", fix=f"pass {option} PATH")
+    return Path(value)
+
+
 def parse_sources(values: Sequence[str], known: Sequence[str]) -> dict[str, Path]:
     sources = {}
     for value in values:
@@ -157,10 +164,11 @@ def failure_kind(row: report.Row) -> type[StepFailed | MissingPrerequisite | Ver
             assert_never(row.check)
 
 
-def diff_reports(old: Path, new: Path, *, debug: bool = False) -> int:
+def diff_reports(old: Path | str, new: Path | str, *, debug: bool = False) -> int:
     """`invoke report-diff OLD NEW`: one line per change between two reports."""
     try:
-        changes = reportdiff.diff(reportdiff.load(old), reportdiff.load(new))
+        changes = reportdiff.diff(reportdiff.load(parse_path("OLD", str(old))),
+                                  reportdiff.load(parse_path("NEW", str(new))))
     except CrosslaneError as exc:
         if debug or os.environ.get("CROSSLANE_DEBUG") == "1":
             traceback.print_exc()

@@ -9,7 +9,7 @@ from pathlib import Path
 from crosslane import bounded
 from crosslane import config as config_mod
 from crosslane.archs import Arch
-from crosslane.cli.commands import Action, parse_arch
+from crosslane.cli.commands import Action, parse_arch, parse_path
 from crosslane.config import jsonschema
 from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.context import Context
@@ -27,7 +27,8 @@ def verify(arch: str, paths: Sequence[str], staging: Sequence[str] = (), remaind
     everything = [*paths, *shlex.split(remainder)]
 
     def action(ctx: Context) -> list[Row]:
-        return verify_mod.run(ctx, parse_arch(arch), [Path(p) for p in everything], [Path(s) for s in staging])
+        return verify_mod.run(ctx, parse_arch(arch), [parse_path("--path", p) for p in everything],
+                              [parse_path("--staging", s) for s in staging])
     return action
 
 
@@ -35,7 +36,7 @@ def parity(arch: str, paths: Sequence[str]) -> Action:
     def action(ctx: Context) -> list[Row]:
         if not paths:
             raise UsageError("parity: pass --path <site-packages or staging folder>")
-        folders = [Path(p) for p in paths]
+        folders = [parse_path("--path", p) for p in paths]
         missing = [str(p) for p in folders if not p.is_dir()]
         if missing:
             raise UsageError(f"parity --path {missing[0]}: not a folder")
