@@ -390,3 +390,69 @@ def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_pat
     assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), {}) == nothing  # tier 4 not armed
     assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every[:-1]), armed) == nothing  # --cpu one
     assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts([*every[:-1], Verdict.FAIL]), armed) == nothing
+
+
+@pytest.mark.parametrize("control_verdict", ["PASS", "FAIL"])
+def test_the_controls_wheels_are_installed_after_the_controls_run_with_its_proof(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, control_verdict: str) -> None:
+    """The amd64 install tests of a riscv64 job meet PyPI's ORT, which the riscv64 smoke never loaded: their proof is
+    the control's run (its site's ELF files, its guided tokens), so they run after it; a failed control proves
+    nothing and they run every tier."""
+    import io
+
+    from crosslane import config as config_mod
+    from crosslane.archs import Arch
+    from crosslane.context import Context
+    from crosslane.gates import compiled
+    from crosslane.log import Log
+    from crosslane.report import Check, Row, Verdict
+    from crosslane.runner import Result, Runner
+    from crosslane.smokes import genai, payload, sentinel, wheel_install
+
+    cfg = config_mod.load(Path(__file__).resolve().parents[2] / "versions.toml")
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    sites = {arch: tmp_path / arch.value for arch in (Arch.RISCV64, Arch.AMD64)}
+    for arch, where in sites.items():
+        where.mkdir()
+        (where / "lib.so").write_bytes(b"\x7fELF" + arch.value.encode())
+    events: list[tuple[str, Arch, wheel_install.Proof | None]] = []
+    generation = {"GENAI_MODEL_DIR": "/m", "GENAI_EXPECTED_TOKENS": "[1, 2]", "GENAI_CONSTRAINED": "{}"}
+
+    def attempt(arch: Arch, profile: config_mod.Profile, verdict: Verdict, guided: list[int]) -> payload.Attempt:
+        detail = json.dumps({"outputs": {"new_tokens": [1, 2], "constrained_tokens": guided}})
+        return payload.Attempt(arch, profile, sentinel.Outcome(verdict, "", "OK", detail),
+                               Result(("q",), 0, "", 1.0), 9.0)
+
+    def control_run(ctx: Context, arch: Arch, profile: config_mod.Profile, *args: object,
+                    **kwargs: object) -> payload.Attempt:
+        events.append(("control run", arch, None))
+        return attempt(arch, profile, Verdict(control_verdict), [4, 5])
+
+    def install_tests(ctx: Context, arch: Arch, component: str, generation: dict[str, str], base: float,
+                      proof: wheel_install.Proof) -> list[Row]:
+        events.append(("install tests", arch, proof))
+        return []
+
+    monkeypatch.setattr(genai, "generation_env", lambda *a: generation)
+    monkeypatch.setattr(genai, "lane_wheel", lambda ctx, arch, component: tmp_path / f"{arch}.whl")
+    monkeypatch.setattr(genai, "install_site", lambda ctx, arch, component, wheel: genai.Prepared(
+        Row(component, arch.value, Check.INSTALL, Verdict.PASS, "ok"), sites[arch], "0.15.2"))
+    monkeypatch.setattr(payload, "run_profiles", lambda ctx, arch, profiles, program, base_timeout: [
+        attempt(arch, p, Verdict.PASS, [7, 8]) for p in profiles])
+    monkeypatch.setattr(payload, "run", control_run)
+    monkeypatch.setattr(payload, "parity", lambda *a: [])
+    monkeypatch.setattr(compiled, "parity", lambda *a: [])
+    monkeypatch.setattr(genai, "loaded_ort", lambda *a: [])
+    monkeypatch.setattr(genai, "install_tests", install_tests)
+
+    genai.run(ctx, Arch.RISCV64, "onnxruntime-genai", cfg.arches[Arch.RISCV64].profiles)
+    assert [(what, arch) for what, arch, _ in events] == [
+        ("install tests", Arch.RISCV64), ("control run", Arch.AMD64), ("install tests", Arch.AMD64)]
+    riscv_proof, amd64_proof = events[0][2], events[2][2]
+    assert riscv_proof == wheel_install.Proof(frozenset(wheel_install.elf_hashes(sites[Arch.RISCV64]).values()),
+                                              (7, 8))
+    if control_verdict == "PASS":
+        assert amd64_proof == wheel_install.Proof(frozenset(wheel_install.elf_hashes(sites[Arch.AMD64]).values()),
+                                                  (4, 5))
+    else:
+        assert amd64_proof == wheel_install.Proof()

@@ -82,29 +82,30 @@ def venv_with(root: Path, files: dict[str, bytes], dist: str = "onnxruntime_gena
 
 
 def test_an_installed_wheel_is_the_smokes_bytes_only_when_every_elf_file_is(tmp_path: Path) -> None:
-    """The install test runs the short generation only on positive evidence: every ELF file pip installed for the
-    distribution is, by sha256, one the smoke's runs loaded (its site)."""
+    """The install test runs the short generation only on positive evidence: every ELF file pip installed into the
+    venv, the wheel's and its requirements' (PyPI's ORT for the control), is by sha256 one the smoke's runs loaded
+    (its site)."""
     smoke_site = tmp_path / "site"
     (smoke_site / "onnxruntime_genai").mkdir(parents=True)
+    (smoke_site / "onnxruntime/capi").mkdir(parents=True)
     (smoke_site / "onnxruntime_genai/onnxruntime_genai.so").write_bytes(ELF + b"ext314")
-    (smoke_site / "onnxruntime_genai/libonnxruntime.so.1").write_bytes(ELF + b"ort")
+    (smoke_site / "onnxruntime/capi/libonnxruntime.so.1").write_bytes(ELF + b"ort")
     (smoke_site / "onnxruntime_genai/__init__.py").write_text("")
     proven = frozenset(wheel_install.elf_hashes(smoke_site).values())
     assert len(proven) == 2  # the ELF files only
     runner = Runner(Log(io.StringIO()))
     cfg = config_mod.load(Path(__file__).resolve().parents[2] / "versions.toml")
-    same, other = tmp_path / "same", tmp_path / "other"
-    venv_with(same, {"onnxruntime_genai/onnxruntime_genai.so": ELF + b"ext314",
-                     "onnxruntime_genai/libonnxruntime.so.1": ELF + b"ort", "onnxruntime_genai/__init__.py": b""})
-    venv_with(other, {"onnxruntime_genai/onnxruntime_genai.so": ELF + b"ext313",  # another CPython's extension
-                      "onnxruntime_genai/libonnxruntime.so.1": ELF + b"ort"})
-    for root, expected in ((same, True), (other, False)):
+    same, other, other_ort = tmp_path / "same", tmp_path / "other", tmp_path / "other-ort"
+    for root, ext, ort in ((same, b"ext314", b"ort"), (other, b"ext313", b"ort"), (other_ort, b"ext314", b"ort2")):
+        venv_with(root, {"onnxruntime_genai/onnxruntime_genai.so": ELF + ext, "onnxruntime_genai/__init__.py": b""})
+        venv_with(root, {"onnxruntime/capi/libonnxruntime.so.1": ELF + ort}, dist="onnxruntime-1.32.0")
+    for root, expected in ((same, True), (other, False), (other_ort, False)):
         board = wheel_install.Board(Context(cfg, runner), root, "qemu", "max")
-        found = wheel_install.installed_elf_hashes(board, "onnxruntime-genai")
-        assert len(found) == 2, found
+        found = wheel_install.installed_elf_hashes(board)
+        assert sorted(found) == ["onnxruntime/capi/libonnxruntime.so.1", "onnxruntime_genai/onnxruntime_genai.so"]
         assert (set(found.values()) <= proven) is expected
-    assert wheel_install.installed_elf_hashes(wheel_install.Board(Context(cfg, runner), tmp_path / "none", "q", "m"),
-                                              "onnxruntime-genai") == {}
+    assert wheel_install.installed_elf_hashes(wheel_install.Board(Context(cfg, runner), tmp_path / "none", "q",
+                                                                  "m")) == {}
 
 
 def test_the_short_generation_is_the_references_first_tokens_without_the_constrained_tier() -> None:

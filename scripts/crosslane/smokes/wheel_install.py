@@ -18,14 +18,15 @@ target binary without binfmt_misc; the pip it would install is the distribution'
 PASS needs pip's own "Successfully installed D-V" line, the payload's sentinel (tier 4's tokens equal the
 host reference) and the ORT it mapped being the one the wheel bundles, inside the venv.
 
-Each run adds evidence, not a repeat (`evidence`): where every ELF file pip installed from the wheel is, by sha256,
-a file the smoke's runs loaded and passed every tier with on every profile (`Proof`), the install test proves what
-only it can (pip's resolution, the installed layout, that the installed module loads and generates) with a short
-generation: SHORT_TOKENS tokens, equal to the reference's first, and no constrained tier. Where only the CPython
-extension module is other bytes (another CPython's build of the same library bytes), every call the full run makes
-into it is still made once and compared exactly: the short generation and a short constrained one, SHORT_TOKENS
-guided tokens equal to the first the smoke made on the default profile. Any other wheel (the control's, whose ORT
-is PyPI's) runs every tier.
+Each run adds evidence, not a repeat (`evidence`): where every ELF file pip installed into the venv (the wheel's and
+its requirements': PyPI's ORT for the control) is, by sha256, a file the arch's smoke runs loaded and passed every
+tier with on every profile (`Proof`: the lane's smoke for its arch, the control's run for amd64), the install test
+proves what only it can (pip's resolution, the installed layout, that the installed module loads and generates)
+with a short generation: SHORT_TOKENS tokens, equal to the reference's first, and no constrained tier. Where only
+CPython extension modules are other bytes (another CPython's build of the same library bytes), every call the full
+run makes into them is still made once and compared exactly: the short generation and a short constrained one,
+SHORT_TOKENS guided tokens equal to the first the smoke made on the default profile. Any other wheel runs every
+tier.
 """
 
 from __future__ import annotations
@@ -201,23 +202,20 @@ def is_elf(path: Path) -> bool:
         return handle.read(len(elf.MAGIC)) == elf.MAGIC
 
 
-def installed_elf_hashes(where: Board, distribution: str) -> dict[str, str]:
-    """sha256 of every ELF file pip installed for *distribution* in the venv, by its RECORD (relative path ->
-    digest); empty when the RECORD cannot be read."""
-    sites = sorted((where.root / VENV.relative_to("/") / "lib").glob("python*/site-packages"))
-    name = distribution.replace("-", "_").lower()
-    for site_dir in sites:
+def installed_elf_hashes(where: Board) -> dict[str, str]:
+    """sha256 of every ELF file pip installed into the venv (the wheel's and its requirements', such as PyPI's ORT
+    for the control), by their RECORDs (path relative to site-packages -> digest); empty when no RECORD can be
+    read."""
+    found: dict[str, str] = {}
+    for site_dir in sorted((where.root / VENV.relative_to("/") / "lib").glob("python*/site-packages")):
+        inside_site = site_dir.resolve()
         for record in sorted(site_dir.glob("*.dist-info/RECORD")):
-            if not record.parent.name.lower().startswith(f"{name}-"):
-                continue
-            found = {}
             for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
                 member = line.rsplit(",", 2)[0] if line.count(",") >= 2 else ""
                 path = (site_dir / member).resolve()
-                if member and path.is_relative_to(site_dir.resolve()) and is_elf(path):
+                if member and path.is_relative_to(inside_site) and is_elf(path):
                     found[member] = stamps.file_sha256(path)
-            return found
-    return {}
+    return found
 
 
 def short_generation(generation: Mapping[str, str], constrained: Sequence[int] = ()) -> dict[str, str]:
@@ -290,8 +288,7 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
                                          "provide it: a user cannot install it either")
         if failed:
             return verdict(Verdict.FAIL, failed)
-        distribution, _, _, _ = parse_wheel_filename(wheel.name)
-        ours = installed_elf_hashes(where, str(distribution)) if proof.hashes else {}
+        ours = installed_elf_hashes(where) if proof.hashes else {}
         how, unproven = evidence(ours, proof, guided="GENAI_CONSTRAINED" in generation) \
             if "GENAI_EXPECTED_TOKENS" in generation else ("full", {})
         if how != "full":
