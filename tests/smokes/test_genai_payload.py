@@ -392,12 +392,12 @@ def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_pat
     assert genai.proven_bytes(ctx, Arch.RISCV64, site, attempts([*every[:-1], Verdict.FAIL]), armed) == nothing
 
 
-@pytest.mark.parametrize("control_verdict", ["PASS", "FAIL"])
+@pytest.mark.parametrize("case", ["control passed", "control failed", "no model", "no control wheel"])
 def test_the_controls_wheels_are_installed_after_the_controls_run_with_its_proof(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, control_verdict: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     """The amd64 install tests of a riscv64 job meet PyPI's ORT, which the riscv64 smoke never loaded: their proof is
-    the control's run (its site's ELF files, its guided tokens), so they run after it; a failed control proves
-    nothing and they run every tier."""
+    the control's run (its site's ELF files, its guided tokens), so they run after it; a failed control, or none,
+    proves nothing and they run every tier. Their rows are in the result in every case."""
     import io
 
     from crosslane import config as config_mod
@@ -416,7 +416,8 @@ def test_the_controls_wheels_are_installed_after_the_controls_run_with_its_proof
         where.mkdir()
         (where / "lib.so").write_bytes(b"\x7fELF" + arch.value.encode())
     events: list[tuple[str, Arch, wheel_install.Proof | None]] = []
-    generation = {"GENAI_MODEL_DIR": "/m", "GENAI_EXPECTED_TOKENS": "[1, 2]", "GENAI_CONSTRAINED": "{}"}
+    generation = {} if case == "no model" else \
+        {"GENAI_MODEL_DIR": "/m", "GENAI_EXPECTED_TOKENS": "[1, 2]", "GENAI_CONSTRAINED": "{}"}
 
     def attempt(arch: Arch, profile: config_mod.Profile, verdict: Verdict, guided: list[int]) -> payload.Attempt:
         detail = json.dumps({"outputs": {"new_tokens": [1, 2], "constrained_tokens": guided}})
@@ -426,17 +427,20 @@ def test_the_controls_wheels_are_installed_after_the_controls_run_with_its_proof
     def control_run(ctx: Context, arch: Arch, profile: config_mod.Profile, *args: object,
                     **kwargs: object) -> payload.Attempt:
         events.append(("control run", arch, None))
-        return attempt(arch, profile, Verdict(control_verdict), [4, 5])
+        return attempt(arch, profile, Verdict.FAIL if case == "control failed" else Verdict.PASS, [4, 5])
 
     def install_tests(ctx: Context, arch: Arch, component: str, generation: dict[str, str], base: float,
                       proof: wheel_install.Proof) -> list[Row]:
         events.append(("install tests", arch, proof))
-        return []
+        return [Row(component, arch.value, Check.INSTALL, Verdict.PASS, "marker", subject=f"install:{arch}")]
+
+    def install_site(ctx: Context, arch: Arch, component: str, wheel: Path) -> genai.Prepared:
+        where = None if case == "no control wheel" and arch is Arch.AMD64 else sites[arch]
+        return genai.Prepared(Row(component, arch.value, Check.INSTALL, Verdict.PASS, "ok"), where, "0.15.2")
 
     monkeypatch.setattr(genai, "generation_env", lambda *a: generation)
     monkeypatch.setattr(genai, "lane_wheel", lambda ctx, arch, component: tmp_path / f"{arch}.whl")
-    monkeypatch.setattr(genai, "install_site", lambda ctx, arch, component, wheel: genai.Prepared(
-        Row(component, arch.value, Check.INSTALL, Verdict.PASS, "ok"), sites[arch], "0.15.2"))
+    monkeypatch.setattr(genai, "install_site", install_site)
     monkeypatch.setattr(payload, "run_profiles", lambda ctx, arch, profiles, program, base_timeout: [
         attempt(arch, p, Verdict.PASS, [7, 8]) for p in profiles])
     monkeypatch.setattr(payload, "run", control_run)
@@ -445,13 +449,16 @@ def test_the_controls_wheels_are_installed_after_the_controls_run_with_its_proof
     monkeypatch.setattr(genai, "loaded_ort", lambda *a: [])
     monkeypatch.setattr(genai, "install_tests", install_tests)
 
-    genai.run(ctx, Arch.RISCV64, "onnxruntime-genai", cfg.arches[Arch.RISCV64].profiles)
+    rows = genai.run(ctx, Arch.RISCV64, "onnxruntime-genai", cfg.arches[Arch.RISCV64].profiles)
+    assert [r.subject for r in rows if r.reason == "marker"] == ["install:riscv64", "install:amd64"]
+    ran_control = case in ("control passed", "control failed")
     assert [(what, arch) for what, arch, _ in events] == [
-        ("install tests", Arch.RISCV64), ("control run", Arch.AMD64), ("install tests", Arch.AMD64)]
-    riscv_proof, amd64_proof = events[0][2], events[2][2]
-    assert riscv_proof == wheel_install.Proof(frozenset(wheel_install.elf_hashes(sites[Arch.RISCV64]).values()),
-                                              (7, 8))
-    if control_verdict == "PASS":
+        ("install tests", Arch.RISCV64), *([("control run", Arch.AMD64)] if ran_control else []),
+        ("install tests", Arch.AMD64)]
+    riscv_proof, amd64_proof = events[0][2], events[-1][2]
+    assert riscv_proof == (wheel_install.Proof() if case == "no model" else wheel_install.Proof(
+        frozenset(wheel_install.elf_hashes(sites[Arch.RISCV64]).values()), (7, 8)))
+    if case == "control passed":
         assert amd64_proof == wheel_install.Proof(frozenset(wheel_install.elf_hashes(sites[Arch.AMD64]).values()),
                                                   (4, 5))
     else:

@@ -101,11 +101,39 @@ def test_an_installed_wheel_is_the_smokes_bytes_only_when_every_elf_file_is(tmp_
         venv_with(root, {"onnxruntime/capi/libonnxruntime.so.1": ELF + ort}, dist="onnxruntime-1.32.0")
     for root, expected in ((same, True), (other, False), (other_ort, False)):
         board = wheel_install.Board(Context(cfg, runner), root, "qemu", "max")
-        found = wheel_install.installed_elf_hashes(board)
+        found = wheel_install.installed_elf_hashes(board, "onnxruntime-genai")
         assert sorted(found) == ["onnxruntime/capi/libonnxruntime.so.1", "onnxruntime_genai/onnxruntime_genai.so"]
         assert (set(found.values()) <= proven) is expected
     assert wheel_install.installed_elf_hashes(wheel_install.Board(Context(cfg, runner), tmp_path / "none", "q",
-                                                                  "m")) == {}
+                                                                  "m"), "onnxruntime-genai") == {}
+
+
+@pytest.mark.parametrize("odd", ["no-own-elf", "no-own-record", "link-out", "not-a-row"])
+def test_installed_bytes_are_nothing_unless_every_record_entry_is_accounted_for(tmp_path: Path, odd: str) -> None:
+    """Fail closed: an ELF file the check could not see would otherwise leave the rest "the same bytes"."""
+    runner = Runner(Log(io.StringIO()))
+    cfg = config_mod.load(Path(__file__).resolve().parents[2] / "versions.toml")
+    root = tmp_path / "root"
+    own = {"onnxruntime_genai/__init__.py": b""} if odd == "no-own-elf" else \
+        {"onnxruntime_genai/onnxruntime_genai.so": ELF + b"ext"}
+    if odd != "no-own-record":
+        venv_with(root, own)
+    venv_with(root, {"onnxruntime/capi/libonnxruntime.so.1": ELF + b"ort"}, dist="onnxruntime-1.32.0")
+    site = root / "crosslane/venv/lib/python3.14/site-packages"
+    record = site / "onnxruntime-1.32.0.dist-info/RECORD"
+    if odd == "link-out":  # a file pip would never link out of the venv: what it points to is not the board's
+        outside = tmp_path / "host.so"
+        outside.write_bytes(ELF + b"host")
+        (site / "onnxruntime/capi/libhost.so").symlink_to(outside)
+        record.write_text(record.read_text() + "\nonnxruntime/capi/libhost.so,sha256=x,1")
+    if odd == "not-a-row":
+        record.write_text(record.read_text() + "\nonnxruntime/capi/libmore.so")
+    board = wheel_install.Board(Context(cfg, runner), root, "qemu", "max")
+    assert wheel_install.installed_elf_hashes(board, "onnxruntime-genai") == {}
+    ok = tmp_path / "ok"
+    venv_with(ok, {"onnxruntime_genai/onnxruntime_genai.so": ELF + b"ext"})
+    assert len(wheel_install.installed_elf_hashes(wheel_install.Board(Context(cfg, runner), ok, "qemu", "max"),
+                                                  "onnxruntime-genai")) == 1
 
 
 def test_the_short_generation_is_the_references_first_tokens_without_the_constrained_tier() -> None:

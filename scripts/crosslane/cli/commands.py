@@ -42,7 +42,7 @@ def parse_arch(value: str) -> Arch:
 def parse_path(option: str, value: str) -> Path:
     """A path argument; an empty one (an unset shell variable) is an error, not the current folder."""
     if not value.strip():
-        raise UsageError(f"{option} '': an empty path (an unset variable?)", fix=f"pass {option} PATH")
+        raise UsageError(f"{option} {value!r}: an empty path (an unset variable?)", fix=f"pass {option} PATH")
     return Path(value)
 
 

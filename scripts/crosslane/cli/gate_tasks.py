@@ -23,7 +23,8 @@ from crosslane.report import Check, Row, Verdict
 
 
 def verify(arch: str, paths: Sequence[str], staging: Sequence[str] = (), remainder: str = "") -> Action:
-    """*remainder*: what followed a standalone `--` on the command line (more paths, shell-quoted)."""
+    """*remainder*: what followed a standalone `--` on the command line (more paths; invoke joins them with spaces,
+    so a path with a space in it needs --path)."""
     everything = [*paths, *shlex.split(remainder)]
 
     def action(ctx: Context) -> list[Row]:

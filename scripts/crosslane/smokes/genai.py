@@ -128,7 +128,7 @@ def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payl
 
 def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[payload.Attempt],
                  generation: Mapping[str, str]) -> wheel_install.Proof:
-    """sha256 of every ELF file in the site the smoke's runs loaded from, and the tokens tier 5 made on the arch's
+    """sha256 of every ELF file in the site the smoke's runs ran from, and the tokens tier 5 made on the arch's
     default profile (where the install test runs), when those runs passed every armed tier on every profile of the
     arch; else nothing proven."""
     arch_cfg = ctx.config.arches[arch]

@@ -31,7 +31,9 @@ tier.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import os
 import re
@@ -202,20 +204,31 @@ def is_elf(path: Path) -> bool:
         return handle.read(len(elf.MAGIC)) == elf.MAGIC
 
 
-def installed_elf_hashes(where: Board) -> dict[str, str]:
-    """sha256 of every ELF file pip installed into the venv (the wheel's and its requirements', such as PyPI's ORT
-    for the control), by their RECORDs (path relative to site-packages -> digest); empty when no RECORD can be
-    read."""
+def installed_elf_hashes(where: Board, distribution: str) -> dict[str, str]:
+    """sha256 of every ELF file pip installed into the venv (*distribution*'s and its requirements', such as PyPI's
+    ORT for the control), by their RECORDs (path as written there -> digest). Empty, so nothing is proven, unless
+    every entry can be accounted for: a line that is no RECORD row, or a file that resolves outside the venv (a link
+    out of it), and a *distribution* with no RECORD or no ELF file of its own."""
+    venv = (where.root / VENV.relative_to("/")).resolve()
+    name = distribution.replace("-", "_").lower()
     found: dict[str, str] = {}
+    own = False
     for site_dir in sorted((where.root / VENV.relative_to("/") / "lib").glob("python*/site-packages")):
-        inside_site = site_dir.resolve()
         for record in sorted(site_dir.glob("*.dist-info/RECORD")):
-            for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
-                member = line.rsplit(",", 2)[0] if line.count(",") >= 2 else ""
-                path = (site_dir / member).resolve()
-                if member and path.is_relative_to(inside_site) and is_elf(path):
-                    found[member] = stamps.file_sha256(path)
-    return found
+            ours = record.parent.name.lower().startswith(f"{name}-")
+            text = record.read_text(encoding="utf-8", errors="replace")
+            for fields in csv.reader(io.StringIO(text)):
+                if not fields:
+                    continue
+                if len(fields) != 3 or not fields[0]:
+                    return {}
+                path = (site_dir / fields[0]).resolve()
+                if not path.is_relative_to(venv):
+                    return {}
+                if is_elf(path):
+                    found[fields[0]] = stamps.file_sha256(path)
+                    own = own or ours
+    return found if own else {}
 
 
 def short_generation(generation: Mapping[str, str], constrained: Sequence[int] = ()) -> dict[str, str]:
@@ -235,7 +248,7 @@ EXTENSION_MODULE = re.compile(r"\.(cpython-[^/]+|abi3)\.so$")
 @dataclass(frozen=True)
 class Proof:
     """What the smoke's runs proved, when they passed every armed tier on every profile of the arch: the sha256 of
-    every ELF file they loaded from the site, and the tokens tier 5 made on the default profile."""
+    every ELF file in the site they ran from, and the tokens tier 5 made on the default profile."""
 
     hashes: frozenset[str] = frozenset()
     constrained: tuple[int, ...] = ()
@@ -244,9 +257,9 @@ class Proof:
 def evidence(installed: Mapping[str, str], proof: Proof, *, guided: bool = True) -> tuple[str, dict[str, str]]:
     """How much the install test's payload runs, from what pip installed (*installed*: path -> sha256) against the
     smoke's *proof*: "same" (every ELF file proven: the short generation, no tier 5), "library" (every file but
-    the CPython extension module proven, and the smoke's tier-5 tokens known: the short generation and a short
-    tier 5, so every call into the new extension is still made once and compared exactly; with tier 5 not armed
-    (*guided* false) the short generation alone), else "full"; and the files not proven."""
+    CPython extension modules proven, and the smoke's tier-5 tokens known: the short generation and a short tier 5,
+    so every call into the new extensions is still made once and compared exactly; with tier 5 not armed (*guided*
+    false) the short generation alone), else "full"; and the files not proven."""
     unproven = {path: digest for path, digest in installed.items() if digest not in proof.hashes}
     if not installed or not proof.hashes:
         return "full", unproven
@@ -288,7 +301,8 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
                                          "provide it: a user cannot install it either")
         if failed:
             return verdict(Verdict.FAIL, failed)
-        ours = installed_elf_hashes(where) if proof.hashes else {}
+        distribution, _, _, _ = parse_wheel_filename(wheel.name)
+        ours = installed_elf_hashes(where, str(distribution)) if proof.hashes else {}
         how, unproven = evidence(ours, proof, guided="GENAI_CONSTRAINED" in generation) \
             if "GENAI_EXPECTED_TOKENS" in generation else ("full", {})
         if how != "full":
@@ -324,7 +338,7 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
             guided = f" and {SHORT_TOKENS} guided tokens against the smoke's first" \
                 if "GENAI_CONSTRAINED" in where.env else ""
             said = (f"; the smoke's library bytes ({len(ours) - len(unproven)} of {len(ours)} ELF files by sha256, "
-                    f"every tier passed on every profile), its own extension module "
+                    f"every tier passed on every profile), extension modules built for python{version} "
                     f"({', '.join(PurePosixPath(p).name for p in sorted(unproven))}): {SHORT_TOKENS} tokens against "
                     f"the reference's first{guided}")
         return verdict(Verdict.PASS, f"pip install from the lane's index into a clean {spec.suite} root "
