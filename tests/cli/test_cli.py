@@ -80,6 +80,15 @@ def test_setup_packages_and_dpkg_query(cfg: Config) -> None:
     ("pack", "--arch", "riscv64", "--component", "cpuinfo", "--output", ""),
     ("unpack", "--input", ""),
     ("report-diff", "", "old.json"),
+    ("consistency", "--json", ""),  # the rows would be written nowhere, silently
+    ("consistency", "--config", ""),  # the default versions.toml instead of the one meant
+    ("index", "--input", ""),  # every wheel of the build tree instead of the downloaded ones
+    ("index", "--output", ""),
+    ("report", "--input", "", "--output", "x"),
+    ("floors", "--check", ""),
+    ("patch", "--component", "cpuinfo", "--arch", "riscv64", "--source-dir", ""),
+    ("actions", "--repo", ""),
+    ("matrix", "--config", ""),
 ])
 def test_an_empty_path_is_a_usage_error_not_the_current_folder(repo: Path, args: tuple[str, ...]) -> None:
     # `--path "$WHEEL"` with WHEEL unset: before, verify and parity scanned the current folder and failed its files.

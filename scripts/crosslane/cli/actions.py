@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane.archs import Arch
+from crosslane.cli.arguments import parse_path
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
@@ -27,7 +28,7 @@ def preflight(ctx: Context, arch: Arch, components: Sequence[str], *, as_json: b
     return doctor.rows(findings)
 
 
-def patch(ctx: Context, name: str, arch: Arch, source_dir: str, *, check: bool) -> list[Row]:
+def patch(ctx: Context, name: str, arch: Arch, source_dir: str | None, *, check: bool) -> list[Row]:
     """`invoke patch`: one row per patch of *name* for *arch*, on --source-dir or the build's working copy."""
     component = ctx.config.components.get(name)
     if component is None:
@@ -35,8 +36,8 @@ def patch(ctx: Context, name: str, arch: Arch, source_dir: str, *, check: bool) 
     if not ctx.config.builds(name, arch):
         raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
     tree = None
-    if source_dir:
-        tree = Path(source_dir).expanduser().resolve()
+    if source_dir is not None:
+        tree = parse_path("--source-dir", source_dir).expanduser().resolve()
         if not tree.is_dir():
             raise UsageError(f"--source-dir {source_dir}: not a folder")
     return worktree.patch_series(ctx, component, arch, tree, check=check)

@@ -15,6 +15,7 @@ from crosslane import atomic, buildreport, paths, report, reportdiff
 from crosslane import config as config_mod
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.cli import actions
+from crosslane.cli.arguments import optional_path, parse_path
 from crosslane.cli.matrix import plan
 from crosslane.context import Context
 from crosslane.errors import (
@@ -37,13 +38,6 @@ def parse_arch(value: str) -> Arch:
     if value not in KNOWN_ARCHS:
         raise UsageError(f"--arch: unknown arch '{value}' (known: {', '.join(KNOWN_ARCHS)})")
     return Arch(value)
-
-
-def parse_path(option: str, value: str) -> Path:
-    """A path argument; an empty one (an unset shell variable) is an error, not the current folder."""
-    if not value.strip():
-        raise UsageError(f"{option} {value!r}: an empty path (an unset variable?)", fix=f"pass {option} PATH")
-    return Path(value)
 
 
 def parse_sources(values: Sequence[str], known: Sequence[str]) -> dict[str, Path]:
@@ -84,7 +78,8 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     signal.signal(signal.SIGTERM, _terminate)
     try:
         paths.check_places()
-        cfg = config_mod.load(Path(config_path) if config_path else None)
+        json_file = optional_path("--json", json_path)
+        cfg = config_mod.load(optional_path("--config", config_path))
         given: dict[str, tuple[Path, ...]] = {}
         if wheels:
             given = actions.wheels(cfg, wheels)
@@ -97,8 +92,8 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
             if stages:
                 print("\n" + report.stage_table(stages))
             append_step_summary(report.markdown(rows, stages))
-        if json_path:
-            report.write_json(rows, Path(json_path))
+        if json_file is not None:
+            report.write_json(rows, json_file)
     except CrosslaneError as exc:
         if debug:
             traceback.print_exc()
@@ -178,10 +173,12 @@ def diff_reports(old: Path | str, new: Path | str, *, debug: bool = False) -> in
     return 0
 
 
-def merge_reports(folder: Path | None, output: Path | None, *, debug: bool = False) -> int:
+def merge_reports(given_folder: Path | str | None, given_output: Path | str | None, *, debug: bool = False) -> int:
     """`invoke report`: every job's rows in one JSON and one Markdown report (verdicts per stage first)."""
 
     def action(ctx: Context) -> list[report.Row]:
+        folder = optional_path("--input", None if given_folder is None else str(given_folder))
+        output = optional_path("--output", None if given_output is None else str(given_output))
         if folder is None or output is None:
             raise UsageError("invoke report needs --input FOLDER and --output PREFIX",
                              fix="invoke report --input downloaded --output build/reports/report")

@@ -9,7 +9,8 @@ from pathlib import Path
 from crosslane import bounded
 from crosslane import config as config_mod
 from crosslane.archs import Arch
-from crosslane.cli.commands import Action, parse_arch, parse_path
+from crosslane.cli.arguments import optional_path, parse_path
+from crosslane.cli.commands import Action, parse_arch
 from crosslane.config import jsonschema
 from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.context import Context
@@ -46,15 +47,16 @@ def parity(arch: str, paths: Sequence[str]) -> Action:
     return action
 
 
-def floors(check: str, record: bool, previous: str) -> Action:
+def floors(check: str | None, record: bool, previous: str | None) -> Action:
     def action(ctx: Context) -> list[Row]:
-        if not check and not previous:
+        report = optional_path("--check", check)
+        older = optional_path("--previous", previous)
+        if report is None and older is None:
             raise UsageError("floors: pass --check REPORT and/or --previous OLD_VERSIONS_TOML")
-        if record and not check:
+        if record and report is None:
             raise UsageError("floors --record needs --check REPORT")
-        old = previous_floors(Path(previous), ctx.config.root) if previous else None
-        return floors_mod.run(ctx.config.floors, ctx.build_root, report=Path(check) if check else None,
-                              record_it=record, previous=old)
+        old = previous_floors(older, ctx.config.root) if older is not None else None
+        return floors_mod.run(ctx.config.floors, ctx.build_root, report=report, record_it=record, previous=old)
     return action
 
 

@@ -42,7 +42,7 @@ def run(ctx: Context, names: Sequence[str] = (), repo: Path | None = None) -> li
     unknown = [n for n in names if n not in {leg.name for leg in legs.LEGS}]
     if unknown:
         raise UsageError(f"--leg {unknown[0]}: no such leg (known: {', '.join(leg.name for leg in legs.LEGS)})")
-    source = (repo or ctx.config.root).resolve()
+    source = (repo.expanduser() if repo else ctx.config.root).resolve()
     act = preflight(ctx.runner)
     state = ctx.build_root / "actions"
     clone = fresh_clone(ctx.runner, source, state / "repo")
