@@ -146,13 +146,6 @@ def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[pa
                                tuple(guided) if whole and isinstance(guided, list) else ())
 
 
-def install_tests(ctx: Context, arch: Arch, component: str, generation: dict[str, str], base: float,
-                  proof: wheel_install.Proof) -> list[Row]:
-    """The install test of each of the lane's *arch* wheels (every CPython's), as a user installs them."""
-    built = cmake_wheel.wheels(ctx.component_dir(arch, component) / "install")
-    return wheel_install.run(ctx, arch, component, built, generation, base, proof)
-
-
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     """Tiers 1–4 on every profile; with tier 4 armed, the new tokens are also compared with the amd64
     control's (the lane's amd64 wheel under qemu-x86_64), exactly."""
@@ -168,16 +161,15 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     attempts = payload.run_profiles(ctx, arch, profiles, program_for(arch, mine, generation), base_timeout=base)
     rows += [payload.row(component, a, "genai") for a in attempts]
     rows += loaded_ort(ctx, arch, component, attempts, mine.site if given else None)
-    if not given:  # the lane's wheels, every CPython's, as a user installs them
-        rows += install_tests(ctx, arch, component, generation, base,
-                              proven_bytes(ctx, arch, mine.site, attempts, generation))
-    if arch is CONTROL_ARCH:
+    if not given:  # the lane's wheels, every CPython's, as a user installs them (and the control's)
+        tested = [arch] if arch is CONTROL_ARCH else [arch, CONTROL_ARCH]
+        proven = proven_bytes(ctx, arch, mine.site, attempts, generation)
+        for each in tested:
+            built = cmake_wheel.wheels(ctx.component_dir(each, component) / "install")
+            rows += wheel_install.run(ctx, each, component, built, generation, base,
+                                      proven if each is arch else wheel_install.Proof())
+    if arch is CONTROL_ARCH or "GENAI_MODEL_DIR" not in generation:
         return rows
-    # The control's wheels are installed after the control's run, whose passing tiers are their proof.
-    control_installs = not given
-    if "GENAI_MODEL_DIR" not in generation:
-        return rows + (install_tests(ctx, CONTROL_ARCH, component, generation, base, wheel_install.Proof())
-                       if control_installs else [])
     control_cfg = ctx.config.arches[CONTROL_ARCH]
     control_profile = control_cfg.profile(control_cfg.default_profile)
     # A given wheel is compared with a given amd64 wheel of the same component; the lane's control is another
@@ -190,17 +182,12 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                            f"<{component} {CONTROL_ARCH} wheel> too", profile=a.profile.name) for a in attempts]
     theirs = install_site(ctx, CONTROL_ARCH, component, control_wheel)
     if theirs.site is None:
-        if control_installs:
-            rows += install_tests(ctx, CONTROL_ARCH, component, generation, base, wheel_install.Proof())
         return rows + [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
                            f"no {CONTROL_ARCH} control to compare with: {theirs.row.reason}", profile=a.profile.name)
                        for a in attempts]
     control = payload.run(ctx, CONTROL_ARCH, control_profile, program_for(CONTROL_ARCH, theirs, generation),
                           base_timeout=base)
     rows.insert(1, payload.row(component, control, "genai", control=True))
-    if control_installs:
-        rows += install_tests(ctx, CONTROL_ARCH, component, generation, base,
-                              proven_bytes(ctx, CONTROL_ARCH, theirs.site, [control], generation))
     features = compiled.parity(component, arch, mine.site, theirs.site, CONTROL_ARCH,
                                ctx.config.components[component].compiled)
     return rows + payload.parity(ctx, component, attempts, control, TOLERANCES) + features
