@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -117,3 +118,29 @@ def test_the_main_jobs_figures_count_each_build_once(monkeypatch: pytest.MonkeyP
     assert found == {"run": 620.0, "builds": 500.0, "smoke": 300.0, "before smokes": 530.0}
     assert bench_mainjob.beside(found)  # 530 + 300 > 620: the smokes overlapped the builds
     assert not bench_mainjob.beside({**found, "smoke": 90.0})
+
+
+def test_the_main_job_is_held_against_a_serial_runs_compile_seconds(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    """Beside the builds, a run's own build rows include the seconds the smokes shared the cores: the compile
+    seconds come from a --smokes after run's report; a beside run's report given instead is refused."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import bench_mainjob
+
+    def report(build: float, stages: tuple[float, float, float]) -> dict[str, object]:
+        names = ("build and gates", "smoke", "run")
+        return {"rows": [{"component": "g", "check": "build", "subject": "", "wall": build}],
+                "stages": [{"stage": n, "wall": w} for n, w in zip(names, stages, strict=True)]}
+
+    found = bench_mainjob.figures(report(600.0, (610.0, 300.0, 640.0)))  # beside
+    monkeypatch.delenv("CROSSLANE_BENCH_COMPILE_REPORT", raising=False)
+    assert bench_mainjob.against_compile(found) == []
+    serial = tmp_path / "serial.json"
+    serial.write_text(json.dumps(report(500.0, (505.0, 200.0, 705.0))))
+    monkeypatch.setenv("CROSSLANE_BENCH_COMPILE_REPORT", str(serial))
+    [measure] = bench_mainjob.against_compile(found)
+    assert (measure.subject, measure.baseline) == (640.0, 500.0) and measure.ratio == 1.28
+    serial.write_text(json.dumps(report(600.0, (610.0, 300.0, 640.0))))  # a beside run's report: refused
+    assert bench_mainjob.against_compile(found) == []
+    serial.write_text("{")
+    assert bench_mainjob.against_compile(found) == []
