@@ -80,6 +80,7 @@ def test_setup_packages_and_dpkg_query(cfg: Config) -> None:
     ("pack", "--arch", "riscv64", "--component", "cpuinfo", "--output", ""),
     ("unpack", "--input", ""),
     ("report-diff", "", "old.json"),
+    ("report-diff", "old.json", ""),  # named even though OLD does not exist either
     ("consistency", "--json", ""),  # the rows would be written nowhere, silently
     ("consistency", "--config", ""),  # the default versions.toml instead of the one meant
     ("index", "--input", ""),  # every wheel of the build tree instead of the downloaded ones
@@ -93,7 +94,7 @@ def test_setup_packages_and_dpkg_query(cfg: Config) -> None:
 def test_an_empty_path_is_a_usage_error_not_the_current_folder(repo: Path, args: tuple[str, ...]) -> None:
     # `--path "$WHEEL"` with WHEEL unset: before, verify and parity scanned the current folder and failed its files.
     done = invoke(repo, *args)
-    option = "OLD" if "report-diff" in args else args[args.index("") - 1]
+    option = ("OLD" if args[1] == "" else "NEW") if "report-diff" in args else args[args.index("") - 1]
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith(f"crosslane: error: {option} '': an empty path"), done.stderr
     assert "Traceback" not in done.stderr

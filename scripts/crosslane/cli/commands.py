@@ -162,8 +162,8 @@ def failure_kind(row: report.Row) -> type[StepFailed | MissingPrerequisite | Ver
 def diff_reports(old: Path | str, new: Path | str, *, debug: bool = False) -> int:
     """`invoke report-diff OLD NEW`: one line per change between two reports."""
     try:
-        changes = reportdiff.diff(reportdiff.load(parse_path("OLD", str(old))),
-                                  reportdiff.load(parse_path("NEW", str(new))))
+        old_path, new_path = parse_path("OLD", str(old)), parse_path("NEW", str(new))
+        changes = reportdiff.diff(reportdiff.load(old_path), reportdiff.load(new_path))
     except CrosslaneError as exc:
         if debug or os.environ.get("CROSSLANE_DEBUG") == "1":
             traceback.print_exc()
