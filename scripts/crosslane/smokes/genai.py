@@ -140,10 +140,9 @@ def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[pa
     default = next(a for a in attempts if a.profile.name == arch_cfg.default_profile)
     guided = (compare.outputs_from_detail(default.outcome.detail) or {}).get("constrained_tokens")
     # Tokens only when the run's list is all token ids: anything else proves nothing (the install test runs tier 5).
-    whole = "GENAI_CONSTRAINED" in generation and isinstance(guided, list) and \
-        all(type(t) is int for t in guided)
-    return wheel_install.Proof(frozenset(wheel_install.elf_hashes(site_dir).values()),
-                               tuple(guided) if whole and isinstance(guided, list) else ())
+    tokens = tuple(guided) if "GENAI_CONSTRAINED" in generation and isinstance(guided, list) and \
+        all(type(t) is int for t in guided) else ()
+    return wheel_install.Proof(frozenset(wheel_install.elf_hashes(site_dir).values()), tokens)
 
 
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:

@@ -19,14 +19,14 @@ PASS needs pip's own "Successfully installed D-V" line, the payload's sentinel (
 host reference) and the ORT it mapped being the one the wheel bundles, inside the venv.
 
 Each run adds evidence, not a repeat (`evidence`): where every ELF file pip installed into the venv (the wheel's and
-its requirements': PyPI's ORT for the control) is, by sha256, a file the arch's smoke runs loaded and passed every
-tier with on every profile (`Proof`: the lane's smoke for its arch, the control's run for amd64), the install test
+its requirements') is, by sha256, a file in the site the arch's smoke runs passed every tier with on every profile
+(`Proof`), the install test
 proves what only it can (pip's resolution, the installed layout, that the installed module loads and generates)
 with a short generation: SHORT_TOKENS tokens, equal to the reference's first, and no constrained tier. Where only
 CPython extension modules are other bytes (another CPython's build of the same library bytes), every call the full
 run makes into them is still made once and compared exactly: the short generation and a short constrained one,
 SHORT_TOKENS guided tokens equal to the first the smoke made on the default profile. Any other wheel runs every
-tier.
+tier: the control's map PyPI's ORT, and the control's own run maps the sysroot's Debian ORT.
 """
 
 from __future__ import annotations
