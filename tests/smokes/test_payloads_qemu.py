@@ -65,6 +65,22 @@ def test_text_payloads(ctx: Context, text: str, verdict: Verdict, words: str) ->
     assert words in result.reason
 
 
+def test_the_targets_bytecode_is_kept_beside_the_build_never_in_the_sysroot(ctx: Context) -> None:
+    """A module the first run compiled is read from the build folder's bytecode by the next (the sysroot's Python
+    files come without any)."""
+    folder = payload.bytecode_folder(ctx, Arch.AMD64)
+    program = "import csv, json, sys\nprint('T-BIND OK: ' + sys.modules['csv'].__cached__)"
+    first = attempt(ctx, payload.Payload("T", text=program))
+    assert first.outcome.verdict is Verdict.PASS, first.result.output
+    cached = Path(first.outcome.detail)
+    assert cached.is_relative_to(folder) and cached.name.startswith("csv.cpython-"), cached
+    assert cached.is_file() and ctx.sysroot(Arch.AMD64).path.as_posix() in cached.as_posix()
+    written = cached.stat().st_mtime_ns
+    again = attempt(ctx, payload.Payload("T", text=program))
+    assert again.outcome.verdict is Verdict.PASS and cached.stat().st_mtime_ns == written  # read, not compiled again
+    assert not list((ctx.sysroot(Arch.AMD64).path / "usr/lib").glob("python3*/__pycache__/csv.*.pyc"))
+
+
 def test_payload_file_that_never_arrived(ctx: Context, tmp_path: Path) -> None:
     result = attempt(ctx, payload.Payload("T", file=tmp_path / "missing.py"))
     assert result.outcome.verdict is Verdict.FAIL

@@ -57,6 +57,9 @@ def test_a_wheel_installs_from_a_local_folder_and_imports_in_the_venv(board: whe
     assert answer == "42" and where.startswith(f"{wheel_install.VENV}/lib/python3.14/site-packages/")
     assert prefix == str(wheel_install.VENV)
     assert not (tmp_path / "board" / "crosslane" / "venv" / "bin" / "pip").exists()  # nothing but the one wheel
+    found = wheel_install.pip_wheel(board.root)
+    assert found is not None  # the pip step left pip's bytecode for the next board's pip (the root's own code)
+    assert list((wheel_install.pip_tree(found) / "pip/_internal").glob("__pycache__/*.cpython-314.pyc"))
 
 
 def test_a_requirement_no_folder_has_fails_naming_it(board: wheel_install.Board, tmp_path: Path) -> None:

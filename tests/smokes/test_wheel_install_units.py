@@ -41,6 +41,49 @@ def test_the_board_is_entered_without_network_and_with_the_profiles_cpu(tmp_path
     assert ["--bind-ro", str(tmp_path / "model")] == argv[argv.index(str(tmp_path / "model")) - 1:][:2]
 
 
+def test_only_the_pip_step_binds_a_folder_writable(tmp_path: Path) -> None:
+    argv = wheel_install.inside(tmp_path, ["/usr/bin/python3", "-V"], "/q", "rv64", [tmp_path / "model"], "/",
+                                [tmp_path / "pip"])
+    assert ["--bind", str(tmp_path / "pip")] == argv[argv.index(str(tmp_path / "pip")) - 1:][:2]
+    assert "--bind" not in wheel_install.inside(tmp_path, ["/x"], "/q", "rv64", [tmp_path / "model"])
+
+
+def pip_wheel_file(folder: Path, members: dict[str, str]) -> Path:
+    import zipfile
+
+    wheel = folder / "usr/share/python-wheels/pip-26.2.2-py3-none-any.whl"
+    wheel.parent.mkdir(parents=True)
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+    return wheel
+
+
+def test_the_roots_pip_is_unpacked_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "root"
+    wheel = pip_wheel_file(root, {"pip/__main__.py": "print('pip')\n", "pip/_internal/__init__.py": "",
+                                  "../escaped.py": "x = 1\n"})
+    assert wheel_install.pip_wheel(root) == wheel
+    tree = wheel_install.pip_tree(wheel)
+    assert tree.parent == tmp_path / "cache" / "pip" and tree.name.startswith("pip-26.2.2-py3-none-any-")
+    assert (tree / "pip/__main__.py").read_text() == "print('pip')\n" and (tree / "pip/_internal/__init__.py").is_file()
+    assert not (tree.parent / "escaped.py").exists() and not (tmp_path / "cache" / "escaped.py").exists()
+    (tree / "pip/__pycache__").mkdir()  # what a pip step leaves is kept: the tree is not unpacked again
+    assert wheel_install.pip_tree(wheel) == tree and (tree / "pip/__pycache__").is_dir()
+
+
+def test_a_pip_wheel_without_pip_is_refused_and_nothing_is_kept(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from crosslane.errors import MissingPrerequisite
+
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    wheel = pip_wheel_file(tmp_path / "root", {"README": "no pip here\n"})
+    with pytest.raises(MissingPrerequisite, match=r"holds no pip/__main__\.py"):
+        wheel_install.pip_tree(wheel)
+    assert [p.name for p in (tmp_path / "cache" / "pip").iterdir()] == []
+
+
 def test_the_ca_bundle_is_what_update_ca_certificates_makes(tmp_path: Path) -> None:
     certs = tmp_path / "usr/share/ca-certificates/mozilla"
     certs.mkdir(parents=True)
@@ -173,3 +216,40 @@ def test_an_extension_that_differs_runs_every_tier_without_the_smokes_guided_tok
     # With tier 5 not armed, the full run makes no guided call: the short generation is all it makes.
     unguided = wheel_install.evidence(installed, wheel_install.Proof(frozenset({"L", "E"})), guided=False)
     assert unguided[0] == "library"
+
+
+def test_the_controls_first_wheel_proves_the_bytes_of_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an arch of one profile with nothing proven by a smoke, the first wheel runs every tier alone; the others
+    are held to what it passed with. A failing first test proves nothing; a smoke's proof is every test's."""
+    from crosslane.archs import Arch
+    from crosslane.report import Check, Row, Verdict
+
+    ctx = Context(config_mod.load(), Runner(Log(io.StringIO())))
+    given: list[tuple[str, wheel_install.Proof]] = []
+    first_passes = [True]
+
+    def fake(ctx: Context, arch: Arch, component: str, wheel: Path, generation: dict[str, str], base: float,
+             lane: object, proof: wheel_install.Proof) -> tuple[Row, wheel_install.Proof]:
+        given.append((wheel.name, proof))
+        ok = first_passes[0] or wheel.name != "a"
+        made = wheel_install.Proof(frozenset({f"sha-{wheel.name}"}), (1,), f"{wheel.name}'s") if ok else \
+            wheel_install.Proof()
+        return Row("g", arch.value, Check.INSTALL, Verdict.PASS if ok else Verdict.FAIL, wheel.name), made
+
+    monkeypatch.setattr(wheel_install, "install_one", fake)
+    wheels = [Path("a"), Path("b"), Path("c")]
+    rows = wheel_install.run(ctx, Arch.AMD64, "g", wheels, {}, 60)
+    assert [r.reason for r in rows] == ["a", "b", "c"]
+    assert given[0] == ("a", wheel_install.Proof())
+    assert sorted(given[1:]) == [(n, wheel_install.Proof(frozenset({"sha-a"}), (1,), "a's")) for n in ("b", "c")]
+
+    given.clear()
+    first_passes[0] = False
+    wheel_install.run(ctx, Arch.AMD64, "g", wheels, {}, 60)
+    assert [proof for _, proof in given] == [wheel_install.Proof()] * 3
+
+    given.clear()
+    smoke = wheel_install.Proof(frozenset({"sha-smoke"}), (2,))
+    wheel_install.run(ctx, Arch.RISCV64, "g", wheels, {}, 60)  # four profiles: only a smoke proves anything
+    wheel_install.run(ctx, Arch.AMD64, "g", wheels, {}, 60, smoke)
+    assert [proof for _, proof in given] == [wheel_install.Proof()] * 3 + [smoke] * 3

@@ -9,6 +9,7 @@ exactly. An output the control has but an arch lacks is a FAIL, so is an output 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,6 +47,12 @@ class Sample:
     @property
     def label(self) -> str:
         return f"{self.arch}@{self.profile}"
+
+    def first(self, count: int) -> Sample:
+        """These outputs with every list cut to its first *count* items: what a run that made only its first
+        *count* tokens is held to."""
+        return dataclasses.replace(self, outputs={name: value[:count] if isinstance(value, list) else value
+                                                  for name, value in self.outputs.items()})
 
 
 @dataclass(frozen=True)

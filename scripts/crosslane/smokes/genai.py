@@ -18,15 +18,16 @@ from pathlib import Path
 
 from crosslane import costs
 from crosslane.archs import CONTROL_ARCH, Arch, info
-from crosslane.config import Component, Constrained, Profile, version_of
+from crosslane.config import ArchConfig, Component, Constrained, Profile, version_of
 from crosslane.context import Context
-from crosslane.gates import compiled, provenance
+from crosslane.gates import compiled, provenance, vector_code
 from crosslane.guest import cpython
 from crosslane.models import prepare
 from crosslane.paths import cache_dir
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import compare, payload, site, wheel_install
+from crosslane.shipping import folder as shipping_folder
+from crosslane.smokes import payload, site, wheel_install
 from crosslane.smokes.compare import EXACT
 from crosslane.sources import pinned
 
@@ -126,6 +127,53 @@ def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payl
     return [dataclasses.replace(r, check=Check.PROVENANCE) for r in rows]
 
 
+@dataclass(frozen=True)
+class Sweep:
+    """Which profiles run the payload in full and which its short form (`short_generation`), and the scan that
+    allowed the short form (empty when every profile runs in full)."""
+
+    full: tuple[Profile, ...]
+    short: tuple[Profile, ...] = ()
+    evidence: str = ""
+
+
+def plan_sweep(arch: Arch, arch_cfg: ArchConfig, profiles: Sequence[Profile], generation: Mapping[str, str],
+               scanned: Sequence[vector_code.VectorCode]) -> Sweep:
+    """Every profile in full, except the vector profiles other than the default one when the scan of the site's ELF
+    files proves there is nothing for their VLEN to change: every file scanned (RISC-V, readable) and not one RVV
+    instruction. Those profiles then run the same scalar code the default profile runs in full, so the short form
+    (fewer decode steps of that code) still shows what the sweep can show there: that it runs on that CPU. The
+    short form's tier 5 meets the default profile's first guided tokens, so the default profile must run here, with
+    tier 4's reference armed."""
+    default = arch_cfg.default_profile
+    names = [p.name for p in profiles]
+    wider = tuple(p for p in profiles if p.vector_enabled(arch) and p.name != default)
+    default_is_vector = any(p.name == default and p.vector_enabled(arch) for p in profiles)
+    scalar = bool(scanned) and all(v.scanned and v.instructions == 0 for v in scanned)
+    if not (wider and default_is_vector and scalar and "GENAI_EXPECTED_TOKENS" in generation and default in names):
+        return Sweep(tuple(profiles))
+    return Sweep(tuple(p for p in profiles if p not in wider), wider,
+                 f"no RVV instruction in the {len(scanned)} ELF files of its site")
+
+
+def sweep_runs(ctx: Context, arch: Arch, sweep: Sweep, program: payload.Payload, generation: Mapping[str, str],
+               base: float) -> tuple[list[payload.Attempt], list[payload.Attempt]]:
+    """The full runs, then the short ones against the default profile's full run; a short run whose reference the
+    default's run did not give (it failed, or tier 5 made no token ids) runs in full."""
+    full = payload.run_profiles(ctx, arch, sweep.full, program, base_timeout=base)
+    if not sweep.short:
+        return full, []
+    default = next(a for a in full if a.profile.name == ctx.config.arches[arch].default_profile)
+    tokens = wheel_install.guided_tokens(default.outcome.detail, generation)
+    if default.outcome.verdict is not Verdict.PASS or ("GENAI_CONSTRAINED" in generation and not tokens):
+        return full + payload.run_profiles(ctx, arch, sweep.short, program, base_timeout=base), []
+    ctx.log.info(f"    {', '.join(p.name for p in sweep.short)}: the short form ({sweep.evidence}; "
+                 f"{default.profile.name} ran in full)")
+    short = dataclasses.replace(program, env={**{k: v for k, v in program.env.items() if k != "GENAI_CONSTRAINED"},
+                                              **wheel_install.short_generation(generation, tokens)})
+    return full, payload.run_profiles(ctx, arch, sweep.short, short, base_timeout=base)
+
+
 def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[payload.Attempt],
                  generation: Mapping[str, str]) -> wheel_install.Proof:
     """sha256 of every ELF file in the site the smoke's runs ran from, and the tokens tier 5 made on the arch's
@@ -138,11 +186,8 @@ def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[pa
     if "GENAI_EXPECTED_TOKENS" not in generation or not every_profile or not passed:
         return wheel_install.Proof()
     default = next(a for a in attempts if a.profile.name == arch_cfg.default_profile)
-    guided = (compare.outputs_from_detail(default.outcome.detail) or {}).get("constrained_tokens")
-    # Tokens only when the run's list is all token ids: anything else proves nothing (the install test runs tier 5).
-    tokens = tuple(guided) if "GENAI_CONSTRAINED" in generation and isinstance(guided, list) and \
-        all(type(t) is int for t in guided) else ()
-    return wheel_install.Proof(frozenset(wheel_install.elf_hashes(site_dir).values()), tokens)
+    return wheel_install.Proof(frozenset(wheel_install.elf_hashes(site_dir).values()),
+                               wheel_install.guided_tokens(default.outcome.detail, generation))
 
 
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
@@ -157,8 +202,17 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     if mine.site is None:
         return rows
     generation = generation_env(ctx, spec.model if spec else None, spec.constrained if spec else None)
-    attempts = payload.run_profiles(ctx, arch, profiles, program_for(arch, mine, generation), base_timeout=base)
-    rows += [payload.row(component, a, "genai") for a in attempts]
+    sweep = plan_sweep(arch, ctx.config.arches[arch], profiles, generation,
+                       [vector_code.scan(f) for f in shipping_folder.elf_files(mine.site)]
+                       if info(arch).vector_cpu_property else [])
+    full, short = sweep_runs(ctx, arch, sweep, program_for(arch, mine, generation), generation, base)
+    attempts = sorted(full + short, key=lambda a: [p.name for p in profiles].index(a.profile.name))
+    note = (f"; the short form ({wheel_install.SHORT_TOKENS} tokens against the reference's first, "
+            f"{wheel_install.SHORT_TOKENS} guided against {ctx.config.arches[arch].default_profile}'s full run's): "
+            f"{sweep.evidence}")
+    shorts = {a.profile.name for a in short}
+    rows += [dataclasses.replace(r, reason=r.reason + note) if r.profile in shorts else r
+             for r in (payload.row(component, a, "genai") for a in attempts)]
     rows += loaded_ort(ctx, arch, component, attempts, mine.site if given else None)
     if not given:  # the lane's wheels, every CPython's, as a user installs them (and the control's)
         tested = [arch] if arch is CONTROL_ARCH else [arch, CONTROL_ARCH]
@@ -189,4 +243,5 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     rows.insert(1, payload.row(component, control, "genai", control=True))
     features = compiled.parity(component, arch, mine.site, theirs.site, CONTROL_ARCH,
                                ctx.config.components[component].compiled)
-    return rows + payload.parity(ctx, component, attempts, control, TOLERANCES) + features
+    return rows + payload.parity(ctx, component, full, control, TOLERANCES) + \
+        payload.parity(ctx, component, short, control, TOLERANCES, first=wheel_install.SHORT_TOKENS) + features

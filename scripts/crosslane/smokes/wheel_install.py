@@ -25,8 +25,9 @@ proves what only it can (pip's resolution, the installed layout, that the instal
 with a short generation: SHORT_TOKENS tokens, equal to the reference's first, and no constrained tier. Where only
 CPython extension modules are other bytes (another CPython's build of the same library bytes), every call the full
 run makes into them is still made once and compared exactly: the short generation and a short constrained one,
-SHORT_TOKENS guided tokens equal to the first the smoke made on the default profile. Any other wheel runs every
-tier: the control's map PyPI's ORT, and the control's own run maps the sysroot's Debian ORT.
+SHORT_TOKENS guided tokens equal to the first the smoke made on the default profile. The control's wheels map
+PyPI's ORT, which no smoke loads (the control's own run maps the sysroot's Debian ORT): the first of them runs every
+tier, and what it passed with is the others' proof (`run`).
 """
 
 from __future__ import annotations
@@ -39,23 +40,26 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from packaging.utils import parse_wheel_filename
 
-from crosslane import stamps
+from crosslane import atomic, stamps
 from crosslane.archs import Arch, info
 from crosslane.config import Profile, SysrootSpec
 from crosslane.context import Context
+from crosslane.errors import MissingPrerequisite
 from crosslane.gates import elf, provenance
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
+from crosslane.paths import cache_dir
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result
 from crosslane.shipping import index
-from crosslane.smokes import payload, payloads, sentinel, site, target
+from crosslane.smokes import compare, payload, payloads, sentinel, site, target
 
 VENV = PurePosixPath("/crosslane/venv")
 SHORT_TOKENS = 4  # the generation of a wheel whose bytes the smoke proved (each token is a full decode step)
@@ -103,19 +107,48 @@ def ca_bundle(root: Path) -> None:
                               for c in certificates))
 
 
-def inside(root: Path, argv: Sequence[str], qemu: str, cpu: str, binds: Sequence[Path], cwd: str = "/") -> list[str]:
+def inside(root: Path, argv: Sequence[str], qemu: str, cpu: str, binds: Sequence[Path], cwd: str = "/",
+           writable: Sequence[Path] = ()) -> list[str]:
     """*argv* run by qemu-user inside *root*: chroot (host/enter_root.py), private mounts, its own PID namespace and
     no network; the binds (qemu, the payload's helpers, the model) read-only: the board runs code that came with a
-    wheel and its requirements."""
+    wheel and its requirements. *writable*: folders bound writable, for a step that runs only the root's own code."""
     bound = [word for path in dict.fromkeys([Path(qemu), *binds]) for word in ("--bind-ro", str(path))]
+    bound += [word for path in writable for word in ("--bind", str(path))]
     return ["unshare", "--mount", "--net", "--pid", "--fork", "--propagation", "private", "--", sys.executable,
             str(toolroot.ENTER),
             str(root), *bound, "--cwd", cwd, "--", qemu, "-cpu", cpu, *argv]
 
 
-def pip_wheel(root: Path) -> PurePosixPath | None:
+def pip_wheel(root: Path) -> Path | None:
     found = sorted((root / "usr/share/python-wheels").glob("pip-*.whl"))
-    return PurePosixPath("/") / found[-1].relative_to(root) if found else None
+    return found[-1] if found else None
+
+
+def pip_tree(wheel: Path) -> Path:
+    """The root's pip wheel unpacked once into the cache, by its sha256. Run from the wheel, a zip, pip compiled
+    every module it imports on every start (zipimport keeps no bytecode): `pip install --help` took 32 s of CPU
+    under qemu-riscv64 7.2 from the wheel, 3 s from an unpacked copy holding its bytecode (measured 2026-12-06).
+    The pip steps bind it writable, so the first run of each CPython leaves the bytecode the next ones read; pip
+    runs no code of the wheels it installs, and the payload's step, which does, does not see it."""
+    final = cache_dir() / "pip" / f"{wheel.stem}-{stamps.file_sha256(wheel)[:16]}"
+    if (final / PIP_MARK).is_file():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with atomic.publish_dir(final, lambda found: (found / PIP_MARK).is_file()) as work, \
+            zipfile.ZipFile(wheel) as archive:
+        for member in archive.infolist():
+            target_path = (work / member.filename).resolve()
+            if not target_path.is_relative_to(work.resolve()) or member.is_dir():
+                continue
+            target_path.parent.mkdir(parents=True, exist_ok=True)
+            target_path.write_bytes(archive.read(member))
+        if not (work / PIP_MARK).is_file():
+            raise MissingPrerequisite(f"{wheel} holds no {PIP_MARK}", fix="remake the install root (its pip wheel "
+                                      "is damaged): delete it from the sysroot cache")
+    return final
+
+
+PIP_MARK = "pip/__main__.py"
 
 
 @dataclass(frozen=True)
@@ -129,12 +162,12 @@ class Board:
     binds: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
 
-    def run(self, argv: Sequence[str], timeout: float, *, cwd: str = "/") -> Result:
+    def run(self, argv: Sequence[str], timeout: float, *, cwd: str = "/", writable: Sequence[Path] = ()) -> Result:
         # A board has none of the host's pip or Python settings (PIP_CERT, PIP_FIND_LINKS name host paths).
         host = [k for k in os.environ if k.startswith(("PIP_", "PYTHON"))]
         unset = [k for k in (*payload.HOST_ONLY_ENV, *host) if k not in self.env]
-        return self.ctx.runner.run(inside(self.root, argv, self.qemu, self.cpu, self.binds, cwd), env=dict(self.env),
-                                   unset=unset, timeout=timeout, check=False, quiet=True)
+        return self.ctx.runner.run(inside(self.root, argv, self.qemu, self.cpu, self.binds, cwd, writable),
+                                   env=dict(self.env), unset=unset, timeout=timeout, check=False, quiet=True)
 
 
 def board(ctx: Context, arch: Arch, spec: SysrootSpec, work: Path, profile: Profile, *,
@@ -157,16 +190,17 @@ def pip_install(where: Board, wheel: Path, timeout: float, lane: Sequence[Path] 
     distribution, wheel_version, _, _ = parse_wheel_filename(wheel.name)
     (where.root / WHEELS.relative_to("/")).mkdir(parents=True, exist_ok=True)
     index.write(list(lane) or [wheel], where.root / INDEX.relative_to("/"))
-    pip = pip_wheel(where.root)
-    if pip is None:
+    wheel_of_pip = pip_wheel(where.root)
+    if wheel_of_pip is None:
         return f"the root has no pip wheel (usr/share/python-wheels); python{version}-venv brings python3-pip-whl"
+    pip = pip_tree(wheel_of_pip)
     made = where.run([f"/usr/bin/python{version}", "-m", "venv", "--without-pip", "--system-site-packages",
                       str(VENV)], timeout)
     made_python = where.root / VENV.relative_to("/") / "bin/python"
     if not made.ok or not (made_python.is_file() or made_python.is_symlink()):  # a link into the root's /usr
         return f"python{version} -m venv failed: {last_line(made.output)}"
     result = where.run([str(VENV / "bin/python"), f"{pip}/pip", "install", "--index-url", f"file://{INDEX}/simple",
-                        "--find-links", str(WHEELS), f"{distribution}=={wheel_version}"], timeout)
+                        "--find-links", str(WHEELS), f"{distribution}=={wheel_version}"], timeout, writable=[pip])
     if f"{distribution}-{wheel_version}" not in installed(result.output):
         where.ctx.log.info("\n".join(f"    {line}" for line in result.output.splitlines()[-8:]))
         return f"pip install from the index did not install it: {last_line(result.output)}"
@@ -252,6 +286,15 @@ class Proof:
 
     hashes: frozenset[str] = frozenset()
     constrained: tuple[int, ...] = ()
+    by: str = "the smoke's"  # whose runs: the row names them
+
+
+def guided_tokens(detail: str, generation: Mapping[str, str]) -> tuple[int, ...]:
+    """The tokens tier 5 made in a run (its sentinel's *detail*), when tier 5 was armed and the run's list is all token
+    ids: anything else proves nothing (the runs that would meet them run tier 5 in full)."""
+    guided = (compare.outputs_from_detail(detail) or {}).get("constrained_tokens")
+    return tuple(guided) if "GENAI_CONSTRAINED" in generation and isinstance(guided, list) and \
+        all(type(t) is int for t in guided) else ()
 
 
 def evidence(installed: Mapping[str, str], proof: Proof, *, guided: bool = True) -> tuple[str, dict[str, str]]:
@@ -271,7 +314,15 @@ def evidence(installed: Mapping[str, str], proof: Proof, *, guided: bool = True)
 
 
 def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generation: dict[str, str],
-                base_timeout: float, lane: Sequence[Path] = (), proof: Proof = Proof()) -> Row:
+                base_timeout: float, lane: Sequence[Path] = (), proof: Proof = Proof()) -> tuple[Row, Proof]:
+    """The install test of *wheel*: its row, and what it proved when it ran every tier and passed (the bytes pip
+    installed, by sha256, and its tier-5 tokens), else nothing."""
+    row, proved = install_and_run(ctx, arch, component, wheel, generation, base_timeout, lane, proof)
+    return row, (proved if row.verdict is Verdict.PASS else Proof())
+
+
+def install_and_run(ctx: Context, arch: Arch, component: str, wheel: Path, generation: dict[str, str],
+                    base_timeout: float, lane: Sequence[Path], proof: Proof) -> tuple[Row, Proof]:
     version = python_of(wheel)
     _, wheel_version, _, _ = parse_wheel_filename(wheel.name)
     identifier = f"{wheel.name.split('-')[2]}-{info(arch).wheel_platform}"
@@ -279,9 +330,9 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
     arch_cfg = ctx.config.arches[arch]
     profile = arch_cfg.profile(arch_cfg.default_profile)
 
-    def verdict(state: Verdict, reason: str) -> Row:
+    def verdict(state: Verdict, reason: str, proved: Proof = Proof()) -> tuple[Row, Proof]:
         return Row(component, arch.value, Check.INSTALL, state, f"{wheel.name}: {reason}",
-                   subject=f"{CHECK}:{identifier}", profile=profile.name)
+                   subject=f"{CHECK}:{identifier}", profile=profile.name), proved
 
     program = payload.Payload.builtin("genai_payload", "GENAI", env={
         "GENAI_PIN": str(wheel_version), "GENAI_EXPECTED_MACHINE": str(info(arch).elf_machine), **generation})
@@ -302,7 +353,7 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
         if failed:
             return verdict(Verdict.FAIL, failed)
         distribution, _, _, _ = parse_wheel_filename(wheel.name)
-        ours = installed_elf_hashes(where, str(distribution)) if proof.hashes else {}
+        ours = installed_elf_hashes(where, str(distribution))
         how, unproven = evidence(ours, proof, guided="GENAI_CONSTRAINED" in generation) \
             if "GENAI_EXPECTED_TOKENS" in generation else ("full", {})
         if how != "full":
@@ -330,21 +381,24 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
         elif "/site-packages/onnxruntime/" not in loaded:  # the requirement pip installed into the venv
             return verdict(Verdict.FAIL, f"installed and ran, but ORT came from {loaded}, not the onnxruntime "
                                          "requirement pip installed")
-        said = ""
+        said, proved = "", Proof()
         if how == "same":
-            said = (f"; the same bytes as the smoke's ({len(ours)} ELF files by sha256, every tier passed on every "
+            said = (f"; the same bytes as {proof.by} ({len(ours)} ELF files by sha256, every tier passed on every "
                     f"profile): {SHORT_TOKENS} tokens against the reference's first")
         elif how == "library":
-            guided = f" and {SHORT_TOKENS} guided tokens against the smoke's first" \
+            guided = f" and {SHORT_TOKENS} guided tokens against {proof.by} first" \
                 if "GENAI_CONSTRAINED" in where.env else ""
-            said = (f"; the smoke's library bytes ({len(ours) - len(unproven)} of {len(ours)} ELF files by sha256, "
+            said = (f"; {proof.by} library bytes ({len(ours) - len(unproven)} of {len(ours)} ELF files by sha256, "
                     f"every tier passed on every profile), extension modules built for python{version} "
                     f"({', '.join(PurePosixPath(p).name for p in sorted(unproven))}): {SHORT_TOKENS} tokens against "
                     f"the reference's first{guided}")
+        elif ours and "GENAI_EXPECTED_TOKENS" in generation:  # every tier ran: what it passed with is proven
+            proved = Proof(frozenset(ours.values()), guided_tokens(outcome.detail, generation),
+                           f"the {identifier} install test's")
         return verdict(Verdict.PASS, f"pip install from the lane's index into a clean {spec.suite} root "
                                      f"(python{version}, "
                                      f"venv --system-site-packages for {', '.join(spec.packages[2:]) or 'nothing'}) "
-                                     f"on {profile.name}: {payload.summary(outcome.detail)}{said}")
+                                     f"on {profile.name}: {payload.summary(outcome.detail)}{said}", proved)
 
 
 def installed(output: str) -> set[str]:
@@ -369,6 +423,15 @@ def loaded_ort(detail: str) -> str:
 def run(ctx: Context, arch: Arch, component: str, wheels: Sequence[Path], generation: dict[str, str],
         base_timeout: float, proof: Proof = Proof()) -> list[Row]:
     """One row per wheel; the tests run one per core. *proof*: what the smoke's runs proved on every profile of
-    *arch* (Proof)."""
-    return target.per_item(list(wheels), lambda w: install_one(ctx, arch, component, w, generation, base_timeout,
-                                                                 wheels, proof))
+    *arch* (Proof). With nothing proven on an arch of one profile (the amd64 control's wheels, which map PyPI's ORT,
+    loaded by no smoke), the first wheel's test runs every tier first, and what it passed with is the proof of the
+    others: another CPython's wheel of the same build holds the same library bytes and PyPI's ORT the same
+    libonnxruntime.so (measured: one sha256 across its cp313 and cp314 wheels, 2026-12-06)."""
+    def test(given: Proof) -> Callable[[Path], tuple[Row, Proof]]:
+        return lambda w: install_one(ctx, arch, component, w, generation, base_timeout, wheels, given)
+
+    chained = not proof.hashes and len(wheels) > 1 and len(ctx.config.arches[arch].profiles) == 1
+    if not chained:
+        return [row for row, _ in target.per_item(list(wheels), test(proof))]
+    [(first, proved)] = target.per_item(list(wheels[:1]), test(proof))
+    return [first, *(row for row, _ in target.per_item(list(wheels[1:]), test(proved)))]

@@ -168,7 +168,9 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Pat
         why = wheel_install.pip_install(where, wheel, install_timeout)
         if why:
             return failed(f"{why}{'; the index has no wheel of ' + ', '.join(absent) if absent else ''}")
-        pip = wheel_install.pip_wheel(where.root)
+        found = wheel_install.pip_wheel(where.root)
+        assert found is not None  # pip_install ran it
+        pip = wheel_install.pip_tree(found)
         names = [Requirement(r).name for r in spec.requirements]
         if names:
             result = where.run([str(wheel_install.VENV / "bin/python"), f"{pip}/pip", "install", "--no-index",
