@@ -44,8 +44,9 @@ def board(tmp_path: Path) -> wheel_install.Board:
     return wheel_install.board(ctx, Arch.RISCV64, spec, tmp_path / "board", profile)
 
 
-def test_a_wheel_installs_from_a_local_folder_and_imports_in_the_venv(board: wheel_install.Board,
-                                                                      tmp_path: Path) -> None:
+def test_a_wheel_installs_from_a_local_folder_and_imports_in_the_venv(board: wheel_install.Board, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wheel_install, "cache_dir", lambda: tmp_path / "cache")  # pip unpacked afresh: no bytecode
     wheel = tmp_path / "cp314" / "boardcheck-1.0-cp314-none-any.whl"
     wheel.parent.mkdir()
     pure_wheel(tmp_path).rename(wheel)  # the install test reads the CPython from the tag
@@ -59,7 +60,9 @@ def test_a_wheel_installs_from_a_local_folder_and_imports_in_the_venv(board: whe
     assert not (tmp_path / "board" / "crosslane" / "venv" / "bin" / "pip").exists()  # nothing but the one wheel
     found = wheel_install.pip_wheel(board.root)
     assert found is not None  # the pip step left pip's bytecode for the next board's pip (the root's own code)
-    assert list((wheel_install.pip_tree(found) / "pip/_internal").glob("__pycache__/*.cpython-314.pyc"))
+    tree = wheel_install.pip_tree(found)
+    assert tree.is_relative_to(tmp_path / "cache")
+    assert list((tree / "pip/_internal").glob("__pycache__/*.cpython-314.pyc"))
 
 
 def test_a_requirement_no_folder_has_fails_naming_it(board: wheel_install.Board, tmp_path: Path) -> None:

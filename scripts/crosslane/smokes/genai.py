@@ -191,8 +191,9 @@ def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[pa
 
 
 def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
-    """Tiers 1–4 on every profile; with tier 4 armed, the new tokens are also compared with the amd64
-    control's (the lane's amd64 wheel under qemu-x86_64), exactly."""
+    """Tiers 1–5 on every profile (the wider VLENs in the short form where the site holds no RVV instruction:
+    plan_sweep); with tier 4 armed, the new tokens are also compared with the amd64 control's (the lane's amd64
+    wheel under qemu-x86_64), exactly."""
     spec = ctx.config.components[component].smoke
     base = spec.timeout if spec else DEFAULT_TIMEOUT
     given = ctx.wheels.get(component, ())

@@ -9,12 +9,14 @@ copy (chroot, a private mount and network namespace: no network), under qemu-use
 CPU profile:
 
     pythonX.Y -m venv --without-pip --system-site-packages /crosslane/venv
-    /crosslane/venv/bin/python <the root's pip wheel>/pip install --index-url file:///crosslane/index/simple \
-        --find-links /crosslane/wheels D==V      (the lane's wheels as a PEP 503 index, shipping/index.py)
+    /crosslane/venv/bin/python <the root's pip wheel, unpacked>/pip install --only-binary=:all: \
+        --index-url file:///crosslane/index/simple --find-links /crosslane/wheels D==V
+                                                   (the lane's wheels as a PEP 503 index, shipping/index.py)
     /crosslane/venv/bin/python <genai payload>     (tiers 1–5 with the smoke's model)
 
 `--without-pip`: venv runs ensurepip in a child process, and qemu-user cannot start a target binary from a
-target binary without binfmt_misc; the pip it would install is the distribution's wheel, run here directly.
+target binary without binfmt_misc; the pip it would install is the distribution's wheel, run here directly (from
+its files unpacked once, `pip_tree`, so that its bytecode is compiled once).
 PASS needs pip's own "Successfully installed D-V" line, the payload's sentinel (tier 4's tokens equal the
 host reference) and the ORT it mapped being the one the wheel bundles, inside the venv.
 
@@ -40,6 +42,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,8 +134,14 @@ def pip_tree(wheel: Path) -> Path:
     The pip steps bind it writable, so the first run of each CPython leaves the bytecode the next ones read; pip
     runs no code of the wheels it installs, and the payload's step, which does, does not see it."""
     final = cache_dir() / "pip" / f"{wheel.stem}-{stamps.file_sha256(wheel)[:16]}"
-    if (final / PIP_MARK).is_file():
-        return final
+    # The staging folder is named by the process: the install tests of one run unpack from threads of one.
+    with PIP_TREE_LOCK:
+        if not (final / PIP_MARK).is_file():
+            unpack_pip(wheel, final)
+    return final
+
+
+def unpack_pip(wheel: Path, final: Path) -> None:
     final.parent.mkdir(parents=True, exist_ok=True)
     with atomic.publish_dir(final, lambda found: (found / PIP_MARK).is_file()) as work, \
             zipfile.ZipFile(wheel) as archive:
@@ -145,10 +154,10 @@ def pip_tree(wheel: Path) -> Path:
         if not (work / PIP_MARK).is_file():
             raise MissingPrerequisite(f"{wheel} holds no {PIP_MARK}", fix="remake the install root (its pip wheel "
                                       "is damaged): delete it from the sysroot cache")
-    return final
 
 
 PIP_MARK = "pip/__main__.py"
+PIP_TREE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -193,14 +202,19 @@ def pip_install(where: Board, wheel: Path, timeout: float, lane: Sequence[Path] 
     wheel_of_pip = pip_wheel(where.root)
     if wheel_of_pip is None:
         return f"the root has no pip wheel (usr/share/python-wheels); python{version}-venv brings python3-pip-whl"
-    pip = pip_tree(wheel_of_pip)
+    try:
+        pip = pip_tree(wheel_of_pip)
+    except (OSError, zipfile.BadZipFile, MissingPrerequisite) as exc:
+        return f"the root's pip wheel {wheel_of_pip.name} cannot be unpacked: {exc}"
     made = where.run([f"/usr/bin/python{version}", "-m", "venv", "--without-pip", "--system-site-packages",
                       str(VENV)], timeout)
     made_python = where.root / VENV.relative_to("/") / "bin/python"
     if not made.ok or not (made_python.is_file() or made_python.is_symlink()):  # a link into the root's /usr
         return f"python{version} -m venv failed: {last_line(made.output)}"
-    result = where.run([str(VENV / "bin/python"), f"{pip}/pip", "install", "--index-url", f"file://{INDEX}/simple",
-                        "--find-links", str(WHEELS), f"{distribution}=={wheel_version}"], timeout, writable=[pip])
+    # Wheels only: pip then runs no code of what it installs, which is what lets this step write pip's bytecode.
+    result = where.run([str(VENV / "bin/python"), f"{pip}/pip", "install", "--only-binary=:all:", "--index-url",
+                        f"file://{INDEX}/simple", "--find-links", str(WHEELS), f"{distribution}=={wheel_version}"],
+                       timeout, writable=[pip])
     if f"{distribution}-{wheel_version}" not in installed(result.output):
         where.ctx.log.info("\n".join(f"    {line}" for line in result.output.splitlines()[-8:]))
         return f"pip install from the index did not install it: {last_line(result.output)}"
@@ -281,8 +295,9 @@ EXTENSION_MODULE = re.compile(r"\.(cpython-[^/]+|abi3)\.so$")
 
 @dataclass(frozen=True)
 class Proof:
-    """What the smoke's runs proved, when they passed every armed tier on every profile of the arch: the sha256 of
-    every ELF file in the site they ran from, and the tokens tier 5 made on the default profile."""
+    """What runs proved, when they passed every armed tier on every profile of the arch (*by*: whose, for the row):
+    the sha256 of every ELF file they ran (the smoke's site; a first install test's venv) and the tokens tier 5 made
+    on the default profile."""
 
     hashes: frozenset[str] = frozenset()
     constrained: tuple[int, ...] = ()

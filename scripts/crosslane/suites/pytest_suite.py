@@ -13,6 +13,7 @@ in one process, as upstream runs it. A case that failed because its data file is
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 import shutil
@@ -173,8 +174,10 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Pat
         pip = wheel_install.pip_tree(found)
         names = [Requirement(r).name for r in spec.requirements]
         if names:
-            result = where.run([str(wheel_install.VENV / "bin/python"), f"{pip}/pip", "install", "--no-index",
-                                "--find-links", str(wheel_install.WHEELS), *spec.requirements], install_timeout)
+            # Read-only: the venv holds the wheel under test now, and its .pth files run when the interpreter starts.
+            readable = dataclasses.replace(where, binds=(*where.binds, pip))
+            result = readable.run([str(wheel_install.VENV / "bin/python"), f"{pip}/pip", "install", "--no-index",
+                                   "--find-links", str(wheel_install.WHEELS), *spec.requirements], install_timeout)
             missing = [n for n in names if not has_requirement(n, result.output)]
             if missing:
                 return failed(f"pip install of {', '.join(missing)} failed: {wheel_install.last_line(result.output)}")
