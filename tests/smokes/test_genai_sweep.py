@@ -118,3 +118,49 @@ def test_a_short_run_is_compared_with_the_controls_first_tokens() -> None:
     longer = attempt(rvv256, Verdict.PASS, {"new_tokens": [1, 2, 3], "constrained_tokens": [7, 8]})
     assert payload.parity(ctx, "g", [longer], control, tolerances, first=2)[0].verdict is Verdict.FAIL
     assert payload.parity(ctx, "g", [same], control, tolerances)[0].verdict is Verdict.FAIL  # the whole control
+
+
+def test_the_smoke_marks_the_short_runs_and_holds_only_them_to_the_controls_first_tokens(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """genai.run's wiring: the short rows say so, and only their parity rows meet the control's first tokens."""
+    from crosslane.gates import compiled, vector_code
+    from crosslane.recipes import cmake_wheel
+    from crosslane.report import Check, Row
+    from crosslane.shipping import folder as shipping_folder
+    from crosslane.smokes.genai import Prepared
+
+    ctx = Context(CFG, Runner(Log(io.StringIO())))
+    monkeypatch.setattr(genai, "lane_wheel", lambda ctx, arch, component: tmp_path / "w.whl")
+    monkeypatch.setattr(genai, "install_site", lambda ctx, arch, component, wheel: Prepared(
+        Row("onnxruntime-genai", arch.value, Check.INSTALL, Verdict.PASS, "unpacked"), tmp_path, "0.15.2"))
+    monkeypatch.setattr(genai, "generation_env",
+                        lambda ctx, model, constrained=None: {**ARMED, "GENAI_MODEL_DIR": str(tmp_path)})
+    monkeypatch.setattr(shipping_folder, "elf_files", lambda folder: [Path(v.path) for v in SCALAR])
+    monkeypatch.setattr(vector_code, "scan", lambda path: VectorCode(path))
+    tokens = {"new_tokens": list(range(10, 26)), "constrained_tokens": [7, 8, 9, 10, 11]}
+
+    def runs(ctx: Context, arch: Arch, profiles: Sequence[Profile], program: payload.Payload, *,
+             base_timeout: float, parallel: bool = True) -> list[payload.Attempt]:
+        count = int(program.env["GENAI_NEW_TOKENS"])
+        return [attempt(p, Verdict.PASS, {k: v[:count] for k, v in tokens.items()}) for p in profiles]
+
+    monkeypatch.setattr(payload, "run_profiles", runs)
+    control = payload.Attempt(Arch.AMD64, CFG.arches[Arch.AMD64].profiles[0], sentinel.Outcome(
+        Verdict.PASS, "", "OK", json.dumps({"outputs": tokens})), Result(("q",), 0, "", 1.0), 9.0)
+    monkeypatch.setattr(payload, "run", lambda ctx, arch, profile, program, base_timeout: control)
+    monkeypatch.setattr(wheel_install, "run", lambda *args, **kwargs: [])
+    monkeypatch.setattr(cmake_wheel, "wheels", lambda folder: [])
+    monkeypatch.setattr(genai, "loaded_ort", lambda *args, **kwargs: [])
+    monkeypatch.setattr(compiled, "parity", lambda *args, **kwargs: [])
+
+    rows = genai.run(ctx, Arch.RISCV64, "onnxruntime-genai", RISCV.profiles)
+    smoke = {r.profile: r.reason for r in rows if r.check is Check.SMOKE and not r.control}
+    parity = {r.profile: r for r in rows if r.check is Check.PARITY}
+    assert list(smoke) == list(parity) == ["novector", "rvv128", "rvv256", "rvv512"]
+    for name in ("rvv256", "rvv512"):
+        assert "the short form (4 tokens against the reference's first, 4 guided against rvv128's full run's)" \
+            in smoke[name]
+        assert parity[name].verdict is Verdict.PASS and "control's first 4 (a short run)" in parity[name].reason
+    for name in ("novector", "rvv128"):
+        assert "short form" not in smoke[name] and "short run" not in parity[name].reason
+        assert parity[name].verdict is Verdict.PASS and "16 values identical" in parity[name].reason
