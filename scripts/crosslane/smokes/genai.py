@@ -208,9 +208,11 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                        if info(arch).vector_cpu_property else [])
     full, short = sweep_runs(ctx, arch, sweep, program_for(arch, mine, generation), generation, base)
     attempts = sorted(full + short, key=lambda a: [p.name for p in profiles].index(a.profile.name))
+    default = ctx.config.arches[arch].default_profile
+    # The scan's own clause follows on every vector row (pipeline.with_vector_evidence).
     note = (f"; the short form ({wheel_install.SHORT_TOKENS} tokens against the reference's first, "
-            f"{wheel_install.SHORT_TOKENS} guided against {ctx.config.arches[arch].default_profile}'s full run's): "
-            f"{sweep.evidence}")
+            f"{wheel_install.SHORT_TOKENS} guided against {default}'s full run's), the same code having run in full "
+            f"on {default}")
     shorts = {a.profile.name for a in short}
     rows += [dataclasses.replace(r, reason=r.reason + note) if r.profile in shorts else r
              for r in (payload.row(component, a, "genai") for a in attempts)]
