@@ -48,40 +48,57 @@ def test_only_the_pip_step_binds_a_folder_writable(tmp_path: Path) -> None:
     assert "--bind" not in wheel_install.inside(tmp_path, ["/x"], "/q", "rv64", [tmp_path / "model"])
 
 
-def pip_wheel_file(folder: Path, members: dict[str, str]) -> Path:
+def pip_wheel_file(folder: Path, members: dict[str, str], *, record: dict[str, str] | None = None) -> Path:
+    """A pip wheel whose RECORD lists *record* (default: every member, by its real sha256)."""
+    import hashlib
     import zipfile
 
+    from crosslane import wheelzip
+
+    def digest(text: str) -> str:
+        return f"sha256={wheelzip.record_hash(hashlib.sha256(text.encode()).digest())}"
+
+    listed = record if record is not None else {name: digest(text) for name, text in members.items()}
     wheel = folder / "usr/share/python-wheels/pip-26.2.2-py3-none-any.whl"
     wheel.parent.mkdir(parents=True)
     with zipfile.ZipFile(wheel, "w") as archive:
         for name, text in members.items():
             archive.writestr(name, text)
+        archive.writestr("pip-26.2.2.dist-info/RECORD",
+                         "".join(f"{name},{digest},\n" for name, digest in listed.items()) +
+                         "pip-26.2.2.dist-info/RECORD,,\n")
     return wheel
 
 
 def test_the_roots_pip_is_unpacked_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
     root = tmp_path / "root"
-    wheel = pip_wheel_file(root, {"pip/__main__.py": "print('pip')\n", "pip/_internal/__init__.py": "",
-                                  "../escaped.py": "x = 1\n"})
+    wheel = pip_wheel_file(root, {"pip/__main__.py": "print('pip')\n", "pip/_internal/__init__.py": ""})
     assert wheel_install.pip_wheel(root) == wheel
     tree = wheel_install.pip_tree(wheel)
     assert tree.parent == tmp_path / "cache" / "pip" and tree.name.startswith("pip-26.2.2-py3-none-any-")
     assert (tree / "pip/__main__.py").read_text() == "print('pip')\n" and (tree / "pip/_internal/__init__.py").is_file()
-    assert not (tree.parent / "escaped.py").exists() and not (tmp_path / "cache" / "escaped.py").exists()
     (tree / "pip/__pycache__").mkdir()  # what a pip step leaves is kept: the tree is not unpacked again
     assert wheel_install.pip_tree(wheel) == tree and (tree / "pip/__pycache__").is_dir()
 
 
-def test_a_pip_wheel_without_pip_is_refused_and_nothing_is_kept(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("members", "record", "refused"), [
+    ({"README": "no pip here\n"}, None, r"holds no pip/__main__\.py"),
+    ({"pip/__main__.py": "x\n", "../escaped.py": "x = 1\n"}, None, "zip-slip"),
+    ({"pip/__main__.py": "x\n"}, {"pip/__main__.py": "sha256=AAAA"}, r"pip/__main__\.py: RECORD says sha256=AAAA"),
+], ids=["no-pip", "escapes", "record-differs"])
+def test_a_damaged_pip_wheel_is_refused_and_nothing_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             members: dict[str, str], record: dict[str, str] | None,
+                                                             refused: str) -> None:
+    from crosslane import wheelzip
     from crosslane.errors import MissingPrerequisite
 
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
-    wheel = pip_wheel_file(tmp_path / "root", {"README": "no pip here\n"})
-    with pytest.raises(MissingPrerequisite, match=r"holds no pip/__main__\.py"):
+    wheel = pip_wheel_file(tmp_path / "root", members, record=record)
+    with pytest.raises((MissingPrerequisite, wheelzip.UnsafeWheel), match=refused):
         wheel_install.pip_tree(wheel)
     assert [p.name for p in (tmp_path / "cache" / "pip").iterdir()] == []
+    assert not (tmp_path / "cache" / "escaped.py").exists()
 
 
 def test_the_ca_bundle_is_what_update_ca_certificates_makes(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ from pathlib import Path, PurePosixPath
 
 from packaging.utils import parse_wheel_filename
 
-from crosslane import atomic, stamps
+from crosslane import atomic, stamps, wheelzip
 from crosslane.archs import Arch, info
 from crosslane.config import Profile, SysrootSpec
 from crosslane.context import Context
@@ -142,18 +142,16 @@ def pip_tree(wheel: Path) -> Path:
 
 
 def unpack_pip(wheel: Path, final: Path) -> None:
+    """The wheel's plan (no link, no `..`, no bomb) and RECORD checked as any wheel's (wheelzip), then published."""
     final.parent.mkdir(parents=True, exist_ok=True)
     with atomic.publish_dir(final, lambda found: (found / PIP_MARK).is_file()) as work, \
             zipfile.ZipFile(wheel) as archive:
-        for member in archive.infolist():
-            target_path = (work / member.filename).resolve()
-            if not target_path.is_relative_to(work.resolve()) or member.is_dir():
-                continue
-            target_path.parent.mkdir(parents=True, exist_ok=True)
-            target_path.write_bytes(archive.read(member))
-        if not (work / PIP_MARK).is_file():
-            raise MissingPrerequisite(f"{wheel} holds no {PIP_MARK}", fix="remake the install root (its pip wheel "
-                                      "is damaged): delete it from the sysroot cache")
+        hashes = wheelzip.unpack(archive, wheelzip.plan(archive, wheelzip.Limits()), work)
+        problems = wheelzip.check_record(archive, hashes, work)
+        if problems or not (work / PIP_MARK).is_file():
+            raise MissingPrerequisite(f"{wheel}: {problems[0] if problems else f'holds no {PIP_MARK}'}",
+                                      fix="remake the install root (its pip wheel is damaged): delete it from the "
+                                          "sysroot cache")
 
 
 PIP_MARK = "pip/__main__.py"
@@ -204,7 +202,7 @@ def pip_install(where: Board, wheel: Path, timeout: float, lane: Sequence[Path] 
         return f"the root has no pip wheel (usr/share/python-wheels); python{version}-venv brings python3-pip-whl"
     try:
         pip = pip_tree(wheel_of_pip)
-    except (OSError, zipfile.BadZipFile, MissingPrerequisite) as exc:
+    except (OSError, zipfile.BadZipFile, wheelzip.UnsafeWheel, MissingPrerequisite) as exc:
         return f"the root's pip wheel {wheel_of_pip.name} cannot be unpacked: {exc}"
     made = where.run([f"/usr/bin/python{version}", "-m", "venv", "--without-pip", "--system-site-packages",
                       str(VENV)], timeout)
@@ -332,12 +330,6 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
                 base_timeout: float, lane: Sequence[Path] = (), proof: Proof = Proof()) -> tuple[Row, Proof]:
     """The install test of *wheel*: its row, and what it proved when it ran every tier and passed (the bytes pip
     installed, by sha256, and its tier-5 tokens), else nothing."""
-    row, proved = install_and_run(ctx, arch, component, wheel, generation, base_timeout, lane, proof)
-    return row, (proved if row.verdict is Verdict.PASS else Proof())
-
-
-def install_and_run(ctx: Context, arch: Arch, component: str, wheel: Path, generation: dict[str, str],
-                    base_timeout: float, lane: Sequence[Path], proof: Proof) -> tuple[Row, Proof]:
     version = python_of(wheel)
     _, wheel_version, _, _ = parse_wheel_filename(wheel.name)
     identifier = f"{wheel.name.split('-')[2]}-{info(arch).wheel_platform}"
