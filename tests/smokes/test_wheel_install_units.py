@@ -200,7 +200,7 @@ def test_the_short_generation_is_the_references_first_tokens_without_the_constra
     generation = {"GENAI_MODEL_DIR": "/m", "GENAI_NEW_TOKENS": "16", "GENAI_EXPECTED_TOKENS": "[5, 6, 7, 8, 9, 10]",
                   "GENAI_CONSTRAINED": "{}", "GENAI_PROMPT": "p"}
     short = wheel_install.short_generation(generation)
-    assert short == {"GENAI_MODEL_DIR": "/m", "GENAI_NEW_TOKENS": "4", "GENAI_EXPECTED_TOKENS": "[5, 6, 7, 8]",
+    assert short == {"GENAI_MODEL_DIR": "/m", "GENAI_NEW_TOKENS": "2", "GENAI_EXPECTED_TOKENS": "[5, 6]",
                      "GENAI_PROMPT": "p"}
 
 
@@ -208,8 +208,8 @@ def test_a_short_guided_generation_compares_with_the_smokes_first_guided_tokens(
     guided = '{"kind": "regex", "data": "a+", "prompt": "p", "new_tokens": 24}'
     generation = {"GENAI_MODEL_DIR": "/m", "GENAI_EXPECTED_TOKENS": "[5, 6, 7, 8, 9]", "GENAI_CONSTRAINED": guided}
     short = wheel_install.short_generation(generation, (40, 41, 42, 43, 44, 45))
-    assert json.loads(short["GENAI_CONSTRAINED"]) == {**json.loads(guided), "expected_tokens": [40, 41, 42, 43]}
-    assert short["GENAI_EXPECTED_TOKENS"] == "[5, 6, 7, 8]"
+    assert json.loads(short["GENAI_CONSTRAINED"]) == {**json.loads(guided), "expected_tokens": [40, 41]}
+    assert short["GENAI_EXPECTED_TOKENS"] == "[5, 6]"
     assert "GENAI_CONSTRAINED" not in wheel_install.short_generation(generation)
 
 
