@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import json
 import sys
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from crosslane.host import toolroot
 from crosslane.log import Log
 from crosslane.runner import Runner
 from crosslane.smokes import wheel_install
+from gatekit import make_wheel
 
 
 def test_the_cpython_comes_from_the_wheel_tag() -> None:
@@ -48,32 +51,17 @@ def test_only_the_pip_step_binds_a_folder_writable(tmp_path: Path) -> None:
     assert "--bind" not in wheel_install.inside(tmp_path, ["/x"], "/q", "rv64", [tmp_path / "model"])
 
 
-def pip_wheel_file(folder: Path, members: dict[str, str], *, record: dict[str, str] | None = None) -> Path:
-    """A pip wheel whose RECORD lists *record* (default: every member, by its real sha256)."""
-    import hashlib
-    import zipfile
-
-    from crosslane import wheelzip
-
-    def digest(text: str) -> str:
-        return f"sha256={wheelzip.record_hash(hashlib.sha256(text.encode()).digest())}"
-
-    listed = record if record is not None else {name: digest(text) for name, text in members.items()}
-    wheel = folder / "usr/share/python-wheels/pip-26.2.2-py3-none-any.whl"
-    wheel.parent.mkdir(parents=True)
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for name, text in members.items():
-            archive.writestr(name, text)
-        archive.writestr("pip-26.2.2.dist-info/RECORD",
-                         "".join(f"{name},{digest},\n" for name, digest in listed.items()) +
-                         "pip-26.2.2.dist-info/RECORD,,\n")
-    return wheel
+def pip_wheel_file(folder: Path, members: dict[str, bytes], **hostile: Any) -> Path:
+    """A root's pip wheel with a correct RECORD (gatekit.make_wheel; *hostile*: its tamper and raw entries)."""
+    wheels = folder / "usr/share/python-wheels"
+    wheels.mkdir(parents=True)
+    return make_wheel(wheels, "pip-26.2.2-py3-none-any.whl", members, dist_info="pip-26.2.2.dist-info", **hostile)
 
 
 def test_the_roots_pip_is_unpacked_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
     root = tmp_path / "root"
-    wheel = pip_wheel_file(root, {"pip/__main__.py": "print('pip')\n", "pip/_internal/__init__.py": ""})
+    wheel = pip_wheel_file(root, {"pip/__main__.py": b"print('pip')\n", "pip/_internal/__init__.py": b""})
     assert wheel_install.pip_wheel(root) == wheel
     tree = wheel_install.pip_tree(wheel)
     assert tree.parent == tmp_path / "cache" / "pip" and tree.name.startswith("pip-26.2.2-py3-none-any-")
@@ -82,19 +70,19 @@ def test_the_roots_pip_is_unpacked_once_into_the_cache(tmp_path: Path, monkeypat
     assert wheel_install.pip_tree(wheel) == tree and (tree / "pip/__pycache__").is_dir()
 
 
-@pytest.mark.parametrize(("members", "record", "refused"), [
-    ({"README": "no pip here\n"}, None, r"holds no pip/__main__\.py"),
-    ({"pip/__main__.py": "x\n", "../escaped.py": "x = 1\n"}, None, "zip-slip"),
-    ({"pip/__main__.py": "x\n"}, {"pip/__main__.py": "sha256=AAAA"}, r"pip/__main__\.py: RECORD says sha256=AAAA"),
+@pytest.mark.parametrize(("members", "hostile", "refused"), [
+    ({"README": b"no pip here\n"}, {}, r"holds no pip/__main__\.py"),
+    ({"pip/__main__.py": b"x\n"}, {"raw": [(zipfile.ZipInfo("../escaped.py"), b"x = 1\n")]}, "zip-slip"),
+    ({"pip/__main__.py": b"x\n"}, {"tamper": {"pip/__main__.py": b"y\n"}}, r"pip/__main__\.py: RECORD says sha256="),
 ], ids=["no-pip", "escapes", "record-differs"])
 def test_a_damaged_pip_wheel_is_refused_and_nothing_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             members: dict[str, str], record: dict[str, str] | None,
+                                                             members: dict[str, bytes], hostile: dict[str, Any],
                                                              refused: str) -> None:
     from crosslane import wheelzip
     from crosslane.errors import MissingPrerequisite
 
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
-    wheel = pip_wheel_file(tmp_path / "root", members, record=record)
+    wheel = pip_wheel_file(tmp_path / "root", members, **hostile)
     with pytest.raises((MissingPrerequisite, wheelzip.UnsafeWheel), match=refused):
         wheel_install.pip_tree(wheel)
     assert [p.name for p in (tmp_path / "cache" / "pip").iterdir()] == []
