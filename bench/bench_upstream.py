@@ -2,8 +2,8 @@
 `nox -s tests-riscv64-xnnpack`) on each of its profiles: ctest -j2 against -j1 in the same run, and the cases
 run per minute on each profile against the first one's (what a wider VLEN costs under qemu).
 
-The whole suite as [components.xnnpack.tests] declares it (67 ctest entries: the programs and their shards), the
-way a user runs it; each side is the best of REPEAT alternating runs. Goal: -j2 ≤ 0.6 of -j1 on 2 cores.
+The whole suite as [components.xnnpack.tests] declares it (its programs and their shards), the way a user runs
+it; each side is the best of REPEAT alternating runs. Goal: -j2 ≤ 0.6 of -j1 on 2 cores.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from crosslane.runner import Runner
 from crosslane.suites import ctest
 
 COMPONENT = "xnnpack"
-# A side takes 9-42 s. The earlier three-program subset could not show the goal: one program was 66-73 % of its
+# A side takes 6-48 s. The earlier three-program subset could not show the goal: one program was 66-73 % of its
 # time (qs8-vadd-minmax-test, 2026-12-06), so -j2 could never go below that share.
 REPEAT = 2
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -18,7 +19,7 @@ from crosslane.host import toolroot
 from crosslane.log import Log
 from crosslane.runner import Runner
 from crosslane.smokes import wheel_install
-from gatekit import make_wheel
+from gatekit import make_wheel, record_line
 
 
 def test_the_cpython_comes_from_the_wheel_tag() -> None:
@@ -70,10 +71,19 @@ def test_the_roots_pip_is_unpacked_once_into_the_cache(tmp_path: Path, monkeypat
     assert wheel_install.pip_tree(wheel) == tree and (tree / "pip/__pycache__").is_dir()
 
 
+def sha256_field(data: bytes) -> str:
+    """RECORD's hash field for *data* (`sha256=<urlsafe base64>`)."""
+    return record_line("-", data).split(",")[1]
+
+
+SHA_X, SHA_Y = sha256_field(b"x\n"), sha256_field(b"y\n")
+
+
 @pytest.mark.parametrize(("members", "hostile", "refused"), [
     ({"README": b"no pip here\n"}, {}, r"holds no pip/__main__\.py"),
     ({"pip/__main__.py": b"x\n"}, {"raw": [(zipfile.ZipInfo("../escaped.py"), b"x = 1\n")]}, "zip-slip"),
-    ({"pip/__main__.py": b"x\n"}, {"tamper": {"pip/__main__.py": b"y\n"}}, r"pip/__main__\.py: RECORD says sha256="),
+    ({"pip/__main__.py": b"x\n"}, {"tamper": {"pip/__main__.py": b"y\n"}},
+     re.escape(f"pip/__main__.py: RECORD says {SHA_X}, file has {SHA_Y}")),
 ], ids=["no-pip", "escapes", "record-differs"])
 def test_a_damaged_pip_wheel_is_refused_and_nothing_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              members: dict[str, bytes], hostile: dict[str, Any],
