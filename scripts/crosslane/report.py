@@ -58,6 +58,11 @@ class Verdict(enum.StrEnum):
 ROW_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.SKIP)
 
 
+def printable(text: str) -> str:
+    """*text* with what UTF-8 cannot encode (lone surrogates) written as backslash escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @dataclass(frozen=True)
 class Row:
     """One verdict. Every field is data: nothing reads a row by parsing its label."""
@@ -76,6 +81,14 @@ class Row:
     # Not part of the row's identity: the same verdict in another run is the same row.
     wall: float = dataclasses.field(default=0.0, kw_only=True, compare=False)
     cpu: float = dataclasses.field(default=0.0, kw_only=True, compare=False)
+
+    def __post_init__(self) -> None:
+        # A reason quotes hostile input (an SBOM's "\ud800" parses to a lone surrogate): no text a row carries
+        # may break the summary's print or the JSON reader of the next job.
+        for name in ("reason", "subject", "detail"):
+            text = getattr(self, name)
+            if isinstance(text, str) and not text.isascii():
+                object.__setattr__(self, name, printable(text))
 
     @property
     def time(self) -> str:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import gatekit
+from crosslane import report
 from crosslane.archs import Arch
 from crosslane.errors import ConfigError
 from crosslane.gates import elf, verify
@@ -48,6 +52,39 @@ def test_many_small_zero_members_are_a_bomb_in_all(tmp_path: Path) -> None:
     assert path.stat().st_size < 8 << 20
     verdict, reason = rows_of(path)["unpack"]
     assert verdict is Verdict.FAIL and "bomb" in reason and "in all" in reason
+
+
+def overlapping_zip(path: Path, count: int, size: int) -> Path:
+    """*count* members of *size* zeros, each claiming compressed data up to the end of the archive's data: the
+    directory's sizes sum to ~count× the file, so per-member and whole-archive ratios look small."""
+    data = bytes(size)
+    crc = zlib.crc32(data)
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = packer.compress(data) + packer.flush()
+    body, offsets = bytearray(), []
+    for index in range(count):
+        name = f"demo/z{index}.bin".encode()
+        offsets.append((len(body), name))
+        body += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 8, 0, 0x21, crc, len(packed), size, len(name),
+                            0) + name + packed
+    body += bytes(size // 100)  # padding the claimed sizes run over: each member's claim "compresses" 100:1
+    end = len(body)
+    directory = bytearray()
+    for offset, name in offsets:
+        directory += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 8, 0, 0x21, crc,
+                                 end - offset - 30 - len(name), size, len(name), 0, 0, 0, 0, 0o100644 << 16,
+                                 offset) + name
+    tail = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, count, count, len(directory), end, 0)
+    path.write_bytes(bytes(body + directory + tail))
+    return path
+
+
+def test_members_whose_claimed_data_overlap_are_refused_before_a_byte_is_written(tmp_path: Path) -> None:
+    path = overlapping_zip(tmp_path / NAME, 8, 8 << 20)
+    with zipfile.ZipFile(path) as archive:  # the ratio checks alone would pass it: 8 × 80 kB claimed for 64 MiB
+        assert sum(m.file_size for m in archive.infolist()) < 100 * sum(m.compress_size for m in archive.infolist())
+    verdict, reason = rows_of(path)["unpack"]
+    assert verdict is Verdict.FAIL and "overlap" in reason and "demo/z0.bin" in reason, reason
 
 
 @pytest.mark.parametrize(("record", "words"), [
@@ -166,3 +203,28 @@ def test_corrupt_configs_are_config_errors(repo: Path) -> None:
             kinds["config-error"] += 1
     assert kinds["config-error"] > 100, kinds
     _ = io
+
+
+SBOM_MEMBER = "demo-1.0.dist-info/sboms/crosslane.cdx.json"
+METADATA = ("demo-1.0.dist-info/METADATA", b"Metadata-Version: 2.4\nName: demo\nVersion: 1.0\n")
+
+
+def test_an_sbom_nested_too_deeply_is_a_fail_row(tmp_path: Path) -> None:
+    wheel = gatekit.make_wheel(tmp_path, "demo-1.0-py3-none-any.whl",
+                               dict([METADATA, (SBOM_MEMBER, b"[" * 50_000 + b"]" * 50_000)]))
+    papers = [r for r in wheel_gate.verify_wheel(wheel, Arch.ARM64) if "papers" in r.label]
+    assert [r.verdict for r in papers] == [Verdict.FAIL], papers
+    assert "nested too deeply" in papers[0].reason, papers[0].reason
+
+
+def test_a_lone_surrogate_an_sbom_names_is_escaped_in_the_row_and_the_table_prints(tmp_path: Path) -> None:
+    document = {"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1,
+                "metadata": {"component": {"type": "library", "name": "demo", "properties": [
+                    {"name": "crosslane:licence-file", "value": "sources/x/LICENSE\ud800"}]}}}
+    wheel = gatekit.make_wheel(tmp_path, "demo-1.0-py3-none-any.whl",
+                               dict([METADATA, (SBOM_MEMBER, json.dumps(document).encode())]))
+    rows = wheel_gate.verify_wheel(wheel, Arch.ARM64)
+    papers = [r for r in rows if "papers" in r.label]
+    assert [r.verdict for r in papers] == [Verdict.FAIL], papers
+    assert "sources/x/LICENSE\\ud800: a licence text the SBOM names" in papers[0].reason, papers[0].reason
+    report.table(rows).encode("utf-8")  # strict: what the summary prints

@@ -15,6 +15,7 @@ from packageurl import PackageURL
 
 from crosslane import wheelzip
 from crosslane.archs import Arch
+from crosslane.errors import UsageError
 from crosslane.gates import papers as papers_gate
 from crosslane.gates.wheel import verify_wheel
 from crosslane.guest.sysroot import OWNERS, Sysroot
@@ -147,6 +148,19 @@ def test_a_grafted_library_no_package_installed_is_refused(tmp_path: Path, sysro
                             search=[sysroot.path / "usr/lib/riscv64-linux-gnu"], epoch=1700000000)
 
 
+def test_metadata_that_is_not_utf8_is_one_line_and_the_wheel_is_left_as_built(tmp_path: Path) -> None:
+    from crosslane.errors import StepFailed
+
+    wheel = make_wheel(tmp_path, "demo-1.0-py3-none-any.whl",
+                       {"demo-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"
+                                                       b"Author: Jos\xe9\n"})
+    built = wheel.read_bytes()
+    with pytest.raises(StepFailed, match="METADATA is not UTF-8 \\(byte 57\\)"):
+        wheel_papers.finish(wheel, inventory(tmp_path), sysroot=None, epoch=1700000000)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".whl") == [wheel.name]
+    assert wheel.read_bytes() == built
+
+
 def rewritten(wheel: Path, out: Path, change: dict[str, bytes | None]) -> Path:
     """*wheel* with members replaced (None: removed) and RECORD made consistent again (a careful forger)."""
     members = [m for m in wheel_papers.read_members(wheel) if change.get(m.name, b"") is not None]
@@ -195,6 +209,27 @@ def test_the_index_links_each_wheel_with_its_sha256(tmp_path: Path, sysroot: Sys
     assert (tmp_path / "index/files" / wheel.name).read_bytes() == wheel.read_bytes()
     assert 'href="demo/"' in (simple / "index.html").read_text()
     assert index.write([wheel], tmp_path / "again").joinpath("demo/index.html").read_text() == page
+
+
+def test_packs_holding_one_wheel_index_it_once_and_two_different_wheels_of_one_name_are_refused(
+        tmp_path: Path) -> None:
+    name = "demo-1.0-cp311-cp311-linux_aarch64.whl"
+    for pack, data in (("pack-a", b"one"), ("pack-b", b"one"), ("pack-c", b"two")):
+        (tmp_path / pack).mkdir()
+        (tmp_path / pack / name).write_bytes(data)
+    same = [tmp_path / "pack-a" / name, tmp_path / "pack-b" / name]
+    page = (index.write(same, tmp_path / "index") / "demo" / "index.html").read_text()
+    assert page.count("<a href=") == 1, page
+    with pytest.raises(UsageError, match=f"pack-a/{name} and .*pack-c/{name}: two different wheels named {name}"):
+        index.write([*same, tmp_path / "pack-c" / name], tmp_path / "index")
+    assert (tmp_path / "index" / "simple" / "demo" / "index.html").read_text() == page  # the old index is kept
+
+
+def test_a_wheel_name_with_url_characters_is_linked_quoted(tmp_path: Path) -> None:
+    wheel = tmp_path / "demo-1.0-py3-none-any#x.whl"
+    wheel.write_bytes(b"wheel")
+    page = (index.write([wheel], tmp_path / "index") / "demo" / "index.html").read_text()
+    assert 'href="../../files/demo-1.0-py3-none-any%23x.whl#sha256=' in page, page
 
 
 def test_a_licence_name_a_path_cannot_hold_is_no_licence(tmp_path: Path) -> None:

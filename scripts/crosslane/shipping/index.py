@@ -10,6 +10,7 @@ import html
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
@@ -33,10 +34,22 @@ def page(title: str, links: Sequence[tuple[str, str]]) -> str:
     return PAGE.format(title=html.escape(title), links=lines)
 
 
+def _one_per_name(wheels: Sequence[Path]) -> list[Path]:
+    """*wheels* by name, each name once: packs from several jobs may hold the same wheel (kept once), but two
+    different files of one name would be one link with two hashes."""
+    by_name: dict[str, Path] = {}
+    for wheel in sorted(wheels, key=lambda w: (w.name, str(w))):
+        first = by_name.setdefault(wheel.name, wheel)
+        if first != wheel and stamps.file_sha256(first) != stamps.file_sha256(wheel):
+            raise UsageError(f"{first} and {wheel}: two different wheels named {wheel.name}",
+                             fix="index the packs of one build (a wheel's name must name one file)")
+    return list(by_name.values())
+
+
 def write(wheels: Sequence[Path], output: Path) -> Path:
     """The index of *wheels* under *output* (made anew); the path of its simple/ folder."""
     projects: dict[str, list[Path]] = {}
-    for wheel in sorted(wheels, key=lambda w: w.name):
+    for wheel in _one_per_name(wheels):
         try:
             name = canonicalize_name(parse_wheel_filename(wheel.name)[0])
         except ValueError as exc:
@@ -55,7 +68,9 @@ def write(wheels: Sequence[Path], output: Path) -> Path:
                 statement = wheel.with_name(wheel.name + provenance.SUFFIX)
                 if statement.is_file():
                     shutil.copyfile(statement, files / statement.name)
-                links.append((f"../../files/{wheel.name}#sha256={stamps.file_sha256(wheel)}", wheel.name))
+                # the hash of the copy served; the name quoted: '#', '?' and '%' are valid in a wheel's name
+                links.append((f"../../files/{quote(wheel.name)}#sha256={stamps.file_sha256(files / wheel.name)}",
+                              wheel.name))
             (simple / project).mkdir(parents=True)
             (simple / project / "index.html").write_text(page(f"Links for {project}", links), encoding="utf-8")
         (simple / "index.html").write_text(page("Simple index", [(f"{p}/", p) for p in sorted(projects)]),

@@ -32,6 +32,8 @@ def validate(text: str) -> str | None:
         json.loads(text)
     except ValueError as exc:
         return f"not JSON ({exc})"
+    except RecursionError:
+        return "not JSON that can be read (arrays or objects nested too deeply)"
     from crosslane.shipping import cyclonedx_doc  # the library's import is heavy: see cyclonedx_doc
 
     problem = cyclonedx_doc.schema_problem(text)

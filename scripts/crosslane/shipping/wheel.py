@@ -148,6 +148,14 @@ def debian_copyright(root: Path, relative: str) -> bytes | None:
     return text.encode() if text is not None else None
 
 
+def _metadata_text(wheel: Path, member: Member) -> str:
+    try:
+        return member.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StepFailed(f"{wheel}: {member.name} is not UTF-8 (byte {exc.start}); core metadata must be",
+                         fix="fix the encoding of the project's metadata (pyproject.toml, setup.cfg)") from None
+
+
 def finish(wheel: Path, inventory: Inventory, *, sysroot: Sysroot | None, search: Sequence[Path] = (),
            bundled: Mapping[str, Path] | None = None, epoch: int) -> Inventory:
     """Rewrite *wheel* in place with its papers (module docstring); the inventory its SBOM states.
@@ -189,7 +197,7 @@ def finish(wheel: Path, inventory: Inventory, *, sysroot: Sysroot | None, search
     names = sorted({m.name.removeprefix(f"{info_dir}/{LICENSES}/") for m in [*kept, *added]
                     if m.name.startswith(f"{info_dir}/{LICENSES}/")})
     metadata_name = f"{info_dir}/METADATA"
-    rewritten = [replace(m, data=with_licence_files(m.data.decode("utf-8"), names).encode("utf-8"))
+    rewritten = [replace(m, data=with_licence_files(_metadata_text(wheel, m), names).encode("utf-8"))
                  if m.name == metadata_name else m for m in kept]
     write_wheel(wheel, [*rewritten, *added, Member(f"{info_dir}/{SBOMS}/{sbom.SBOM_NAME}", document.encode(), False)],
                 info_dir, epoch)
