@@ -27,7 +27,7 @@ def sweep_stale(final: Path) -> list[Path]:
     prefix = f".{final.name}."
     for entry in final.parent.glob(f"{glob.escape(prefix)}*"):
         pid = entry.name[len(prefix):].split(".", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isascii() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry, ignore_errors=True)
             else:

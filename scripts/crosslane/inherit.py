@@ -26,30 +26,31 @@ Merge = Callable[[dict[str, object], dict[str, object], str], dict[str, object]]
 
 def resolve_chain(kind: str, tables: Mapping[str, dict[str, object]], file: str, section: str,
                    merge: Merge) -> dict[str, dict[str, object]]:
-    """Each table with `extends`, resolved parent first; `merge(parent, child, name)` makes the result."""
+    """Each table with `extends`, resolved parent first; `merge(parent, child, name)` makes the result. A loop,
+    not recursion: a chain of a thousand tables is as valid as one of two."""
     resolved: dict[str, dict[str, object]] = {}
-
-    def resolve(name: str, trail: tuple[str, ...]) -> dict[str, object]:
-        if name in resolved:
-            return resolved[name]
-        table = tables[name]
-        parent = table.get("extends")
-        where = f"{section}.{name}"
-        if parent is None:
-            resolved[name] = table
-            return table
-        if not isinstance(parent, str):
-            raise _fail(file, where, f"expected the name of another {kind}, got {type(parent).__name__}")
-        if parent not in tables:
-            raise _fail(file, where, f"unknown {kind} '{parent}'{suggestion(parent, list(tables))}")
-        if parent in trail:
-            raise _fail(file, where, f"inheritance cycle {' -> '.join([*trail, parent])}; one of them must not extend")
-        child = {k: v for k, v in table.items() if k != "extends"}
-        resolved[name] = merge(resolve(parent, (*trail, parent)), child, parent)
-        return resolved[name]
-
-    for name in tables:
-        resolve(name, (name,))
+    for start in tables:
+        chain = [start]  # the child first, up to a resolved table or one that extends nothing
+        while chain[-1] not in resolved and (parent := tables[chain[-1]].get("extends")) is not None:
+            where = f"{section}.{chain[-1]}"
+            if not isinstance(parent, str):
+                raise _fail(file, where, f"expected the name of another {kind}, got {type(parent).__name__}")
+            if parent not in tables:
+                raise _fail(file, where, f"unknown {kind} '{parent}'{suggestion(parent, list(tables))}")
+            if parent in chain:
+                raise _fail(file, where, f"inheritance cycle {' -> '.join([*chain, parent])}; "
+                                         "one of them must not extend")
+            chain.append(parent)
+        for name in reversed(chain):
+            if name in resolved:
+                continue
+            table = tables[name]
+            parent = table.get("extends")
+            if parent is None:
+                resolved[name] = table
+            else:
+                assert isinstance(parent, str)
+                resolved[name] = merge(resolved[parent], {k: v for k, v in table.items() if k != "extends"}, parent)
     return resolved
 
 

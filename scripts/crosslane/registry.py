@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from types import MappingProxyType
 
+from crosslane.errors import MissingPrerequisite
+
 # The option types a smoke kind may declare (config/components.py reads each): a string, a list of strings, a
 # regular expression, a number, a table of strings, a tolerance table ({rel, abs}), a table of profile -> signal.
 OPTION_TYPES = ("string", "strings", "regex", "number", "table", "tolerance", "signals")
@@ -153,6 +155,12 @@ def discovered(registry: Registry) -> Registry:
     for point in sorted(metadata.entry_points(group=group), key=lambda p: p.name):
         if point.name in found:
             continue
-        declared = point.load()
+        try:
+            declared = point.load()
+        except Exception as exc:  # an installed package's defect: any error its import raises
+            package = point.dist.name if point.dist is not None else "an installed package"
+            raise MissingPrerequisite(
+                f"{package}: its {group} entry point '{point.name} = {point.value}' cannot be loaded "
+                f"({type(exc).__name__}: {exc})", fix=f"repair or uninstall {package} (pip uninstall)") from None
         found[point.name] = declared if isinstance(declared, Entry) else Entry(point.value)
     return Registry(registry.kind, MappingProxyType(found))

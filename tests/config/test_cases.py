@@ -56,7 +56,16 @@ def test_beyond_upstream_xnnpack_also_on_novector_and_the_default_subset() -> No
     (('default = ["add", "mv2"]', 'default = ["add", "bert"]'), "'bert' is not in models"),
     (('quantize = [true, false]', 'quantize = ["yes"]'), "quantize[0]: expected true or false"),
     (("{ model = \"yolo26\", quantize = true }", "{ modle = \"yolo26\" }"), "names model, backend and/or quantize"),
-], ids=["backend", "profile", "default", "quantize", "exclude"])
+    (('{ backend = "portable", quantize = true }', '{ backend = 5, quantize = true }'),
+     "exclude[0].backend: expected a string, got integer 5"),
+    (('{ backend = "portable", quantize = true }', '{ backend = "portable", quantize = "yes" }'),
+     "exclude[0].quantize: expected a boolean, got string 'yes'"),
+    (("{ model = \"yolo26\", quantize = true }", "{ model = \"yolo62\", quantize = true }"),
+     "exclude[1].model: 'yolo62' is not in models"),
+    (('{ backend = "portable", quantize = true }', '{ backend = "vulkan" }'),
+     "exclude[0].backend: 'vulkan' is not in backends"),
+], ids=["backend", "profile", "default", "quantize", "exclude", "exclude-type", "exclude-bool", "exclude-model",
+        "exclude-backend"])
 def test_bad_matrices_name_the_key(change: tuple[str, str], words: str) -> None:
     with pytest.raises(ConfigError) as caught:
         matrix(UPSTREAM.replace("{xnn}", '"rvv128"').replace(*change))

@@ -90,7 +90,7 @@ CASES = {
                                "versions.toml: components.canary.source: archive 'https://example.org/x.tar.gz' has "
                                "no sha256; add sha256 = \"…\" (no checksum, no fetch)"),
     "schema": (GOOD.replace("schema = 1", "schema = 7"),
-               "versions.toml: schema: unsupported schema 7; this crosslane reads schema = 1"),
+               "versions.toml: schema: 7 is not a schema this crosslane reads (schema = 1)"),
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from crosslane import config as config_mod
 from crosslane.config.load import MAX_CONFIG_BYTES
-from crosslane.errors import ConfigError
+from crosslane.errors import ConfigError, MissingPrerequisite
 from crosslane_helpers import versions_header, write_config
 
 pytestmark = [pytest.mark.hostile("versions.toml")]
@@ -95,3 +95,62 @@ def test_tool_versions_are_checked_on_load(tmp_path: Path, change: tuple[str, st
 def test_a_smoke_names_only_known_profiles(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"components\.c\.smoke\.profiles: unknown CPU profile\(s\) rvv1024"):
         write_config(tmp_path, {"c": 'smoke = { kind = "canary", profiles = ["rvv1024"] }'})
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    ('smoke = { kind = "canary", timeout = 1' + "0" * 320 + " }",
+     "components.c.smoke.timeout: an integer of 1064 bits, beyond TOML's 64-bit range"),
+    ('source_subdir = "a\\u0000b"', "components.c.source_subdir: a string with a NUL character"),
+    ('"a\\u0000b" = 1', "'components.c.a\\x00b': a key with a NUL character"),
+], ids=["huge-integer", "nul-in-a-string", "nul-in-a-key"])
+def test_what_tomllib_reads_but_no_key_can_hold_is_one_line(tmp_path: Path, extra: str, words: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        write_config(tmp_path, {"c": extra})
+    assert words in caught.value.message, caught.value.message
+
+
+def test_a_unicode_digit_in_a_vlen_is_no_number(tmp_path: Path) -> None:
+    text = versions_header().replace("vlen=128", "vlen=\u00b2")
+    with pytest.raises(ConfigError, match=r"arches.riscv64.profiles.rvv128: vlen=\u00b2 .* is not a power of two"):
+        config_mod.parse(text, tmp_path / "versions.toml")
+
+
+@pytest.mark.parametrize("key", ["extends", "depends"])
+def test_a_chain_deeper_than_pythons_recursion_loads(tmp_path: Path, key: str) -> None:
+    """1,500 components each extending (or depending on) the next: valid, and read without recursion."""
+    (tmp_path / "components" / "c").mkdir(parents=True)
+    text = versions_header() + '[components.c1500]\nsource = { kind = "tree", path = "components/c" }\n'
+    for index in range(1, 1500):
+        if key == "extends":
+            text += f'[components.c{index}]\nextends = "c{index + 1}"\n'
+        else:
+            text += (f'[components.c{index}]\nsource = {{ kind = "tree", path = "components/c" }}\n'
+                     f'depends = ["c{index + 1}"]\n')
+    (tmp_path / "versions.toml").write_text(text)
+    cfg = config_mod.load(tmp_path / "versions.toml")
+    assert len(cfg.components) == 1500
+    assert cfg.build_order(("c1",))[:2] == (("c1500", "c1499") if key == "depends" else ("c1",))
+
+
+def test_a_debian_suite_that_would_read_as_an_option_is_refused(tmp_path: Path) -> None:
+    text = versions_header().replace('suite = "trixie"', 'suite = "--hook-dir=/tmp/x"')
+    with pytest.raises(ConfigError, match=r"sysroot.suite: '--hook-dir=/tmp/x' is not a Debian suite name"):
+        config_mod.parse(text, tmp_path / "versions.toml")
+    text = versions_header() + '[toolroots.forky]\nsuite = "../escaped"\n'
+    with pytest.raises(ConfigError, match=r"toolroots.forky.suite: '../escaped' is not a Debian suite name"):
+        config_mod.parse(text, tmp_path / "versions.toml")
+
+
+def test_a_plug_in_that_cannot_be_loaded_is_one_line_naming_its_package(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    info = tmp_path / "site" / "brokenplug-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[crosslane.smokes]\nmysmoke = brokenplug_missing.mod:ENTRY\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    with pytest.raises(MissingPrerequisite) as caught:
+        write_config(tmp_path, {"c": ""})
+    assert caught.value.one_line().startswith(
+        "brokenplug: its crosslane.smokes entry point 'mysmoke = brokenplug_missing.mod:ENTRY' cannot be loaded "
+        "(ModuleNotFoundError: No module named 'brokenplug_missing')"), caught.value.one_line()
+    assert "repair or uninstall brokenplug" in caught.value.one_line()

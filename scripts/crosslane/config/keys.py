@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from crosslane.archs import KNOWN_ARCHS
-from crosslane.registry import Option, Registry
+from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, RECIPES, SUITES, Option, Registry
 
 # sysroot-package: the component is a Debian package already in the target sysroot; nothing is built.
 SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
@@ -44,6 +44,7 @@ class Key:
     section: Section | None = None  # a table's keys
     choices: tuple[str, ...] = ()
     pattern: str | None = None  # for editors (JSON Schema); the loader's own check says more
+    shape: str = ""  # the pattern's values in words; set, the loader checks the pattern: "'x' is not <shape>"
     minimum: float | None = None
     maximum: float | None = None
     above: bool = False  # the minimum itself is excluded (a timeout of 0 s)
@@ -86,8 +87,19 @@ class Section:
 
 
 def _s(doc: str, default: object = None, *, choices: tuple[str, ...] = (), pattern: str | None = None,
-       what: str = "") -> Key:
-    return Key("string", doc, default, choices=choices, pattern=pattern, what=what)
+       what: str = "", shape: str = "") -> Key:
+    return Key("string", doc, default, choices=choices, pattern=pattern, what=what, shape=shape)
+
+
+# Both end up in mmdebstrap's and apt's arguments and sources.list lines: neither may read as an option or a
+# second line.
+DEBIAN_SUITE = r"^[a-z0-9][a-z0-9.+-]{0,63}$"
+SUITE_SHAPE = "a Debian suite name (lower-case letters, digits, '.', '+', '-': trixie, bookworm-backports)"
+ABSOLUTE_PATH = r"^/[^\x00-\x1f]*$"
+
+
+def _suite(doc: str, default: object = None) -> Key:
+    return _s(doc, default, pattern=DEBIAN_SUITE, shape=SUITE_SHAPE)
 
 
 def _list(doc: str, default: object = None, item: Key | None = None) -> Key:
@@ -130,7 +142,7 @@ SOURCE = Section({
     "package": _s("debian, sysroot-package: the Debian package"),
     "version": _s("debian: the source package's version"),
     "mirror": _s("debian: the archive (default: the sysroot's)"),
-    "suite": _s("debian: the suite to look in (default: the sysroot's)"),
+    "suite": _suite("debian: the suite to look in (default: the sysroot's)"),
 }, variants=MappingProxyType({
     "tree": ("kind", "path"),
     "git": ("kind", "url", "commit", "tag", "absent_ok", "submodules", "substitutes"),
@@ -221,6 +233,16 @@ def smoke_section(smokes: Registry) -> Section:
 
 
 EXEMPT = _named("test id or pattern -> why it fails today (measured, in words)", _s(""))
+SCHEMA_VERSION = 1
+# cases.py's: the ExecuTorch backends a case matrix may name (here too: keys.py is below the readers)
+CASE_BACKENDS = ("portable", "xnnpack")
+
+
+def tests_section(suites: Registry) -> Section:
+    return Section({**TESTS.keys, "kind": _s("the suite kind (registry: ctest, pytest, plug-ins)", REQUIRED,
+                                             choices=suites.names(), what=suites.kind)}, doc=TESTS.doc)
+
+
 TESTS = Section({
     "kind": _s("the suite kind: ctest or pytest (registry)", REQUIRED),
     "timeout": Key("number", "seconds for the whole suite per profile", 300.0, minimum=0, maximum=MAX_TIMEOUT,
@@ -246,11 +268,11 @@ WHEEL = Section({
     "symbol_versions": _per_arch("symbol@VERSION the policy allows", STRINGS),
     "repair": Key("boolean", "repair the wheel (graft, rename to manylinux)", True),
     "install_packages": _list("Debian packages the install test's target root gets", ()),
-    "install_suites": _named("CPython -> the Debian suite whose root installs it", _s("")),
+    "install_suites": _named("CPython -> the Debian suite whose root installs it", _suite("")),
 }, doc="the cmake-wheel recipe's wheels")
 
 
-def component_section(smokes: Registry) -> Section:
+def component_section(smokes: Registry, recipes: Registry = RECIPES, suites: Registry = SUITES) -> Section:
     return Section({
         "extends": _s("another component this one starts from (resolved before anything reads it)"),
         "source": SOURCE_KEY,
@@ -259,7 +281,8 @@ def component_section(smokes: Registry) -> Section:
         "arches": _list("the arches whose job builds it", ()),
         "job": Key("boolean", "in its arches' jobs; false: built only when named", True),
         "depends": _list("components built first (install prefixes on CMAKE_PREFIX_PATH)", ()),
-        "recipe": _s("how it is built (registry: cmake, cmake-wheel, provided, …; default cmake)"),
+        "recipe": _s("how it is built (registry: cmake, cmake-wheel, provided, …; default cmake)",
+                     choices=recipes.names(), what=recipes.kind),
         "source_subdir": _s("the CMake project's folder inside the source", ""),
         "source_dirname": _s("the folder name the source copy must have", ""),
         "writable_source": Key("boolean", "build in a per-arch copy (the project writes into its tree)", False),
@@ -283,7 +306,8 @@ def component_section(smokes: Registry) -> Section:
         "collect": _list("files the build leaves that install does not copy", ()),
         "hostenvs": _list("[hostenvs] its build runs", ()),
         "wheel": _table("its wheels", WHEEL),
-        "tests": Key("table", "its own test suite (false: a variant that does not run its parent's)", section=TESTS,
+        "tests": Key("table", "its own test suite (false: a variant that does not run its parent's)",
+                     section=tests_section(suites),
                      also=(Key("boolean", ""),)),
     }, doc="a component: where its source comes from, how it is built and smoked")
 
@@ -297,12 +321,12 @@ BUILD = Section({
 })
 CASES = Section({
     "models": _list("the models of the matrix", REQUIRED),
-    "backends": _list("portable, xnnpack", ("portable", "xnnpack")),
+    "backends": _list("portable, xnnpack", CASE_BACKENDS, _s("", choices=CASE_BACKENDS, what="backend")),
     "quantize": Key("array", "quantized or not", (False,), items=Key("boolean", "")),
     "exclude": _list("rules that drop cases", (), Key("table", "", section=Section({
         "model": _s("the model it drops"), "backend": _s("the backend it drops"),
         "quantize": Key("boolean", "quantized or not")}))),
-    "profiles": _named("backend -> the profiles its cases run on", STRINGS),
+    "profiles": _table("backend -> the profiles its cases run on", Section(names=STRINGS, name_choices=CASE_BACKENDS)),
     "default": _list("the cases a smoke runs by default (default: every model)"),
     "exempt": _named("model -> why it cannot run, measured", _s("")),
 })
@@ -316,7 +340,7 @@ TOOLCHAIN = Section({
     "toolroot": _s("a [toolroots] name whose gcc cross compilers it runs (its packages are the root's)"),
 })
 TOOLROOT = Section({
-    "suite": _s("the Debian suite (default: the sysroot's)"),
+    "suite": _suite("the Debian suite (default: the sysroot's)"),
     "mirror": _s("the archive (default: the sysroot's)"),
     "architectures": _list("Debian architectures (multiarch)", ("amd64",)),
     "packages": _list("its packages", ()),
@@ -328,9 +352,10 @@ ARCH = Section({
     "profiles": _table("name -> qemu -cpu string", PROFILES, REQUIRED),
 })
 SYSROOT = Section({
-    "suite": _s("the Debian suite", "trixie"),
+    "suite": _suite("the Debian suite", "trixie"),
     "mirror": _s("the archive", "http://deb.debian.org/debian"),
-    "keyring": _s("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg"),
+    "keyring": _s("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg", pattern=ABSOLUTE_PATH,
+                  shape="an absolute path of a keyring file"),
     "packages": _list("packages of every arch's sysroot", ()),
     "arch_packages": _per_arch("per-arch packages", STRINGS),
 })
@@ -346,8 +371,8 @@ MODEL = Section({
     "version": _s("its version", REQUIRED),
     "member": _s("the file inside the wheel", REQUIRED),
     "sha256": _s("the file's sha256", REQUIRED, pattern=SHA256),
-    "converter": _s("how it becomes the runtime's format", REQUIRED),
-    "precision": _s("the converted precision", "fp32"),
+    "converter": _s("how it becomes the runtime's format", REQUIRED, choices=tuple(CONVERTERS), what="converter"),
+    "precision": _s("the converted precision", "fp32", choices=MODEL_PRECISIONS),
     "requirements": _list("the converter's requirements", ()),
     "prompt": _s("the prompt", REQUIRED),
     "new_tokens": Key("integer", "tokens generated", 16, minimum=1, maximum=256, bounds="within 1..256"),
@@ -373,10 +398,12 @@ BAREMETAL = Section({
 PARITY = Section({"exemptions": _named("arch[:component] -> why a distribution is not installed there", _s(""))})
 
 
-def declaration(smokes: Registry) -> Section:
-    """The whole of versions.toml (schema 1), with the smoke kinds *smokes* has (plug-ins included)."""
+def declaration(smokes: Registry, recipes: Registry = RECIPES, suites: Registry = SUITES) -> Section:
+    """The whole of versions.toml (schema 1), with the smoke kinds, recipes and suite kinds of the registries
+    (plug-ins included)."""
     return Section({
-        "schema": Key("integer", "the file's schema version (1)", REQUIRED),
+        "schema": Key("integer", "the file's schema version (1)", REQUIRED, minimum=SCHEMA_VERSION,
+                      maximum=SCHEMA_VERSION, bounds=f"a schema this crosslane reads (schema = {SCHEMA_VERSION})"),
         "tools": _table("build tools from PyPI", TOOLS, REQUIRED),
         "host": _table("the build machine", Section({"packages": _list("host packages every lane needs", ())})),
         "sysroot": _table("the target sysroots: a Debian suite", SYSROOT, REQUIRED),
@@ -384,7 +411,7 @@ def declaration(smokes: Registry) -> Section:
         "toolroots": _named("host tools newer than the host's: a Debian root made with mmdebstrap",
                             _table("", TOOLROOT), NAME),
         "arches": _table("the target arches", Section(names=_table("", ARCH), name_choices=KNOWN_ARCHS), REQUIRED),
-        "components": _named("what is built", _table("", component_section(smokes)), NAME),
+        "components": _named("what is built", _table("", component_section(smokes, recipes, suites)), NAME),
         "args": _named("named argument lists, spliced into cmake_args as \"@name\"", STRINGS),
         "pins": _named("distribution -> version, for bare names in requirements", _s("")),
         "hostenvs": _named("host venvs a build or smoke runs", _table("", HOSTENV), NAME),

@@ -41,7 +41,7 @@ from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, suggestion
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = keys.SCHEMA_VERSION
 MAX_CONFIG_BYTES = 1 << 20
 DEFAULT_FILE = "versions.toml"
 def _arch_config(arch: Arch, table: Table) -> ArchConfig:
@@ -58,7 +58,7 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
             table.fail(where, f"'{profile.cpu}' enables the vector unit without vlen=N; state the VLEN "
                        "(qemu versions disagree on the default)")
         vlen = profile.properties.get("vlen", "64")
-        if not vlen.isdigit() or int(vlen) < 64 or int(vlen) & (int(vlen) - 1):
+        if not (vlen.isascii() and vlen.isdigit()) or int(vlen) < 64 or int(vlen) & (int(vlen) - 1):
             table.fail(where, f"vlen={vlen} in '{profile.cpu}' is not a power of two >= 64")
     default = table.string("default_profile", profiles[0].name)
     if default not in {p.name for p in profiles}:
@@ -83,11 +83,13 @@ def _toolroot(name: str, table: Table, sysroot: SysrootSpec) -> ToolRootSpec:
         if not DEBIAN_ARCH_RE.fullmatch(arch):
             Table({}, table.file, f"{table.path}.architectures").fail(index, f"'{arch}' is not a Debian architecture")
     packages = package_names(table, "packages")
-    spec = ToolRootSpec(name=name, suite=table.string("suite", sysroot.suite),
-                        mirror=table.string("mirror", sysroot.mirror), packages=packages,
+    mirror = table.string("mirror", sysroot.mirror)
+    if not mirror.startswith(("http://", "https://", "file:/")):
+        table.fail("mirror", f"'{mirror}' is not an http(s) or file: URL of a Debian archive")
+    if table.has("mirror"):
+        url(table, "mirror")  # and one without spaces or control characters (it becomes a sources.list line)
+    spec = ToolRootSpec(name=name, suite=table.string("suite", sysroot.suite), mirror=mirror, packages=packages,
                         architectures=architectures)
-    if not spec.mirror.startswith(("http://", "https://", "file:/")):
-        table.fail("mirror", f"'{spec.mirror}' is not an http(s) or file: URL of a Debian archive")
     table.finish()
     return spec
 
@@ -189,22 +191,25 @@ def _check_references(cfg_table: Table, toolchains: Mapping[str, Toolchain], arc
 
 
 def _check_cycles(file: str, components: Mapping[str, Component]) -> None:
-    state: dict[str, int] = {}
-
-    def visit(name: str, trail: list[str]) -> None:
-        if state.get(name) == 2:
-            return
-        if state.get(name) == 1:
-            cycle = [*trail[trail.index(name):], name]
-            raise ConfigError(f"{file}: components.{cycle[0]}.depends: dependency cycle "
-                              f"{' -> '.join(cycle)}; remove one of these dependencies")
-        state[name] = 1
-        for dep in components[name].depends:
-            visit(dep, [*trail, name])
-        state[name] = 2
-
-    for name in components:
-        visit(name, [])
+    """A depth-first walk with its own stack: a chain of a thousand dependencies is valid."""
+    done: set[str] = set()
+    for start in components:
+        if start in done:
+            continue
+        trail = [start]
+        pending = [iter(components[start].depends)]
+        while pending:
+            dep = next(pending[-1], None)
+            if dep is None:
+                done.add(trail.pop())
+                pending.pop()
+            elif dep in trail:
+                cycle = [*trail[trail.index(dep):], dep]
+                raise ConfigError(f"{file}: components.{cycle[0]}.depends: dependency cycle "
+                                  f"{' -> '.join(cycle)}; remove one of these dependencies")
+            elif dep not in done:
+                trail.append(dep)
+                pending.append(iter(components[dep].depends))
 
 
 def _lanes(table: Table, components: Mapping[str, Component]) -> Mapping[tuple[str, Arch], Lane]:
@@ -279,6 +284,27 @@ def _model(name: str, table: Table, pins: Mapping[str, str]) -> ModelSpec:
     return spec
 
 
+def _check_scalars(data: dict[str, object], file: str) -> None:
+    """What tomllib reads but no key of versions.toml can hold: integers beyond TOML's 64 bits (the spec makes
+    them an error) and NUL characters (no name, path, argument or URL can carry one)."""
+    pending: list[tuple[str, object]] = [("", data)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                inner = f"{where}.{key}" if where else key
+                if "\0" in key:
+                    raise ConfigError(f"{file}: {inner!r}: a key with a NUL character; remove it")
+                pending.append((inner, item))
+        elif isinstance(value, list):
+            pending += [(f"{where}[{index}]", item) for index, item in enumerate(value)]
+        elif isinstance(value, str) and "\0" in value:
+            raise ConfigError(f"{file}: {where}: a string with a NUL character; remove it")
+        elif isinstance(value, int) and not -(1 << 63) <= value < 1 << 63:
+            raise ConfigError(f"{file}: {where}: an integer of {value.bit_length()} bits, beyond TOML's 64-bit "
+                              "range; write a smaller number")
+
+
 def parse(text: str, path: Path, root: Path | None = None, registries: Registries | None = None) -> Config:
     registries = registries or Registries.discover()
     file = path.name
@@ -289,14 +315,13 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
         raise ConfigError(f"{file}: invalid TOML: {exc}; fix the syntax") from exc
     except RecursionError:
         raise ConfigError(f"{file}: arrays or tables nested too deeply to read; fix the syntax") from None
+    _check_scalars(data, file)
     pins = shorthand.read_pins(data, file)
     data = shorthand.resolve_hostenvs(shorthand.resolve_components(data, file, registries.smokes), file, pins)
-    top = Table(data, file, section=keys.declaration(registries.smokes))
+    top = Table(data, file, section=keys.declaration(registries.smokes, registries.recipes, registries.suites))
     top.table("args")  # read by shorthand.resolve_components
     top.table("pins")
-    schema = top.integer("schema")
-    if schema != SCHEMA_VERSION:
-        top.fail("schema", f"unsupported schema {schema}; this crosslane reads schema = {SCHEMA_VERSION}")
+    top.integer("schema")  # its declaration admits SCHEMA_VERSION only
     tools_table = top.table("tools", required=True)
     tools = Tools(cmake=_tool_version(tools_table, "cmake"), ninja=_tool_version(tools_table, "ninja"))
     tools_table.finish()

@@ -450,15 +450,19 @@ class Config:
 
     def build_order(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """*names* plus their dependencies, dependencies first."""
-        ordered: list[str] = []
-
-        def visit(name: str) -> None:
-            if name in ordered:
-                return
-            for dep in self.components[name].depends:
-                visit(dep)
-            ordered.append(name)
-
-        for name in names:
-            visit(name)
+        ordered: dict[str, None] = {}
+        for start in names:
+            # a stack of its own: the loader takes chains deeper than Python's recursion (no cycle: it refused them)
+            pending = [(start, iter(self.components[start].depends))]
+            walking = {start}
+            while pending:
+                name, deps = pending[-1]
+                dep = next(deps, None)
+                if dep is None:
+                    ordered.setdefault(name)
+                    walking.discard(name)
+                    pending.pop()
+                elif dep not in ordered and dep not in walking:
+                    walking.add(dep)
+                    pending.append((dep, iter(self.components[dep].depends)))
         return tuple(ordered)

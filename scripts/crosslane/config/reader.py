@@ -9,6 +9,7 @@ allowed values from there; reading a key the declaration lacks is a bug here.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from typing import NoReturn
 
@@ -96,6 +97,9 @@ class Table:
             if decl.what:
                 self.fail(key, f"unknown {decl.what} '{value}'{suggestion(value, decl.choices)}")
             self.fail(key, f"'{value}' is not one of {', '.join(decl.choices)}")
+        if decl.shape and decl.pattern and isinstance(value, str) \
+                and not re.fullmatch(decl.pattern.removeprefix("^").removesuffix("$"), value):
+            self.fail(key, f"{value!r} is not {decl.shape}")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and not decl.in_bounds(value):
             self.fail(key, f"{value:g} is not {decl.bounds_text()}")
 

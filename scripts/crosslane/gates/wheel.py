@@ -40,7 +40,7 @@ def wheel_tags(name: str) -> WheelTags:
     version = None
     if len(versions) == 1:
         digits = versions.pop()[2:]
-        if len(digits) < 2 or not digits.isdigit():
+        if len(digits) < 2 or not (digits.isascii() and digits.isdigit()):
             raise InvalidWheelFilename(f"python tag 'cp{digits}' names no CPython version (cp313, cp314, …)")
         version = f"{digits[0]}.{digits[1:]}"
     return WheelTags(platforms, version)

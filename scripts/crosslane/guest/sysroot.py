@@ -240,7 +240,7 @@ def parse_alternatives(script: str) -> list[tuple[str, str, str, int]]:
             continue
         at = words.index("--install")
         link, name, path, priority = words[at + 1: at + 5]
-        if "$" in link + path or not priority.isdigit():
+        if "$" in link + path or not (priority.isascii() and priority.isdigit()):
             continue
         found.append((link, name, path, int(priority)))
         rest = words[at + 5:]

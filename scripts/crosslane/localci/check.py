@@ -66,7 +66,7 @@ def preflight(runner: Runner) -> str:
     runner.which("node", fix=f"install Node.js {NODE_MAJOR} or later: the actions run on it in act's host mode")
     found = runner.run(["node", "--version"], quiet=True, probe=True, check=False).output.strip()
     major = found.removeprefix("v").partition(".")[0]
-    if not major.isdigit() or int(major) < NODE_MAJOR:
+    if not (major.isascii() and major.isdigit()) or int(major) < NODE_MAJOR:
         raise MissingPrerequisite(f"node {found or '(no version)'}: the workflow's actions run on node{NODE_MAJOR}",
                                   fix=f"install Node.js {NODE_MAJOR} or later")
     return act

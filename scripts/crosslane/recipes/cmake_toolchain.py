@@ -27,7 +27,8 @@ def _flags(flags: Iterable[str]) -> str:
 
 def gcc_install_dir(sysroot: Path, multiarch: str) -> Path | None:
     """The sysroot's newest usr/lib/gcc/<multiarch>/<N> (the libstdc++/libgcc that clang links against)."""
-    found = [p for p in (sysroot / "usr/lib/gcc" / multiarch).glob("*") if p.is_dir() and p.name.isdigit()]
+    found = [p for p in (sysroot / "usr/lib/gcc" / multiarch).glob("*")
+             if p.is_dir() and p.name.isascii() and p.name.isdigit()]
     return max(found, key=lambda p: int(p.name)) if found else None
 
 

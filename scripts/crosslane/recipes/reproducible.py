@@ -82,7 +82,9 @@ def tree_time(runner: Runner, path: Path, repository: Path) -> int:
     found = runner.run(["git", "-C", repository, "log", "-1", "--format=%ct", "--", path], probe=True, quiet=True,
                        check=False, timeout=60, env={"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"})
     text = found.output.strip()
-    return max(int(text), pinned.DEFAULT_EPOCH) if found.ok and text.isdigit() else pinned.DEFAULT_EPOCH
+    if found.ok and text.isascii() and text.isdigit():
+        return max(int(text), pinned.DEFAULT_EPOCH)
+    return pinned.DEFAULT_EPOCH
 
 
 def relocatable_pkgconfig(install: Path) -> list[Path]:

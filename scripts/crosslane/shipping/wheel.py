@@ -110,7 +110,7 @@ def with_licence_files(metadata: str, names: Sequence[str]) -> str:
     """METADATA with a License-File field for each of *names* (kept once) and Metadata-Version at least 2.4."""
     message = email.parser.Parser(policy=email.policy.compat32).parsestr(metadata)
     version = message.get("Metadata-Version", "1.0")
-    if tuple(int(p) for p in version.split(".") if p.isdigit()) < (2, 4):
+    if tuple(int(p) for p in version.split(".") if p.isascii() and p.isdigit()) < (2, 4):
         del message["Metadata-Version"]
         message["Metadata-Version"] = "2.4"
     listed = set(message.get_all("License-File") or [])

@@ -155,4 +155,4 @@ def commit_time(folder: Path, commit: str) -> int:
     """The committer time of *commit* (seconds since the epoch), read from its commit object."""
     found = _git(folder, "show", "-s", "--format=%ct", commit)
     text = found.stdout.decode(errors="replace").strip()
-    return int(text) if found.returncode == 0 and text.isdigit() else 0
+    return int(text) if found.returncode == 0 and text.isascii() and text.isdigit() else 0

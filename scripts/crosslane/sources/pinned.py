@@ -340,7 +340,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> FetchedGit:
         else:
             dot_git.unlink()
     safe_extract.check_tree_links(tree)
-    return FetchedGit(tree, int(when) if when.isdigit() else DEFAULT_EPOCH, submodules)
+    return FetchedGit(tree, int(when) if when.isascii() and when.isdigit() else DEFAULT_EPOCH, submodules)
 
 
 def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
