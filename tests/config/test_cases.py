@@ -64,8 +64,9 @@ def test_beyond_upstream_xnnpack_also_on_novector_and_the_default_subset() -> No
      "exclude[1].model: 'yolo62' is not in models"),
     (('{ backend = "portable", quantize = true }', '{ backend = "vulkan" }'),
      "exclude[0].backend: 'vulkan' is not in backends"),
+    (('models = ["add", "mv2"', 'models = ["../add", "mv2"'), "models[0]: model name '../add' must be"),
 ], ids=["backend", "profile", "default", "quantize", "exclude", "exclude-type", "exclude-bool", "exclude-model",
-        "exclude-backend"])
+        "exclude-backend", "model-as-path"])
 def test_bad_matrices_name_the_key(change: tuple[str, str], words: str) -> None:
     with pytest.raises(ConfigError) as caught:
         matrix(UPSTREAM.replace("{xnn}", '"rvv128"').replace(*change))

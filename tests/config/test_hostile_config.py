@@ -154,3 +154,8 @@ def test_a_plug_in_that_cannot_be_loaded_is_one_line_naming_its_package(tmp_path
         "brokenplug: its crosslane.smokes entry point 'mysmoke = brokenplug_missing.mod:ENTRY' cannot be loaded "
         "(ModuleNotFoundError: No module named 'brokenplug_missing')"), caught.value.one_line()
     assert "repair or uninstall brokenplug" in caught.value.one_line()
+
+
+def test_a_byte_order_mark_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="versions.toml: line 1: starts with a byte-order mark"):
+        config_mod.parse("\ufeff" + versions_header(), tmp_path / "versions.toml")

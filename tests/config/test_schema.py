@@ -50,6 +50,8 @@ MISTAKES = [
     pytest.param('exclude = [{ backend = "portable", quantize = true }',
                  'exclude = [{ backend = "portable", quantize = "yes" }', "cases.riscv-ci.exclude[0].quantize",
                  id="exclusion-type"),
+    pytest.param('arches = ["amd64", "arm64", "riscv64"]\nrecipe = "cmake"', 'arches = ["amd64", 64, "riscv64"]\n'
+                 'recipe = "cmake"', "components.canary.arches[1]", id="array-item-type"),
 ]
 
 

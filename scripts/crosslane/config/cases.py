@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from crosslane.config.fields import path_name
 from crosslane.config.keys import CASE_BACKENDS
 from crosslane.config.reader import Table
 
@@ -58,6 +59,8 @@ def read(name: str, table: Table, profile_names: set[str]) -> CaseMatrix:
     models = table.strings("models")
     if not models:
         table.fail("models", "no models; list at least one")
+    for index, model in enumerate(models):  # a case's name becomes folders of the cache and dist/
+        path_name(Table({}, table.file, table.where("models")), index, model, "model")
     backends = table.strings("backends")
     for index, backend in enumerate(backends):
         if backend not in BACKENDS:

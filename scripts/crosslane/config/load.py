@@ -309,6 +309,9 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     registries = registries or Registries.discover()
     file = path.name
     root = (root or path.parent).resolve()
+    if text.startswith("\ufeff"):
+        raise ConfigError(f"{file}: line 1: starts with a byte-order mark, which TOML parsers refuse; save the file "
+                          "as UTF-8 without one")
     try:
         data = tomlcompat.loads(text)
     except tomlcompat.TOMLDecodeError as exc:

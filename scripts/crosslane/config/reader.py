@@ -59,8 +59,10 @@ class Table:
             return f"{self.path}[{key}]"
         return f"{self.path}.{key}" if self.path else key
 
-    def fail(self, key: str | int | None, message: str) -> NoReturn:
-        raise ConfigError(f"{self.file}: {self.where(key)}: {message}")
+    def fail(self, key: str | int | None, message: str, *, index: int | None = None) -> NoReturn:
+        """The error at *key* (an array's item: *index*), named as a dotted path: tools.cmake, arches[1]."""
+        where = self.where(key) if index is None else f"{self.where(key)}[{index}]"
+        raise ConfigError(f"{self.file}: {where}: {message}")
 
     def has(self, key: str) -> bool:
         return key in self.data
@@ -142,7 +144,7 @@ class Table:
         assert isinstance(value, list)
         for index, item in enumerate(value):
             if not isinstance(item, str):
-                self.fail(None, f"{key}[{index}]: expected a string, got {describe(item)}")
+                self.fail(key, f"expected a string, got {describe(item)}", index=index)
         return tuple(value)
 
     def booleans(self, key: str, default: tuple[bool, ...] | None = None) -> tuple[bool, ...]:
@@ -151,7 +153,7 @@ class Table:
         assert isinstance(value, list)
         for index, item in enumerate(value):
             if not isinstance(item, bool):
-                self.fail(None, f"{key}[{index}]: expected true or false, got {describe(item)}")
+                self.fail(key, f"expected true or false, got {describe(item)}", index=index)
         return tuple(value)
 
     def table(self, key: str, *, required: bool = False) -> Table:
@@ -167,7 +169,7 @@ class Table:
         result = []
         for index, item in enumerate(value):
             if not isinstance(item, dict):
-                self.fail(None, f"{key}[{index}]: expected a table, got {describe(item)}")
+                self.fail(key, f"expected a table, got {describe(item)}", index=index)
             result.append(Table(item, self.file, f"{self.where(key)}[{index}]", items))
         return result
 
