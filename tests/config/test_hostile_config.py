@@ -157,5 +157,5 @@ def test_a_plug_in_that_cannot_be_loaded_is_one_line_naming_its_package(tmp_path
 
 
 def test_a_byte_order_mark_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="versions.toml: line 1: starts with a byte-order mark"):
+    with pytest.raises(ConfigError, match=r"versions\.toml: line 1: starts with a byte-order mark"):
         config_mod.parse("\ufeff" + versions_header(), tmp_path / "versions.toml")

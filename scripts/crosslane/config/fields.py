@@ -20,7 +20,7 @@ NAME_RE = re.compile(r"[A-Za-z0-9_]+")
 PATH_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
 
 
-def path_name(table: Table, key: str | None, name: str, what: str) -> None:
+def path_name(table: Table, key: str | int | None, name: str, what: str) -> None:
     if not PATH_NAME_RE.fullmatch(name) or ".." in name:
         table.fail(key, f"{what} name {name!r} must be 1–64 letters, digits, '.', '_', '+' or '-', starting with a "
                         "letter or digit (it becomes a folder name)")
