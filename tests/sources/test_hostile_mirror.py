@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,41 @@ def test_a_signal_while_staging_publishes_nothing(box: Sandbox, sig: int) -> Non
     done = box.invoke(*sources(box, pinned))  # the next run sweeps a killed one's folder and stages afresh
     assert done.rc == 0, done.out
     assert not list(box.cache.rglob("*.partial")) and len(list(box.cache.rglob("data.bin"))) == 1
+
+
+def swap_object(repo: Path, oid: str, kind: str, data: bytes) -> None:
+    """Replace a loose object's bytes, keeping its id: git reads it back without checking."""
+    path = repo / "objects" / oid[:2] / oid[2:]
+    path.chmod(0o644)
+    path.write_bytes(zlib.compress(f"{kind} {len(data)}\0".encode() + data))
+
+
+def test_a_file_whose_bytes_are_not_its_pinned_id_is_refused(box: Sandbox) -> None:
+    repo = mirror(box)
+    data = blob(repo, b"hello\n")
+    pinned = commit(repo, tree(repo, [("100644", data, "data.txt")]))
+    swap_object(repo, data, "blob", b"echo pwned\n")
+    box.refused(6, f"the blob stored as {data} holds other bytes", *sources(box, pinned))
+    nothing_published(box)
+
+
+def test_a_tree_whose_bytes_are_not_its_pinned_id_is_refused(box: Sandbox) -> None:
+    """A swapped subtree lists another file: ls-tree would read it as the commit's."""
+    repo = mirror(box)
+    inner = tree(repo, [("100644", blob(repo, b"hello\n"), "data.txt")])
+    pinned = commit(repo, tree(repo, [("040000", inner, "src")]))
+    evil = blob(repo, b"echo pwned\n")
+    swap_object(repo, inner, "tree", b"100644 pwned\0" + bytes.fromhex(evil))
+    box.refused(6, f"the tree stored as {inner} holds other bytes", *sources(box, pinned))
+    nothing_published(box)
+
+
+def test_a_truncated_object_is_refused(box: Sandbox) -> None:
+    repo = mirror(box)
+    data = blob(repo, bytes(range(256)) * 40)
+    pinned = commit(repo, tree(repo, [("100644", data, "data.bin")]))
+    path = repo / "objects" / data[:2] / data[2:]
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes()[:-40])  # its header readable, its data cut short
+    box.refused(6, "cannot read the mirror's objects", *sources(box, pinned))
+    nothing_published(box)

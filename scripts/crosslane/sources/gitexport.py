@@ -14,6 +14,7 @@ the runner's line-oriented, logged text output is not for.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import subprocess
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from crosslane.errors import IntegrityError, MissingPrerequisite
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
 TIMEOUT = 600.0
+REFETCH = "the mirror is damaged or hostile: fetch it again from upstream"
 
 
 @dataclass(frozen=True)
@@ -86,23 +88,71 @@ def entries(folder: Path, commit: str) -> list[Entry]:
     return result
 
 
-def read_blobs(folder: Path, oids: Sequence[str]) -> dict[str, bytes | None]:
-    """Each blob's bytes by id (None: missing), read in one `git cat-file --batch`."""
+def object_id(kind: str, data: bytes, length: int) -> str:
+    """The id git gives an object of *kind* with *data*: sha1 (40 hex digits) or sha256 (64) of header and data."""
+    digest = hashlib.sha1 if length == 40 else hashlib.sha256
+    return digest(f"{kind} {len(data)}\0".encode() + data).hexdigest()
+
+
+def read_objects(folder: Path, oids: Sequence[str]) -> dict[str, tuple[str, bytes] | None]:
+    """Each object's (type, bytes) by id (None: missing), read in one `git cat-file --batch` and hashed again:
+    git does not check a loose object's bytes against its id when it reads them, so a mirror could otherwise
+    serve other content under the pinned ids."""
     unique = list(dict.fromkeys(oids))
     done = _git(folder, "cat-file", "--batch", stdin="".join(f"{o}\n" for o in unique).encode())
+    damaged = f"{folder}: git cat-file cannot read the mirror's objects"
+    if done.returncode != 0:
+        raise IntegrityError(f"{damaged} ({done.stderr.decode(errors='replace').strip()[:300]})", fix=REFETCH)
     out, pos = done.stdout, 0
-    found: dict[str, bytes | None] = {}
-    for oid in unique:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) == 2 and header[1] == b"missing":
-            found[oid] = None
-            continue
-        size = int(header[2])
-        found[oid] = out[pos:pos + size]
-        pos += size + 1
+    found: dict[str, tuple[str, bytes] | None] = {}
+    try:
+        for oid in unique:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split()
+            pos = end + 1
+            if len(header) == 2 and header[1] == b"missing":
+                found[oid] = None
+                continue
+            kind, size = header[1].decode("ascii"), int(header[2])
+            data = out[pos:pos + size]
+            pos += size + 1
+            if len(data) != size or object_id(kind, data, len(oid)) != oid:
+                raise IntegrityError(f"{folder}: the {kind} stored as {oid} holds other bytes (they hash to "
+                                     f"{object_id(kind, data, len(oid))})", fix=REFETCH)
+            found[oid] = (kind, data)
+    except (ValueError, IndexError, UnicodeDecodeError):
+        raise IntegrityError(f"{damaged} (an answer git does not give)", fix=REFETCH) from None
     return found
+
+
+def read_blobs(folder: Path, oids: Sequence[str]) -> dict[str, bytes | None]:
+    """Each blob's bytes by id (None: missing), verified against its id."""
+    found: dict[str, bytes | None] = {}
+    for oid, read in read_objects(folder, oids).items():
+        if read is not None and read[0] != "blob":
+            raise IntegrityError(f"{folder}: object {oid} is a {read[0]}, its tree lists a file", fix=REFETCH)
+        found[oid] = read[1] if read is not None else None
+    return found
+
+
+def verify_trees(folder: Path, commit: str) -> None:
+    """The commit and every tree under it hash to their ids, and the commit names its root tree: what `ls-tree`
+    then lists is the pinned commit's."""
+    root = _git(folder, "rev-parse", "--verify", "-q", f"{commit}^{{tree}}").stdout.decode().strip()
+    listed = _git(folder, "ls-tree", "-r", "-t", "-d", "-z", "--full-tree", commit)
+    if not root or listed.returncode != 0:
+        raise IntegrityError(f"{folder}: cannot list the trees of {commit}", fix=REFETCH)
+    # -d lists a submodule's gitlink too: its commit is the submodule's own pinned source, checked there
+    metas = [record.partition(b"\t")[0].split() for record in listed.stdout.split(b"\0") if record]
+    trees = [meta[2].decode() for meta in metas if len(meta) == 3 and meta[1] == b"tree"]
+    objects = read_objects(folder, [commit, root, *trees])
+    head = objects[commit]
+    if head is None or head[0] != "commit" or not head[1].startswith(f"tree {root}\n".encode()):
+        raise IntegrityError(f"{folder}: commit {commit} does not name the root tree {root}", fix=REFETCH)
+    for oid in [root, *trees]:
+        read = objects[oid]
+        if read is None or read[0] != "tree":
+            raise IntegrityError(f"{folder}: the tree {oid} of {commit} is missing or not a tree", fix=REFETCH)
 
 
 def export(folder: Path, commit: str, tag: str | None, url: str, dest: Path,
@@ -112,6 +162,7 @@ def export(folder: Path, commit: str, tag: str | None, url: str, dest: Path,
     never writes); files are created without following links; links are made last and stay inside the tree."""
     folder = git_dir(folder)
     resolve(folder, commit, tag, url)
+    verify_trees(folder, commit)
     listed = entries(folder, commit)
     blobs = read_blobs(folder, [e.oid for e in listed if e.kind == "blob"])
     absent: list[str] = []
