@@ -221,6 +221,12 @@ CASES: dict[str, tuple[Mutation, int, str]] = {
     "stamp-not-a-stamp": (replace_member(BASE + ".crosslane-stamp.json", lambda m, b: with_data(m, b"[1]")), 2,
                           "is not a stamp"),
     "stamp-outputs-lie": (stamp_outputs_lie, 2, "outputs disagree"),
+    # a pack of a stamp alone would have replaced the old install folder with nothing (and left none)
+    "no-install": (lambda ms, b: remanifest([m for m in ms if "/install" not in m.info.name]), 2,
+                   "install/ is missing or not a folder"),
+    "install-a-link": (lambda ms, b: remanifest([*(m for m in ms if "/install" not in m.info.name),
+                                                 entry(BASE + "install", link=".crosslane-stamp.json")]), 2,
+                       "install/ is missing or not a folder"),
 }
 
 

@@ -68,6 +68,7 @@ SPECIAL: dict[str, tuple[Callable[[Path], None], str]] = {
     "nan": (text(b'{"schema": NaN}'), "not valid JSON"),
     "infinite": (text(b'{"schema": 1e999}'), "not finite"),
     "huge-int": (text(b'{"schema": ' + b"1" * 5000 + b"}"), "not valid JSON"),
+    "big-int": (text(b'{"schema": ' + b"1" * 400 + b"}"), "beyond 64 bits"),  # a float would overflow
     "truncated": (text(json.dumps(GOOD).encode()[:-7]), "not valid JSON"),
 }
 
@@ -118,6 +119,19 @@ def test_report_diff_of_two_good_reports_still_works(box: Sandbox) -> None:
     new.write_bytes(edited(lambda d: d.update(rows=[{**ROW, "verdict": "FAIL"}])))
     done = box.invoke("report-diff", str(good(box)), str(new))
     assert done.rc == 0 and "verdict canary riscv64 cli@rvv128: PASS → FAIL" in done.out, done.out
+
+
+def test_a_lone_surrogate_in_a_row_is_printed_escaped_by_both_readers(box: Sandbox) -> None:
+    new = box.inputs / "new.json"
+    new.write_bytes(edited(lambda d: d.update(rows=[{**ROW, "component": "\ud800", "profile": "\udfff"}])))
+    done = box.invoke("report-diff", str(good(box)), str(new))
+    assert done.rc == 0 and "verdict \\ud800 riscv64" in done.out, done.out
+    folder = box.inputs / "downloaded"
+    (folder / "build-riscv64").mkdir(parents=True)
+    (folder / "build-riscv64" / "rows.json").write_text(json.dumps([{**ROW, "component": "\ud800"}]))
+    done = box.invoke("report", "--input", str(folder), "--output", str(box.build / "merged"))
+    assert done.rc == 0, done.out
+    assert "\\ud800" in (box.build / "merged.md").read_text()
 
 
 def jobs(box: Sandbox) -> Path:

@@ -208,6 +208,9 @@ def _entries(archive: Path, found: Manifest, members: list[tarfile.TarInfo]) -> 
         raise _refuse(archive, f"the manifest lists {len(missing)} members the pack lacks: {', '.join(missing[:3])}")
     if stamps.STAMP not in by_path:
         raise _refuse(archive, "it holds no stamp")
+    if "install" not in by_path or not by_path["install"].isdir():
+        # checked before the old build is touched: unpacking replaces the component's install folder with it
+        raise _refuse(archive, "its install/ is missing or not a folder")
     return by_path
 
 

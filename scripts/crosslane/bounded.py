@@ -55,13 +55,20 @@ def _finite(text: str) -> float:
     return value
 
 
+def _int64(text: str) -> int:
+    value = int(text)
+    if not -(1 << 63) <= value < 1 << 63:
+        raise ValueError(f"integer of {len(text)} digits, beyond 64 bits")
+    return value
+
+
 def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number crosslane writes")
 
 
 def parse_json(text: str | bytes, where: str, *, error: type[CrosslaneError], fix: str) -> object:
     try:
-        return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+        return json.loads(text, parse_float=_finite, parse_int=_int64, parse_constant=_no_constant)
     except RecursionError:
         raise error(f"{where}: JSON nested too deeply to be a file crosslane wrote", fix=fix) from None
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError

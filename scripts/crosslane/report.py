@@ -83,9 +83,9 @@ class Row:
     cpu: float = dataclasses.field(default=0.0, kw_only=True, compare=False)
 
     def __post_init__(self) -> None:
-        # A reason quotes hostile input (an SBOM's "\ud800" parses to a lone surrogate): no text a row carries
-        # may break the summary's print or the JSON reader of the next job.
-        for name in ("reason", "subject", "detail"):
+        # A reason quotes hostile input (an SBOM's "\ud800" parses to a lone surrogate), a report read back may
+        # carry any text: none may break the summary's print or the files written from it.
+        for name in ("component", "arch", "reason", "subject", "profile", "detail"):
             text = getattr(self, name)
             if isinstance(text, str) and not text.isascii():
                 object.__setattr__(self, name, printable(text))

@@ -234,6 +234,13 @@ def test_dsc_file_names_cannot_escape(tmp_path: Path) -> None:
         debsrc.parse_dsc(f"Checksums-Sha256:\n {'0' * 64} 1 ../evil\n", "x.dsc")
 
 
+@pytest.mark.parametrize("size", ["9" * 5000, "\u00b2", "-1", ""], ids=["over-int-digits", "unicode-digit",
+                                                                       "negative", "empty"])
+def test_a_dsc_size_that_is_no_byte_count_is_one_line(size: str) -> None:
+    with pytest.raises(ConfigError, match="malformed Checksums-Sha256 line"):
+        debsrc.parse_dsc(f"Checksums-Sha256:\n {'0' * 64} {size} d_1.0.orig.tar.gz\n", "x.dsc")
+
+
 @pytest.mark.parametrize(("names", "upstream"), [
     pytest.param(["d_1.0-1.debian.tar.xz", "d_1.0.orig.tar.xz", "d_1.0.orig-extra.tar.xz"], "d_1.0.orig.tar.xz",
                  id="quilt"),

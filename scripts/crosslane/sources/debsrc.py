@@ -53,7 +53,7 @@ def parse_dsc(text: str, where: str) -> tuple[DscFile, ...]:
     # deb822 splits the multivalued field into {sha256, size, name} entries.
     for entry in deb822.Dsc(text).get("Checksums-Sha256") or []:
         digest, size, name = (str(entry.get(k, "")) for k in ("sha256", "size", "name"))
-        if not re.fullmatch(r"[0-9a-f]{64}", digest) or not (size.isascii() and size.isdigit()) or not name:
+        if not re.fullmatch(r"[0-9a-f]{64}", digest) or not re.fullmatch(r"[0-9]{1,19}", size) or not name:
             raise ConfigError(f"{where}: malformed Checksums-Sha256 line '{digest} {size} {name}'",
                               fix="the .dsc is corrupt; check the pinned package version")
         files.append(DscFile(name=name, size=int(size), sha256=digest))
