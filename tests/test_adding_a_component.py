@@ -169,6 +169,31 @@ def test_a_command_smoke_without_evidence_is_refused(tmp_path: Path) -> None:
         config_mod.parse(example.replace('argv = [', 'args = ['), tmp_path / "versions.toml", tmp_path)
 
 
+@pytest.mark.parametrize(("change", "words"), [
+    (('sentinel = "vsum: OK"', 'sentinel = ""'), "smoke.sentinel: an empty line is no evidence"),
+    (('sentinel = "vsum: OK"', 'pattern = "vsum.*"'), ""),  # it needs "vsum" in the output: evidence, it loads
+    (('sentinel = "vsum: OK"', 'pattern = ".*"'), "smoke.pattern: /.*/ matches an empty output"),
+    (('sentinel = "vsum: OK"', 'pattern = "\\\\{vector}"'), "is no regular expression with its placeholders"),
+    (('argv = [', 'env = { "A=B" = "1" }\nargv = ['), "smoke.env.A=B: not an environment variable name"),
+], ids=["empty-sentinel", "pattern-with-text", "pattern-matching-nothing", "pattern-broken-by-a-value",
+        "env-name"])
+def test_what_a_command_smoke_states_as_evidence_must_be_evidence(tmp_path: Path, change: tuple[str, str],
+                                                                  words: str) -> None:
+    from crosslane import config as config_mod
+    from crosslane.errors import ConfigError
+
+    ours = (REPO / "versions.toml").read_text(encoding="utf-8")
+    example = ours[:ours.index("[components.")] + readme_example().replace("<the commit>", "0" * 40)
+    assert change[0] in example, change[0]
+    text = example.replace(change[0], change[1], 1)
+    if not words:
+        config_mod.parse(text, tmp_path / "versions.toml", tmp_path)
+        return
+    with pytest.raises(ConfigError) as caught:
+        config_mod.parse(text, tmp_path / "versions.toml", tmp_path)
+    assert words in caught.value.message, caught.value.message
+
+
 @pytest.mark.slow
 def test_the_readme_example_builds_with_a_compiler_from_a_tool_root(project: tuple[Path, dict[str, str]]) -> None:
     """The README's variant with forky's GCC from the gcc-cross tool root: the inline RVV assembly clang-19's

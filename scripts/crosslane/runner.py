@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # plumbum is imported where a program is run: `invoke verify`
 LONGEST_TIMEOUT = 7 * 86400.0
 
 TAIL_LINES = 40
+OUTPUT_LINES = 2000  # a command's output kept: its last lines (a build log's tail, a smoke's output)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Result:
     seconds: float
     timed_out: bool = False
     cpu: float = 0.0  # user + system seconds of the command and every descendant it waited for
+    dropped: int = 0  # lines of output before the kept tail (OUTPUT_LINES): output is then not all there is
 
     @property
     def ok(self) -> bool:
@@ -129,7 +131,8 @@ class Runner:
         if self._cancelled.is_set():
             raise Terminated
         start = time.monotonic()
-        tail: deque[str] = deque(maxlen=2000)
+        tail: deque[str] = deque(maxlen=OUTPUT_LINES)
+        read = 0
         removed = [key for key in os.environ if key not in env]
         if removed:
             # plumbum merges its own copy of the environment into env=, so a removal has to be
@@ -159,6 +162,7 @@ class Runner:
         try:
             assert process.stdout is not None
             for line in process.stdout:
+                read += 1
                 tail.append(line.rstrip("\n"))
                 if on_line:
                     on_line(line.rstrip("\n"))
@@ -174,7 +178,8 @@ class Runner:
         if self._cancelled.is_set():
             raise Terminated
         costs.charge(cpu)
-        result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, timed_out.is_set(), cpu)
+        result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, timed_out.is_set(), cpu,
+                        read - len(tail))
         if check and not result.ok:
             raise StepFailed(failure_message(quoted, result), detail=result.tail(15).strip() or None)
         return result

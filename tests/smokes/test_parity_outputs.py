@@ -26,8 +26,16 @@ REL = Tolerance(rel=1e-5, abs=1e-6)
     ({"a": [1]}, {"b": [1]}, EXACT, False, "keys"),
     ([1, 2], [1.0, 2.0], EXACT, True, "identical"),
     (True, 1, EXACT, False, "True != 1"),
+    ([math.inf], [1.0], EXACT, False, "1 of 1 values differ"),
+    ([math.inf], [1e308], Tolerance(rel=1.0), False, "1 of 1 values differ"),
+    ([math.inf], [math.inf], EXACT, True, "identical"),
+    ([-math.inf], [math.inf], Tolerance(abs=1e300), False, "differ"),
+    ([2**53 + 1], [2**53], EXACT, False, "1 of 1 values differ beyond exact"),
+    ([10**400], [10**400], EXACT, True, "identical"),
+    ([10**400], [1.0], REL, False, "differ"),
 ], ids=["exact-equal", "exact-ulp", "rel-within", "rel-beyond", "abs-floor", "shape", "string", "string-differs",
-        "nan-nan", "nan-number", "keys", "int-float", "bool-int"])
+        "nan-nan", "nan-number", "keys", "int-float", "bool-int", "inf-number", "inf-number-rel", "inf-inf",
+        "inf-minus-inf", "int-past-float", "huge-int", "huge-int-float"])
 def test_compare_value(value: object, control: object, tolerance: Tolerance, ok: bool, words: str) -> None:
     got_ok, note = compare_value(value, control, tolerance)
     assert got_ok is ok

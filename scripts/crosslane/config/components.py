@@ -408,7 +408,33 @@ def _smoke(table: Table, registries: Registries) -> SmokeSpec:
     if kind == "command" and not ({"sentinel", "pattern"} & set(options)):
         smoke_table.fail(None, "a command smoke names its evidence: sentinel = \"…\" or pattern = \"…\" (an exit "
                                "status alone is never a PASS)")
+    if kind == "command":
+        _command_evidence(smoke_table, options)
     return spec
+
+
+COMMAND_PLACEHOLDER = re.compile(r"\{(install|profile|vlen|vector|output|arch)\}")  # smokes/command.py's values()
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _command_evidence(table: Table, options: Mapping[str, object]) -> None:
+    """What a command smoke states as evidence can be evidence: a sentinel line with text, a pattern that compiles
+    and needs some output to match; an environment whose names a process can have."""
+    if options.get("sentinel") == "":
+        table.fail("sentinel", "an empty line is no evidence; name the line the program prints when it passed")
+    pattern = options.get("pattern")
+    if isinstance(pattern, str):
+        try:
+            compiled = re.compile(COMMAND_PLACEHOLDER.sub("x", pattern), re.MULTILINE)
+        except re.error as exc:
+            table.fail("pattern", f"/{pattern}/ is no regular expression with its placeholders filled ({exc})")
+        if compiled.search(""):
+            table.fail("pattern", f"/{pattern}/ matches an empty output, so it is no evidence; match what the "
+                                  "program prints when it passed")
+    env = options.get("env")
+    for name in env if isinstance(env, Mapping) else {}:
+        if not ENV_NAME.fullmatch(name):
+            table.fail(f"env.{name}", "not an environment variable name (letters, digits, '_', not first a digit)")
 
 
 SIGNALS = ("SIGILL", "SIGSEGV", "SIGBUS", "SIGFPE", "SIGABRT", "SIGTRAP", "SIGKILL")

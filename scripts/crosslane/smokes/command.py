@@ -29,6 +29,7 @@ from crosslane.errors import ConfigError
 from crosslane.policy import lanes
 from crosslane.recipes.cmake import substitute
 from crosslane.report import Check, Row, Verdict
+from crosslane.runner import OUTPUT_LINES, Result
 from crosslane.smokes import compare, sentinel, target
 
 OUTPUT_LIMIT = 16 << 20  # a JSON output file read back: bounded
@@ -56,16 +57,22 @@ def fill_pattern(pattern: str, filled: Mapping[str, object]) -> str:
     return re.sub(r"\{(" + names + r")\}", lambda m: re.escape(str(filled[m.group(1)])), pattern)
 
 
-def outputs(options: Mapping[str, object], stdout: str, written: Path) -> tuple[Mapping[str, object] | None, str]:
+def outputs(options: Mapping[str, object], result: Result, written: Path) -> tuple[Mapping[str, object] | None, str]:
     """The run's compared outputs (None, and why, when it has none to compare)."""
     if options.get("compare") == "stdout":
-        return {"stdout": stdout}, ""
+        if result.dropped:
+            return None, (f"its output has {result.dropped + OUTPUT_LINES} lines and only the last {OUTPUT_LINES} are "
+                          "kept: compare a JSON output ({output}) instead")
+        return {"stdout": result.output}, ""
     try:
         if not written.is_file() or written.stat().st_size > OUTPUT_LIMIT:
             return None, f"no JSON output at {{output}} (or over {OUTPUT_LIMIT >> 20} MiB)"
+        # NaN and Infinity stay: a program's numbers may be those, and compare.py compares them
         data = json.loads(written.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError) as exc:
         return None, f"its {{output}} is not JSON ({exc})"
+    except RecursionError:
+        return None, "its {output} is JSON nested too deeply to compare"
     return ({"json": data}, "")
 
 
@@ -84,7 +91,7 @@ def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout
         argv = [fill(str(a), filled, component) for a in declared]
         env = {str(k): fill(str(v), filled, component) for k, v in mapping(options.get("env")).items()}
         result = target.run(ctx, arch, profile, argv, timeout=timeout, env=env or None)
-        found, why = outputs(options, result.output, written) if "compare" in options else (None, "")
+        found, why = outputs(options, result, written) if "compare" in options else (None, "")
     return result.returncode, result.output, result.timed_out, found, why, filled
 
 
@@ -92,7 +99,7 @@ def judge(options: Mapping[str, object], profile: Profile, returncode: int, outp
           filled: Mapping[str, object]) -> tuple[Verdict, str]:
     """The run's verdict from its declared evidence (module docstring)."""
     expected = mapping(options.get("expect")).get(profile.name)
-    crash = sentinel.crash_reason(returncode) if not timed_out else None
+    crash = sentinel.signal_of(returncode) if not timed_out else None
     if expected:
         if crash == expected:
             return Verdict.PASS, f"expected {expected}: died of it on {profile.name}"
@@ -107,8 +114,15 @@ def judge(options: Mapping[str, object], profile: Profile, returncode: int, outp
     if isinstance(line, str) and line not in (text.strip() for text in output.splitlines()):
         problems.append(f"no line '{line}'")
     pattern = options.get("pattern")
-    if isinstance(pattern, str) and not re.search(fill_pattern(pattern, filled), output, re.MULTILINE):
-        problems.append(f"no match for /{pattern}/")
+    if isinstance(pattern, str):
+        try:
+            filled_pattern = re.compile(fill_pattern(pattern, filled), re.MULTILINE)
+        except re.error as exc:
+            return Verdict.FAIL, f"/{pattern}/ is no regular expression on {profile.name} ({exc})"
+        if filled_pattern.search(""):
+            problems.append(f"/{pattern}/ matches an empty output on {profile.name}: no evidence")
+        elif not filled_pattern.search(output):
+            problems.append(f"no match for /{pattern}/")
     if returncode != 0:
         problems.append(f"exit {returncode}")
     if problems:

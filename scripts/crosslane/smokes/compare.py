@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from crosslane.report import Check, Row, Verdict
 
@@ -77,16 +78,19 @@ def outputs_from_detail(detail: str) -> Mapping[str, object] | None:
     return outputs if isinstance(outputs, dict) else None
 
 
-def _numbers(value: object, control: object, path: str) -> tuple[list[tuple[float, float]], str | None]:
+Number = int | float
+
+
+def _numbers(value: object, control: object, path: str) -> tuple[list[tuple[Number, Number]], str | None]:
     """Pairs of numbers in matching positions, or the first structural difference."""
     if isinstance(value, bool) or isinstance(control, bool) or isinstance(value, str) or isinstance(control, str):
         return [], None if value == control and type(value) is type(control) else f"{path}: {value!r} != {control!r}"
     if isinstance(value, (int, float)) and isinstance(control, (int, float)):
-        return [(float(value), float(control))], None
+        return [(value, control)], None  # as they are: two integers compare exactly, however large
     if isinstance(value, list) and isinstance(control, list):
         if len(value) != len(control):
             return [], f"{path}: length {len(value)} != control's {len(control)}"
-        pairs: list[tuple[float, float]] = []
+        pairs: list[tuple[Number, Number]] = []
         for index, (a, b) in enumerate(zip(value, control, strict=True)):
             more, problem = _numbers(a, b, f"{path}[{index}]")
             if problem:
@@ -106,21 +110,41 @@ def _numbers(value: object, control: object, path: str) -> tuple[list[tuple[floa
     return [], f"{path}: {type(value).__name__} where the control has {type(control).__name__}"
 
 
+def _finite(number: Number) -> bool:
+    return isinstance(number, int) or math.isfinite(number)
+
+
+def _as_float(number: float | Fraction) -> float:
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
+
+
 def compare_value(value: object, control: object, tolerance: Tolerance, name: str = "") -> tuple[bool, str]:
     pairs, problem = _numbers(value, control, name)
     if problem:
         return False, problem
     worst_rel, worst_abs, bad = 0.0, 0.0, 0
     for got, want in pairs:
-        if math.isnan(got) or math.isnan(want):
-            bad += 0 if math.isnan(got) and math.isnan(want) else 1
+        if not (_finite(got) and _finite(want)):
+            # NaN matches NaN only, an infinity only itself: no tolerance bridges the gap to a number
+            same = (got != got and want != want) or got == want
+            bad += 0 if same else 1
+            worst_abs, worst_rel = (worst_abs, worst_rel) if same else (math.inf, math.inf)
             continue
-        diff = abs(got - want)
-        scale = max(abs(got), abs(want))
-        worst_abs = max(worst_abs, diff)
+        if isinstance(got, float) and isinstance(want, float):
+            diff: float | Fraction = abs(got - want)
+            scale: float | Fraction = max(abs(got), abs(want))
+            allowed: float | Fraction = max(tolerance.rel * scale, tolerance.abs)
+        else:  # an integer: Fractions, exact at any size (a float would round 2**53 + 1, or overflow)
+            diff = abs(Fraction(got) - Fraction(want))
+            scale = max(abs(Fraction(got)), abs(Fraction(want)))
+            allowed = max(Fraction(tolerance.rel) * scale, Fraction(tolerance.abs))
+        worst_abs = max(worst_abs, _as_float(diff))
         if scale:
-            worst_rel = max(worst_rel, diff / scale)
-        if diff > max(tolerance.rel * scale, tolerance.abs):
+            worst_rel = max(worst_rel, _as_float(diff / scale))
+        if diff > allowed:
             bad += 1
     summary = f"{len(pairs)} values, max abs diff {worst_abs:.3g}, max rel diff {worst_rel:.3g}"
     if tolerance.exact:

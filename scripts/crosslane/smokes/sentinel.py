@@ -35,6 +35,13 @@ def crash_reason(returncode: int) -> str | None:
         return f"signal {number}"
 
 
+def signal_of(returncode: int) -> str | None:
+    """The signal a program run without a shell died of: only a negative return code says so (qemu-user dies of
+    its guest's fatal signal; measured for the host's and a tool root's qemu). An exit status of 132 is a
+    program's own choice, no evidence of SIGILL."""
+    return crash_reason(returncode) if returncode < 0 else None
+
+
 def decide(name: str, output: str, returncode: int, *, timed_out: bool = False) -> Outcome:
     if timed_out:
         return Outcome(Verdict.FAIL, "timed out")
