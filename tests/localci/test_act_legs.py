@@ -175,3 +175,13 @@ def test_a_plan_output_is_a_matrix_only_with_an_include_list() -> None:
     assert check.matrix_legs('{"include": [{"arch": "riscv64"}]}') == "1 legs"
     for value in ("", "true", "[]", '{"include": 3}', '{"exclude": []}', "{"):
         assert check.matrix_legs(value) is None, value
+
+
+def test_act_lines_that_no_act_writes_are_skipped_and_times_with_and_without_a_zone_subtract() -> None:
+    run = actlog.Run()
+    assert run.feed("[" * 100_000) is None  # nested too deeply: no record of act's
+    run.feed('{"jobID": "lint", "job": "lint", "msg": "a", "time": "2024-01-01T00:00:00Z"}')
+    run.feed('{"jobID": "lint", "job": "lint", "msg": "b", "time": "2024-01-01T00:00:05"}')
+    (leg,) = run.legs.values()
+    assert leg.seconds == 5.0
+    assert check.matrix_legs("[" * 100_000) is None

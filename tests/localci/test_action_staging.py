@@ -118,12 +118,27 @@ def test_a_mirror_without_the_commit_names_the_action_and_the_mirror_variable(tm
     ("runs:\n  using: node20\n  main: /etc/passwd\n", "runs.main '/etc/passwd' is not a file"),
     ("runs:\n  using: node20\n  main: [a, b]\n", "runs.main \\['a', 'b'\\] is not a file"),
     ("runs: node20\n", "no `runs:` mapping"),
-])
+    ('runs:\n  using: node20\n  main: "dist/a\\0b.js"\n', r"runs.main 'dist/a\\x00b.js' is not a file"),
+    ('runs:\n  using: node20\n  main: "dist/\\ud800.js"\n', r"runs.main 'dist/\\ud800.js' is not a file"),
+    ("runs: " + "[" * 20_000 + "]" * 20_000 + "\n", "not an action's metadata"),
+], ids=["climbs-out", "absolute", "a-list", "no-mapping", "nul", "surrogate", "nested-too-deeply"])
 def test_an_action_whose_metadata_points_outside_or_is_malformed_is_refused(tmp_path: Path, metadata: str,
                                                                            said: str) -> None:
     (tmp_path / "action.yml").write_text(metadata)
     with pytest.raises(IntegrityError, match=said):
         staging.missing_entry_points(tmp_path)
+
+
+def test_a_cached_rebuild_is_used_only_when_its_record_names_this_commit_and_lockfile(tmp_path: Path) -> None:
+    pin, bare = action_mirror(tmp_path)
+    drop(bare, "dist/index.js", pin.commit)
+    made = staging.stage(Runner(Log()), pin, DEFAULTS)
+    record = made / staging.RECORD
+    (made / "dist" / "index.js").write_text("planted")
+    record.write_text("not json at all")  # a damaged record is no evidence of what the copy was made from
+    again = staging.stage(Runner(Log()), pin, DEFAULTS)
+    assert (again / "dist" / "index.js").read_text() != "planted"
+    assert json.loads((again / staging.RECORD).read_text())["commit"] == pin.commit
 
 
 def test_an_action_yml_that_is_a_folder_is_refused(tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ def workflow(tmp_path: Path, uses: str) -> Path:
     ("actions/checkout@v4", "names a ref, not a commit"),
     ("docker://alpine:3", "not an action repository pinned by commit"),
     ("nonsense", "not an action repository pinned by commit"),
+    ("acme/tool/../../../etc@" + "a" * 40, "has a '.' or '..' component"),
+    ("../..@" + "a" * 40, "has a '.' or '..' component"),
 ])
 def test_a_pin_that_can_move_is_an_error_naming_the_step(tmp_path: Path, uses: str, said: str) -> None:
     with pytest.raises(ConfigError, match=said) as raised:

@@ -34,7 +34,7 @@ def cache_file(kind: str, key: dict[str, object]) -> Path:
 def read_cached(kind: str, key: dict[str, object]) -> object | None:
     try:
         data = json.loads(cache_file(kind, key).read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # damaged: a cache miss, probed again
         return None
     return data.get("value") if isinstance(data, dict) else None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -62,6 +63,9 @@ class Compiler:
         return int(self.version.split(".")[0])
 
 
+VERSION = re.compile(r"[0-9]{1,3}(\.[0-9]{1,5}){0,3}")  # what -dumpversion / -dumpfullversion print: 19, 12.2.0
+
+
 def _setup_fix(arch: Arch) -> str:
     return f"invoke setup --arch {arch}"
 
@@ -71,7 +75,11 @@ def _version(runner: Runner, cc: str, flag: str) -> str:
     if isinstance(output, probecache.Failed):
         raise MissingPrerequisite(f"{cc} {flag} failed ({output.reason}): the compiler does not run",
                                   fix="reinstall it (invoke setup)")
-    return output.strip()
+    version = output.strip()
+    if not VERSION.fullmatch(version):  # exit 0 alone is no evidence this is the compiler it claims to be
+        raise MissingPrerequisite(f"{cc} {flag} printed {' '.join(version.split())[:120]!r}, not a version",
+                                  fix="check that it is a working compiler (reinstall it: invoke setup)")
+    return version
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,14 @@ def ccache_setting(runner: Runner, key: str) -> str | None:
     return (found.output.strip() or None) if found.ok else None
 
 
+def _target(link: Path) -> Path:
+    try:
+        return link.resolve()
+    except (RuntimeError, OSError):  # a loop of links (RuntimeError before Python 3.13)
+        raise MissingPrerequisite(f"{link}: a link in the cache that leads nowhere (a loop)",
+                                  fix=f"remove it (rm {link}) or point it at another cache's folder") from None
+
+
 def places_for(runner: Runner, repo: Path) -> RootPlaces:
     """What a compile of this repository's builds touches: the build tree and the repository (tree sources,
     patches), the temporary folder (the probes), ccache's folders (it has the compiler preprocess into its own
@@ -99,7 +115,7 @@ def places_for(runner: Runner, repo: Path) -> RootPlaces:
               if (value := ccache_setting(runner, key)) and value.startswith("/")]
     cache = cache_dir()
     # A cache may hold links to another's sysroots and tool roots (shared, read-only): their targets are bound too.
-    linked = [child.resolve() for child in sorted(cache.iterdir()) if child.is_symlink()] if cache.is_dir() else []
+    linked = [_target(child) for child in sorted(cache.iterdir()) if child.is_symlink()] if cache.is_dir() else []
     return RootPlaces(binds=tuple(dict.fromkeys([Path(tempfile.gettempdir()), repo, build_root(repo), *ccache])),
                       read_only=tuple(dict.fromkeys([cache, *linked])))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
 MATRIX_SUFFIX = re.compile(r"-\d+$")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -100,7 +100,7 @@ class Run:
         """Take one line of act's output; return the step or job it finished, if it did."""
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not a record of act's (nested too deeply: not one either)
             if line.startswith("Error:"):
                 self.errors.append(line.removeprefix("Error:").strip())
             return None
@@ -161,6 +161,8 @@ def _time(value: object) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        found = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+    # act writes its zone; a line without one is read as UTC, so two times of a leg always subtract
+    return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)

@@ -232,7 +232,7 @@ def matrix_legs(value: str) -> str | None:
     """"N legs" of a matrix output (`{"include": [...]}`), None when *value* is none."""
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     legs_of = parsed.get("include") if isinstance(parsed, dict) else None
     return f"{len(legs_of)} legs" if isinstance(legs_of, list) else None

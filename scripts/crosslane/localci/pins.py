@@ -69,6 +69,10 @@ def pins(workflow: Path) -> list[ActionPin]:
             if uses.startswith("docker://") or matched is None:
                 raise ConfigError(f"{where}: {uses!r} is not an action repository pinned by commit",
                                   fix="use owner/name@<full commit> # <version>")
+            # act runs <repo>/<path> of the staged tree: neither may climb out of it
+            if {".", ".."} & {*matched["repo"].split("/"), *matched["path"].split("/")}:
+                raise ConfigError(f"{where}: {uses!r} has a '.' or '..' component; an action's path is inside its "
+                                  "repository", fix="name the action's folder as its repository has it")
             if not COMMIT.fullmatch(matched["ref"]):
                 raise ConfigError(f"{where}: {uses!r} names a ref, not a commit (a ref can move)",
                                   fix=f"pin it: {matched['repo']}{matched['path']}@<40-hex commit> # {matched['ref']}")

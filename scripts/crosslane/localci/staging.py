@@ -60,8 +60,12 @@ def missing_entry_points(tree: Path) -> list[str]:
             if entry is None and key != "main":
                 continue
             where = metadata.parent / str(entry)
-            if not isinstance(entry, str) or not entry or Path(entry).is_absolute() \
-                    or not where.resolve().is_relative_to(inside):
+            try:
+                outside = not isinstance(entry, str) or not entry or Path(entry).is_absolute() \
+                    or not where.resolve().is_relative_to(inside)
+            except ValueError:  # a NUL byte or a lone surrogate: no file has that name
+                outside = True
+            if outside:
                 raise IntegrityError(f"{metadata}: runs.{key} {entry!r} is not a file of the action's own tree",
                                      fix="stage the action from an undamaged mirror of its pinned commit")
             if not where.is_file():
@@ -72,8 +76,8 @@ def missing_entry_points(tree: Path) -> list[str]:
 def _runs(metadata: Path) -> Mapping[str, object]:
     try:
         data = yaml.safe_load(metadata.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise IntegrityError(f"{metadata}: not an action's metadata: {' '.join(str(exc).split())}",
+    except (OSError, yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
+        raise IntegrityError(f"{metadata}: not an action's metadata: {' '.join(str(exc).split())[:300]}",
                              fix="stage the action from an undamaged mirror of its pinned commit") from None
     runs = data.get("runs") if isinstance(data, Mapping) else None
     if not isinstance(runs, Mapping):
@@ -85,7 +89,7 @@ def _runs(metadata: Path) -> Mapping[str, object]:
 def bundled(runner: Runner, pin: ActionPin, tree: Path, missing: list[str]) -> Path:
     """A copy of *tree* with the bundles its action.yml runs rebuilt from the pinned lockfile (cached by commit)."""
     final = cache_dir() / "actions" / f"{pin.repo.replace('/', '+')}@{pin.commit}"
-    if (final / RECORD).is_file() and not missing_entry_points(final):
+    if _rebuilt_from(final, pin, tree) and not missing_entry_points(final):
         return final
     package = _package(tree)
     script = next((s for s in BUNDLE_SCRIPTS if s in package.get("scripts", {})), None)
@@ -120,9 +124,21 @@ def bundled(runner: Runner, pin: ActionPin, tree: Path, missing: list[str]) -> P
     return final
 
 
+def _rebuilt_from(final: Path, pin: ActionPin, tree: Path) -> bool:
+    """Whether the cached copy's record says it was rebuilt from this commit and this lockfile: only then is it
+    used (a record that is damaged or names another lockfile is a cache miss, and the copy is made again)."""
+    lockfile = tree / "package-lock.json"
+    try:
+        record = json.loads((final / RECORD).read_text(encoding="utf-8"))
+        return (isinstance(record, dict) and record.get("commit") == pin.commit and lockfile.is_file()
+                and record.get("lockfile_sha256") == stamps.file_sha256(lockfile))
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
 def _package(tree: Path) -> Mapping[str, dict[str, str]]:
     try:
         data = json.loads((tree / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) and isinstance(data.get("scripts", {}), dict) else {}
