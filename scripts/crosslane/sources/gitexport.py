@@ -2,8 +2,9 @@
 
 Used when CROSSLANE_GIT_MIRROR points a git source at a local folder: air-gapped staging, as Yocto's
 PREMIRRORS or Buildroot's `make source` directories serve. The commit must be in the folder under the
-pinned id (and the tag, when pinned, must name it); every blob is read by the id its tree records, so
-the content is the commit's. A partial mirror may lack blobs (`git clone --filter=blob:limit=…` leaves
+pinned id (and the tag, when pinned, must name it); the commit, every tree and every blob is read by its id
+and hashed again (git does not check a loose object's bytes when it reads them), so the content is the
+commit's. A partial mirror may lack blobs (`git clone --filter=blob:limit=…` leaves
 large test data behind): a missing blob is an error unless its path matches the source's `absent_ok`
 globs, and what was left out is reported, never silent.
 
