@@ -50,7 +50,8 @@ VARIATIONS = (
 
 
 def outputs(install: Path) -> dict[str, str]:
-    """relative path -> sha256 (files) or `-> target` (links) of everything a build installed."""
+    """relative path -> sha256 (files), `-> target` (links), `folder` or what else it is, of everything a build
+    installed: a folder or a FIFO one build made and the other did not is a difference too."""
     found: dict[str, str] = {}
     for path in sorted(install.rglob("*")):
         relative = path.relative_to(install).as_posix()
@@ -58,6 +59,10 @@ def outputs(install: Path) -> dict[str, str]:
             found[relative] = f"-> {os.readlink(path)}"
         elif path.is_file():
             found[relative] = stamps.file_sha256(path)
+        elif path.is_dir():
+            found[relative] = "folder"
+        else:
+            found[relative] = f"special file (mode {oct(path.lstat().st_mode)})"
     return found
 
 

@@ -105,14 +105,19 @@ def code_digest(path: Path) -> str | None:
     digest = hashlib.sha256()
     try:
         with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
             elf = ELFFile(handle)
             found = 0
             for name in CODE_SECTIONS:
                 section = elf.get_section_by_name(name)
-                if section is not None:
-                    digest.update(name.encode() + b"\0" + section.data() + b"\0")
-                    found += 1
-    except (OSError, ELFError):
+                if section is None:
+                    continue
+                # a section header is a claim (the loader reads program headers): one past the file is no code
+                if section["sh_type"] != "SHT_NOBITS" and section["sh_offset"] + section["sh_size"] > size:
+                    return None
+                digest.update(name.encode() + b"\0" + section.data() + b"\0")
+                found += 1
+    except (OSError, ELFError, ValueError, OverflowError):  # pyelftools on a damaged header
         return None
     return digest.hexdigest() if found else None
 

@@ -14,8 +14,8 @@ from urllib.parse import quote
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from crosslane import atomic, stamps
-from crosslane.errors import UsageError
+from crosslane import atomic, bounded, stamps
+from crosslane.errors import IntegrityError, UsageError
 from crosslane.shipping import provenance
 
 PAGE = """<!DOCTYPE html>
@@ -46,6 +46,15 @@ def _one_per_name(wheels: Sequence[Path]) -> list[Path]:
     return list(by_name.values())
 
 
+def _check_statement(statement: Path, name: str, digest: str) -> None:
+    """A statement beside a wheel is published only when its one subject is that wheel, by name and sha256."""
+    fix = "index the wheels with the statements their builds wrote (a pack carries both), or without a statement"
+    found = provenance.subjects(bounded.read_json(statement, error=IntegrityError, fix=fix))
+    if list(found) != [(name, digest)]:
+        shown = ", ".join(f"{n} sha256 {d[:16]}…" for n, d in list(found)[:3]) or "none"
+        raise IntegrityError(f"{statement}: its subjects ({shown}) are not {name} sha256 {digest[:16]}…", fix=fix)
+
+
 def write(wheels: Sequence[Path], output: Path) -> Path:
     """The index of *wheels* under *output* (made anew); the path of its simple/ folder."""
     projects: dict[str, list[Path]] = {}
@@ -65,12 +74,13 @@ def write(wheels: Sequence[Path], output: Path) -> Path:
             links = []
             for wheel in found:
                 shutil.copyfile(wheel, files / wheel.name)
+                digest = stamps.file_sha256(files / wheel.name)  # the hash of the copy served
                 statement = wheel.with_name(wheel.name + provenance.SUFFIX)
                 if statement.is_file():
+                    _check_statement(statement, wheel.name, digest)
                     shutil.copyfile(statement, files / statement.name)
-                # the hash of the copy served; the name quoted: '#', '?' and '%' are valid in a wheel's name
-                links.append((f"../../files/{quote(wheel.name)}#sha256={stamps.file_sha256(files / wheel.name)}",
-                              wheel.name))
+                # the name quoted: '#', '?' and '%' are valid in a wheel's name
+                links.append((f"../../files/{quote(wheel.name)}#sha256={digest}", wheel.name))
             (simple / project).mkdir(parents=True)
             (simple / project / "index.html").write_text(page(f"Links for {project}", links), encoding="utf-8")
         (simple / "index.html").write_text(page("Simple index", [(f"{p}/", p) for p in sorted(projects)]),

@@ -175,7 +175,7 @@ def crates(component: Component, registry: Path) -> tuple[Crate, ...]:
         try:
             recorded = json.loads((folder / ".cargo-checksum.json").read_text()).get("package")
             checksum = recorded if isinstance(recorded, str) and len(recorded) == 64 else None
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):  # no checksum recorded that can be read
             pass
         texts = licences.licence_files(folder) or debian_crate_copyright(registry, name, version)
         if not texts:

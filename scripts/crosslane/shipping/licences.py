@@ -64,7 +64,9 @@ def spdx(expression: str) -> str | None:
     licensing = spdx_licensing()
     try:
         parsed = licensing.parse(expression, validate=True, strict=True)
-    except ExpressionError:
+    # the parser's own answers to text it cannot read ("MIT or or MIT": AssertionError, "()": IndexError, deep
+    # parentheses: RecursionError): a copyright file or a Cargo.toml is hostile, and none of them is an expression
+    except (ExpressionError, AssertionError, IndexError, RecursionError, ValueError, TypeError):
         return None
     return str(parsed) if parsed is not None else None
 

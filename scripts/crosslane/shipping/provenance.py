@@ -11,6 +11,7 @@ workflow signs it on GitHub (actions/attest-build-provenance).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +41,12 @@ def source_descriptor(source: Source) -> dict[str, object]:
     github = purl_path(source.url)
     uri = f"git+{source.url}@{source.commit}" if github or source.url.startswith(("https://", "http://")) \
         else f"{source.url}@{source.commit}"
-    digest = {"gitCommit": source.commit} if len(source.commit) == 40 else {"sha256": source.commit} \
-        if source.commit else {}
+    # a digest only where the pin is one: a Debian source pins its version, which goes in the annotations
+    digest = {"gitCommit": source.commit} if re.fullmatch(r"[0-9a-f]{40}", source.commit) else \
+        {"sha256": source.commit} if re.fullmatch(r"[0-9a-f]{64}", source.commit) else {}
     annotations: dict[str, object] = {"role": source.role}
+    if source.commit and not digest:
+        annotations["version"] = source.commit
     if source.tag:
         annotations["tag"] = source.tag
     if source.patches:
