@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from crosslane.report import Check, Verdict
-from crosslane.suites import ctest, junit, verdict
+from crosslane.runner import Result
+from crosslane.suites import ctest, junit, pytest_suite, verdict
 from crosslane.suites.junit import Case, Outcome
 
 pytestmark = [pytest.mark.hostile("4 test results from a target")]
@@ -45,6 +46,39 @@ def test_merge_keeps_a_program_that_failed_after_its_cases_passed(tmp_path: Path
     crashed = Case("p", Outcome.FAILED, 1.0, "Exception: SegFault")
     merged = ctest.merge([crashed], tmp_path)
     assert [c.id for c in merged] == ["p/S.a", "p"]
+
+
+def test_ctest_notrun_is_a_skip_only_when_the_test_asked_for_it() -> None:
+    """ctest 3.31.6's own file for a test that exits 1, one that crashes, one that exits its SKIP_RETURN_CODE and
+    one whose program does not exist (ctest counts it failed, exit 8)."""
+    cases = {c.id: (c.outcome, c.message) for c in junit.read(FIXTURES / "ctest-statuses.xml", ctest=True)}
+    assert cases == {"fails": (Outcome.FAILED, "Failed"), "crashes": (Outcome.FAILED, "SEGFAULT"),
+                     "skips": (Outcome.SKIPPED, "SKIP_RETURN_CODE=77"),
+                     "gone": (Outcome.FAILED, "Unable to find executable")}
+
+
+def test_merge_keeps_a_crash_after_a_failed_case_and_a_shard_that_wrote_nothing(tmp_path: Path) -> None:
+    (tmp_path / "p-0.xml").write_text('<testsuites><testsuite name="S"><testcase classname="S" name="a">'
+                                      '<failure message="exempt, say"/></testcase></testsuite></testsuites>')
+    crashed = Case("p", Outcome.FAILED, 1.0, "SEGFAULT")
+    assert [c.id for c in ctest.merge([crashed], tmp_path)] == ["p/S.a", "p"]
+    failed_by_its_case = Case("p", Outcome.FAILED, 1.0, "Failed")
+    assert [c.id for c in ctest.merge([failed_by_its_case], tmp_path)] == ["p/S.a"]
+    shard = Case("p-1", Outcome.FAILED, 1.0, "SEGFAULT")  # its own XML never written
+    assert [c.id for c in ctest.merge([failed_by_its_case, shard], tmp_path)] == ["p/S.a", "p-1"]
+
+
+def test_an_exemption_key_with_brackets_is_the_parametrized_id_itself() -> None:
+    exempt = {"test_m::test_op[fp16]": "measured", "test_m::slow_*": "measured"}
+    assert verdict.exemption_for("test_m::test_op[fp16]", exempt) == "test_m::test_op[fp16]"
+    assert verdict.exemption_for("test_m::test_op1", exempt) is None
+    assert verdict.exemption_for("test_m::slow_one[a]", exempt) == "test_m::slow_*"
+
+
+@pytest.mark.parametrize("time", ["1e999", "inf", "nan", "-1"])
+def test_a_time_that_is_no_time_is_zero(tmp_path: Path, time: str) -> None:
+    (tmp_path / "r.xml").write_text(f'<testsuite><testcase classname="m" name="t" time="{time}"/></testsuite>')
+    assert [c.seconds for c in junit.read(tmp_path / "r.xml")] == [0.0]
 
 
 def test_merge_shards_share_one_program_file(tmp_path: Path) -> None:
@@ -233,3 +267,11 @@ def test_the_boards_results_are_its_own_file_never_a_link(tmp_path: Path) -> Non
     (board / "crosslane/junit.xml").mkdir(parents=True)
     with pytest.raises(ValueError, match="not a file"):
         pytest_suite.results_file(board)
+
+
+@pytest.mark.parametrize(("returncode", "timed_out", "ended"), [
+    (0, False, None), (1, False, None), (-11, False, "SIGSEGV"), (139, False, "SIGSEGV"), (3, False, "exit 3"),
+    (5, False, "exit 5"), (0, True, "timed out"),
+], ids=["passed", "some-failed", "crash", "crash-in-a-shell", "internal-error", "nothing-collected", "timeout"])
+def test_pytests_own_end_is_a_failure_no_case_reports(returncode: int, timed_out: bool, ended: str | None) -> None:
+    assert pytest_suite.unreported_end(Result(("python",), returncode, "", 1.0, timed_out)) == ended

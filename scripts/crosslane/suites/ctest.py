@@ -94,6 +94,10 @@ def ctest_command(ctx: Context, build_dir: Path, spec: SuiteSpec, out: Path, tim
     return argv
 
 
+# ctest's completion status of a program that ran to its end and exited non-zero: its cases say why
+PROGRAM_FAILED = "Failed"
+
+
 def merge(ctest_cases: Sequence[Case], gtest_dir: Path) -> list[Case]:
     """ctest's cases, each googletest program's replaced by its own cases ("<program>/<Suite>.<case>")."""
     programs: dict[str, list[Case]] = {}
@@ -107,8 +111,11 @@ def merge(ctest_cases: Sequence[Case], gtest_dir: Path) -> list[Case]:
     for entry in ctest_cases:
         program = entry.id if entry.id in programs else SHARD.sub("", entry.id)
         inner = programs.get(program, [])
-        if not inner or (entry.outcome is Outcome.FAILED and all(c.outcome is not Outcome.FAILED for c in inner)):
-            cases.append(entry)  # no XML (not googletest, or it crashed), or it failed after its cases passed
+        # No XML (not googletest, or it crashed first), a failure its cases do not explain, or an end no case
+        # explains at all (a crash or timeout after a case failed, perhaps an exempt one; a shard that wrote nothing)
+        if not inner or (entry.outcome is Outcome.FAILED and (all(c.outcome is not Outcome.FAILED for c in inner)
+                                                              or entry.message != PROGRAM_FAILED)):
+            cases.append(entry)
     return cases
 
 
@@ -132,7 +139,7 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, build_dir:
         check=False, quiet=True, on_line=on_line)
     progress.close()
     try:
-        return merge(junit.read(out), results / "gtest")
+        return merge(junit.read(out, ctest=True), results / "gtest")
     except ValueError as exc:
         ctx.log.warn(str(exc))
         return []

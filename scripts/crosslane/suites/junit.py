@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -69,6 +70,9 @@ def _root(path: Path) -> ET.Element:
         raise ValueError(f"{path}: not well-formed XML ({exc})") from None
 
 
+# ctest's completion status of a test that skipped itself (cmCTestRunTest): the only "notrun" that is a skip
+CTEST_SKIPS = ("SKIP_RETURN_CODE", "SKIP_REGULAR_EXPRESSION_MATCHED")
+
 def clean(text: str, limit: int) -> str:
     """A value from a target's report as crosslane keeps it: control characters (a newline would forge a line of
     output) as escapes, at most *limit* characters (a longer one cut and named by a digest of the whole)."""
@@ -83,7 +87,8 @@ def _seconds(value: str | None) -> float:
         seconds = float(value or 0)
     except ValueError:
         return 0.0
-    return round(seconds, 3) if seconds >= 0 else 0.0
+    # nan, inf and negative times are no times: a report of them would not be JSON the next reader takes
+    return round(seconds, 3) if math.isfinite(seconds) and seconds >= 0 else 0.0
 
 
 def _message(element: ET.Element) -> str:
@@ -94,7 +99,7 @@ def _message(element: ET.Element) -> str:
     return clean(lines[0] if lines else "", MESSAGE_LIMIT)
 
 
-def _case(element: ET.Element, prefix: str, separator: str) -> Case:
+def _case(element: ET.Element, prefix: str, separator: str, ctest: bool) -> Case:
     classname, name = element.get("classname") or "", element.get("name") or ""
     # pytest: classname is the module (test_file or pkg.test_file.Class); googletest: the suite; ctest: the name.
     ident = name if not classname or classname == name else f"{classname}{separator}{name}"
@@ -106,21 +111,26 @@ def _case(element: ET.Element, prefix: str, separator: str) -> Case:
             text = f"{found.get('message') or ''}\n{found.text or ''}"[:DETAIL_LIMIT]
             return Case(ident, Outcome.FAILED, seconds, _message(found) or tag, text)
     skipped = element.find("skipped")
-    # googletest marks a skipped or disabled case with result="skipped"/status="notrun"; ctest a test it did not
-    # run (disabled, or a missing executable: that one also carries a failure) with status="notrun".
+    message = _message(skipped) if skipped is not None else "not run"
+    # ctest's "notrun" is a skip only when the test asked for it (SKIP_RETURN_CODE, SKIP_REGULAR_EXPRESSION); else it
+    # is a test ctest could not start (a missing executable, a failed fixture, missing files): ctest fails it too
+    if ctest and element.get("status") == "notrun" and not message.startswith(CTEST_SKIPS):
+        return Case(ident, Outcome.FAILED, seconds, message, message)
+    # googletest marks a skipped or disabled case with result="skipped"/status="notrun"; ctest a disabled test with
+    # status="disabled".
     if skipped is not None or element.get("result") == "skipped" or element.get("status") in ("notrun", "disabled"):
-        return Case(ident, Outcome.SKIPPED, seconds, _message(skipped) if skipped is not None else "not run")
+        return Case(ident, Outcome.SKIPPED, seconds, message)
     return Case(ident, Outcome.PASSED, seconds)
 
 
-def read(path: Path, prefix: str = "", separator: str = "::") -> list[Case]:
+def read(path: Path, prefix: str = "", separator: str = "::", *, ctest: bool = False) -> list[Case]:
     """Every <testcase> of a JUnit file, its id "<prefix><class><separator><name>": pytest's own (module::test);
     googletest's is "<program>/Suite.case" (its --gtest_filter name, in one id space for every program of a ctest
-    run). ValueError names a file that is no JUnit report."""
+    run); *ctest*: ctest's own file. ValueError names a file that is no JUnit report."""
     root = _root(path)
     if root.tag not in ("testsuites", "testsuite"):
         raise ValueError(f"{path}: root element <{root.tag}>, not <testsuites> or <testsuite>")
-    return [_case(element, prefix, separator) for element in root.iter("testcase")]
+    return [_case(element, prefix, separator, ctest) for element in root.iter("testcase")]
 
 
 def counts(cases: list[Case]) -> dict[Outcome, int]:

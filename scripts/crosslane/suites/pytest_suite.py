@@ -28,7 +28,8 @@ from crosslane.config import GitSource, Profile, SuiteSpec, SysrootSpec
 from crosslane.context import Context
 from crosslane.recipes import cmake
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import genai, payload, site, target, wheel_install
+from crosslane.runner import Result
+from crosslane.smokes import genai, payload, sentinel, site, target, wheel_install
 from crosslane.sources import worktree
 from crosslane.suites import SuiteRun, junit
 from crosslane.suites.ctest import FOLDER
@@ -96,6 +97,16 @@ def missing_data_of(source: Path, absent_ok: Sequence[str]) -> Callable[[Case], 
                 return relative
         return None
     return missing
+
+
+def unreported_end(result: Result) -> str | None:
+    """How pytest's run ended when no case can report it: 0 (every case passed) and 1 (some failed: the cases say
+    which) are None; a timeout, a signal (a crash at the interpreter's exit) or pytest's own error codes are not."""
+    if result.timed_out:
+        return "timed out"
+    if result.returncode in (0, 1):
+        return None
+    return sentinel.crash_reason(result.returncode) or f"exit {result.returncode}"
 
 
 def has_requirement(name: str, output: str) -> bool:
@@ -190,5 +201,9 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Pat
             tail = wheel_install.last_line(result.output)
             return failed(f"pytest wrote no readable results ({exc}); its last line: {tail}")
         ctx.log.info(f"    {profile.name}: {len(cases)} cases, exit {result.returncode}")
+        ended = unreported_end(result)
+        if ended is not None:
+            return failed(f"pytest ended with {ended} after {len(cases)} cases: "
+                          f"{wheel_install.last_line(result.output)}")
         return Row(name, arch.value, Check.TESTS, Verdict.PASS, f"{wheel.name} installed with pip on {profile.name}",
                    subject=f"{FOLDER}:install", profile=profile.name), cases
