@@ -126,6 +126,22 @@ def test_pinned_fetch_goes_through_the_mirror_and_then_offline_reads_the_cache(
     monkeypatch.delenv("CROSSLANE_GIT_MIRROR")
     again = pinned.fetch_pinned(Runner(Log()), "widget+gadget", specs, cfg.sysroot)
     assert again.path == fetched.path and again.served_by.endswith("(cached)")
+    assert pinned.absent_files("widget+gadget", specs[0]) == frozenset()  # a whole mirror: nothing lacked
+
+
+@pytest.mark.spawns
+def test_the_files_a_partial_mirror_lacked_are_recorded_with_the_staged_pin(
+        tmp_path: Path, mirror: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    drop_blob(Path(mirror["bare"]), mirror["big"])
+    cfg = load(tmp_path, '[components.widget]\nsource = { kind = "git", url = "https://example.invalid/acme/widget", '
+                         f'commit = "{mirror["first"]}", absent_ok = ["test/*"] }}\narches = ["riscv64"]\n')
+    spec = cfg.components["widget"].sources[0]
+    assert isinstance(spec, GitSource) and spec.absent_ok == ("test/*",)
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CROSSLANE_GIT_MIRROR", mirror["template"])
+    assert pinned.absent_files("widget", spec) is None  # not staged: nothing recorded
+    pinned.fetch_pinned(Runner(Log()), "widget", [spec], cfg.sysroot)
+    assert pinned.absent_files("widget", spec) == frozenset({"test/big.bin"})
 
 
 def test_fetchcontent_dependencies_must_be_pinned(tmp_path: Path) -> None:

@@ -86,14 +86,28 @@ def cfg_pin(cfg: Config) -> str:
 
 
 def test_a_failure_naming_an_absent_data_file_is_that(tmp_path: Path) -> None:
+    """For a source staged before the mirror's absent files were recorded: the absent_ok heuristic."""
     (tmp_path / "test/models/whisper").mkdir(parents=True)
     (tmp_path / "test/models/whisper/genai_config.json").write_text("{}")
-    missing = pytest_suite.missing_data_of(tmp_path, ["test/*"])
+    missing = pytest_suite.missing_data_of(tmp_path, ["test/*"], None)
     gone = "/crosslane/src/test/models/whisper/dummy_encoder.onnx"
     case = Case("t::w", Outcome.FAILED, 0.1, "RuntimeError", f"RuntimeError: Load model from {gone} failed:Load "
                 f"model {gone} failed. File doesn't exist")
     assert missing(case) == "test/models/whisper/dummy_encoder.onnx"
     present = Case("t::p", Outcome.FAILED, 0.1, "x", "open /crosslane/src/test/models/whisper/genai_config.json")
     assert missing(present) is None  # there: the failure is the test's own
-    elsewhere = pytest_suite.missing_data_of(tmp_path, ["docs/*"])
+    elsewhere = pytest_suite.missing_data_of(tmp_path, ["docs/*"], None)
     assert elsewhere(case) is None  # absent, but not a file the mirror may lack: a defect, not missing data
+    climbing = Case("t::c", Outcome.FAILED, 0.1, "x", "open /crosslane/src/test/../../../etc/crosslane.cfg")
+    assert missing(climbing) is None
+
+
+def test_only_a_file_the_mirror_lacked_is_absent_data_once_recorded(tmp_path: Path) -> None:
+    recorded = frozenset({"test/models/whisper/dummy_encoder.onnx"})
+    missing = pytest_suite.missing_data_of(tmp_path, ["test/*"], recorded)
+    lacked = Case("t::w", Outcome.FAILED, 0.1, "x", "Load model from /crosslane/src/test/models/whisper/"
+                  "dummy_encoder.onnx failed")
+    assert missing(lacked) == "test/models/whisper/dummy_encoder.onnx"
+    # not written by the code under test: a defect, though absent_ok's test/* would have allowed the path
+    unwritten = Case("t::o", Outcome.FAILED, 0.1, "x", "open /crosslane/src/test/python/out/genai_config.json")
+    assert missing(unwritten) is None

@@ -238,16 +238,17 @@ def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootS
         staging = final / ".fetch"
         staging.mkdir()
         submodules: dict[str, tuple[str, str]] = {}
+        absent: tuple[str, ...] = ()
         match spec:
             case GitSource():
-                tree, when, submodules = fetch_git(runner, spec, staging)
+                tree, when, submodules, absent = fetch_git(runner, spec, staging)
             case ArchiveSource():
                 tree, when = fetch_archive(spec, staging), DEFAULT_EPOCH
             case DebianSource():
                 tree, when = fetch_debian(runner, spec, staging, defaults), DEFAULT_EPOCH
         tree.rename(final / "tree")
         shutil.rmtree(staging, ignore_errors=True)
-        recorded = {"identity": identity(spec), **pin_fields(spec), "commit_time": when,
+        recorded = {"identity": identity(spec), **pin_fields(spec), "commit_time": when, "absent": list(absent),
                     "submodules": {path: {"url": url, "commit": commit} for path, (url, commit) in submodules.items()}}
         (final / PIN_FILE).write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
     return entry / "tree"
@@ -268,6 +269,18 @@ def submodule_pins(name: str, spec: PinnedSource) -> dict[str, tuple[str, str]]:
     return found
 
 
+def absent_files(name: str, spec: PinnedSource) -> frozenset[str] | None:
+    """The files of a staged pin its mirror lacked (recorded when it was staged); None for an entry staged before
+    they were recorded, or one that is not what crosslane wrote."""
+    try:
+        recorded = json.loads((cache_entry(name, spec) / PIN_FILE).read_text()).get("absent")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    if not isinstance(recorded, list) or not all(isinstance(path, str) for path in recorded):
+        return None
+    return frozenset(recorded)
+
+
 def source_time(name: str, spec: PinnedSource) -> int:
     """SOURCE_DATE_EPOCH of a staged pin: its commit's time (recorded when it was staged), else DEFAULT_EPOCH."""
     try:
@@ -281,6 +294,7 @@ class FetchedGit(NamedTuple):
     tree: Path
     commit_time: int
     submodules: dict[str, tuple[str, str]]  # path -> (url, commit) each listed submodule was exported at
+    absent: tuple[str, ...] = ()  # files of the commit a partial mirror lacked (allowed by absent_ok)
 
 
 def fetch_git(runner: Runner, spec: GitSource, work: Path) -> FetchedGit:
@@ -295,7 +309,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> FetchedGit:
                               f"absent_ok: {', '.join(exported.absent[:3])}{' …' if len(exported.absent) > 3 else ''}")
         exported_at = export_submodules(runner, spec, tree, dict(exported.gitlinks)) if spec.submodules else {}
         safe_extract.check_tree_links(tree)
-        return FetchedGit(tree, exported.commit_time, exported_at)
+        return FetchedGit(tree, exported.commit_time, exported_at, exported.absent)
     origin = spec.url
     net.probe(spec.url)
     git = ["git", *GIT_CONFIG, "-C", str(tree)]

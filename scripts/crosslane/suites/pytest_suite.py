@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import os
 import re
 import shutil
 from collections.abc import Callable, Sequence
@@ -24,13 +25,13 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from crosslane.archs import Arch
-from crosslane.config import GitSource, Profile, SuiteSpec, SysrootSpec
+from crosslane.config import Component, GitSource, Profile, SuiteSpec, SysrootSpec
 from crosslane.context import Context
 from crosslane.recipes import cmake
 from crosslane.report import Check, Row, Verdict
 from crosslane.runner import Result
 from crosslane.smokes import genai, payload, sentinel, site, target, wheel_install
-from crosslane.sources import worktree
+from crosslane.sources import pinned, worktree
 from crosslane.suites import SuiteRun, junit
 from crosslane.suites.ctest import FOLDER
 from crosslane.suites.junit import Case
@@ -85,18 +86,37 @@ def pytest_argv(spec: SuiteSpec, timeout: float) -> list[str]:
     return argv
 
 
-def missing_data_of(source: Path, absent_ok: Sequence[str]) -> Callable[[Case], str | None]:
-    """A failed case's absent data file: a path under the board's source folder that its failure names, that the
-    staged source does not have and that the source's absent_ok allows the mirror to lack."""
+def missing_data_of(source: Path, absent_ok: Sequence[str], absent: frozenset[str] | None
+                    ) -> Callable[[Case], str | None]:
+    """A failed case's absent data file: a path under the board's source folder that its failure names and that the
+    mirror lacked when the source was staged (*absent*, as recorded). For a source staged before that was recorded
+    (None): one the staged source does not have and the source's absent_ok allows the mirror to lack."""
     pattern = re.compile(re.escape(str(SOURCE)) + r"/([^\s'\"`:,;()\[\]]+)")
 
     def missing(case: Case) -> str | None:
         for found in pattern.finditer(case.detail or case.message):
             relative = found.group(1).rstrip(".")
-            if not (source / relative).exists() and any(fnmatch.fnmatch(relative, p) for p in absent_ok):
+            if relative != os.path.normpath(relative) or relative.startswith(".."):
+                continue  # a path with '..' or '.' names no file of the commit's tree
+            if absent is not None:
+                if relative in absent:
+                    return relative
+            elif not (source / relative).exists() and any(fnmatch.fnmatch(relative, p) for p in absent_ok):
                 return relative
         return None
     return missing
+
+
+def recorded_absent(component: Component) -> frozenset[str] | None:
+    """The files the staged git source's mirror lacked, as recorded when it was staged (None: not recorded)."""
+    found: set[str] = set()
+    for spec in component.sources:
+        if isinstance(spec, GitSource) and pinned.cached(component.source_of or component.name, spec) is not None:
+            recorded = pinned.absent_files(component.source_of or component.name, spec)
+            if recorded is None:
+                return None
+            found |= recorded
+    return frozenset(found)
 
 
 def unreported_end(result: Result) -> str | None:
@@ -159,7 +179,7 @@ def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> Sui
     return SuiteRun(rows=(*rows, *[r for r, _ in done if r.verdict is Verdict.PASS][:1]),
                     cases={p.name: cases for p, (r, cases) in zip(profiles, done, strict=True)
                            if r.verdict is Verdict.PASS},
-                    missing_data=missing_data_of(source, absent_ok))
+                    missing_data=missing_data_of(source, absent_ok, recorded_absent(component)))
 
 
 def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Path, root: SysrootSpec, source: Path,
