@@ -72,6 +72,14 @@ def test_a_pc_is_named_by_the_function_that_holds_it(elf: Path) -> None:
     # … and a printed line with the sentinel and exit 0 is no PASS.
     pytest.param(bm_run.Run("CROSSLANE-TRAP nonce=n0 mcause=2 mepc=0x0 mtval=0x0\nTest_result: PASS\n", 0, 1.0,
                             nonce="n1"), Verdict.FAIL, "a trap line without this run's nonce", id="forged-line-exit-0"),
+    # The sentinel is the program's last word, once: a PASS before a later FAIL, or one quoted, is no evidence …
+    pytest.param(bm_run.Run("Test_result: PASS\nTest_result: FAIL\n", 0, 1.0), Verdict.FAIL,
+                 "exit status 0, but 'Test_result: PASS' is not the end of its output, once", id="pass-then-fail"),
+    pytest.param(bm_run.Run("method 'Test_result: PASSED?' loaded\ndone\n", 0, 1.0), Verdict.FAIL,
+                 "exit status 0, but 'Test_result: PASS' is not the end of its output, once", id="quoted"),
+    # … and an mcause no register holds is no trap of the reporter's (it was a traceback)
+    pytest.param(bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=" + "9" * 5000 + " mepc=0x0 mtval=0x0\n", 130, 1.0,
+                            nonce="n1"), Verdict.FAIL, "a trap line without this run's nonce", id="huge-mcause"),
 ])
 def test_the_verdict_names_how_the_run_ended(elf: Path, run: bm_run.Run, verdict: Verdict, reason: str) -> None:
     spin = address_of(elf, "spin")

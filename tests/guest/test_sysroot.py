@@ -60,6 +60,31 @@ def test_relativize_links(tmp_path: Path) -> None:
     assert (tmp_path / "etc/abs").read_text() == "x"
 
 
+def test_alternatives_that_name_no_link_or_climb_out_are_skipped(tmp_path: Path) -> None:
+    script = ('update-alternatives --install "$@"\n'
+              "update-alternatives --install /../../../escaped x /usr/bin/real 10\n"
+              "update-alternatives --install /usr/bin/x x /usr/bin/../../../real 10\n"
+              "update-alternatives --install /usr/bin/y y /usr/bin/real 1" + "0" * 5000 + "\n"
+              "update-alternatives --install /usr/bin/z z /usr/bin/real 10 --slave /../out o /usr/bin/real\n")
+    assert sysroot.parse_alternatives(script) == [("/usr/bin/z", "z", "/usr/bin/real", 10)]
+    control = tmp_path / "root/var/lib/crosslane-control/evil"
+    control.mkdir(parents=True)
+    (control / "postinst").write_text(script)
+    (tmp_path / "root/usr/bin").mkdir(parents=True)
+    (tmp_path / "root/usr/bin/real").write_text("x")
+    sysroot.apply_alternatives(tmp_path / "root")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["root"]  # nothing made beside the root
+
+
+def test_an_absolute_link_that_climbs_stays_inside_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc/passwd").write_text("the root's")
+    (root / "etc/evil").symlink_to("/../../../../etc/passwd")
+    sysroot.relativize_links(root)
+    assert (root / "etc/evil").resolve() == (root / "etc/passwd").resolve()
+
+
 def test_key_depends_on_inputs(cfg: Config) -> None:
     spec = cfg.sysroot
     assert sysroot.sysroot_key(spec, Arch.RISCV64) != sysroot.sysroot_key(spec, Arch.ARM64)

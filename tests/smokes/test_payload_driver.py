@@ -14,7 +14,7 @@ from crosslane.config import Profile, SysrootPackage
 from crosslane.guest import guest_root
 from crosslane.guest.sysroot import Sysroot
 from crosslane.recipes import provided
-from crosslane.smokes import ort_models, payload
+from crosslane.smokes import compare, ort_models, payload
 from crosslane_helpers import probes
 
 RVV512 = Profile("rvv512", "rv64,v=true,vlen=512,elen=64")
@@ -45,6 +45,9 @@ def test_summary_hides_output_values() -> None:
     detail = json.dumps({"onnxruntime": "1.21", "outputs": {"add": [1.0] * 100, "mlp": [2.0]}})
     assert payload.summary(detail) == "onnxruntime=1.21; outputs: add, mlp"
     assert payload.summary("plain words") == "plain words"
+    deep = '{"a":' * 100_000
+    assert payload.summary(deep).endswith("…")  # nested too deeply to read: shown as text, cut
+    assert compare.outputs_from_detail(deep) is None
     assert payload.summary("x" * 400).endswith("…")
 
 

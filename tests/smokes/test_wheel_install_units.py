@@ -112,10 +112,25 @@ def test_the_ca_bundle_is_what_update_ca_certificates_makes(tmp_path: Path) -> N
     assert (tmp_path / wheel_install.CA_BUNDLE).read_text() == "kept"
 
 
+def test_the_ca_bundle_is_never_written_through_a_link(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    certs = root / "usr/share/ca-certificates/mozilla"
+    certs.mkdir(parents=True)
+    (certs / "a.crt").write_text("-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n")
+    bundle = root / wheel_install.CA_BUNDLE
+    bundle.parent.mkdir(parents=True)
+    bundle.symlink_to("../../../../written-outside")  # a package's dangling link, out of the root
+    wheel_install.ca_bundle(root)
+    assert not (tmp_path / "written-outside").exists()
+    assert not bundle.is_symlink() and "\nA\n" in bundle.read_text()
+
+
 def test_the_pip_wheel_and_the_mapped_ort_are_read_from_what_the_board_left() -> None:
     assert wheel_install.loaded_ort('GENAI-BIND OK {"ort_library": "/crosslane/venv/x/libonnxruntime.so.1.23"}') == \
         "/crosslane/venv/x/libonnxruntime.so.1.23"
     assert wheel_install.loaded_ort("GENAI-BIND OK no json") == ""
+    assert wheel_install.loaded_ort("GENAI-BIND OK: " + '{"a":' * 100_000) == ""  # nested too deeply
+    assert wheel_install.loaded_ort("GENAI-BIND OK: [1]") == ""
     assert wheel_install.last_line("a\n\n  b  \n\n") == "b" and wheel_install.last_line("") == "no output"
     assert wheel_install.pip_wheel(Path("/nonexistent")) is None
 

@@ -139,8 +139,9 @@ def reported_trap(run: Run) -> re.Match[str] | None:
     exit status, 128 + mcause. None otherwise (no trap, or a line a program printed: a verdict is never decided by
     what a program can print)."""
     for trap in TRAP_RE.finditer(run.output):
-        cause = int(trap.group(2))
-        if run.nonce and trap.group(1) == run.nonce and run.returncode == 128 + (cause & 0x3F):
+        if not (run.nonce and trap.group(1) == run.nonce) or len(trap.group(2)) > 20:
+            continue  # not this run's reporter (an mcause is 64 bits: 20 digits at most)
+        if run.returncode == 128 + (int(trap.group(2)) & 0x3F):
             return trap
     return None
 
@@ -170,6 +171,12 @@ def verdict(run: Run, elf: Path, sentinel: str, *, timeout: float) -> tuple[Verd
     if run.returncode != 0:
         last = next((line for line in reversed(run.output.splitlines()) if line.strip()), "no output")
         return Verdict.FAIL, f"exit status {run.returncode}: {last[-160:]}"
-    if sentinel not in run.output:
+    lines = [line.strip() for line in run.output.splitlines() if line.strip()]
+    carrying = [line for line in lines if sentinel in line]
+    if not carrying:
         return Verdict.FAIL, f"exit status 0 without '{sentinel}' (no evidence the program checked its result)"
-    return Verdict.PASS, next(line for line in run.output.splitlines() if sentinel in line).strip()
+    # the program's last word, once: a line printed before a later FAIL, or quoting it, is no evidence
+    if len(carrying) > 1 or not lines[-1].endswith(sentinel):
+        return Verdict.FAIL, (f"exit status 0, but '{sentinel}' is not the end of its output, once "
+                              f"({len(carrying)} lines carry it; the last line: {lines[-1][-160:]})")
+    return Verdict.PASS, carrying[0]

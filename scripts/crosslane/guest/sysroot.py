@@ -239,16 +239,25 @@ def parse_alternatives(script: str) -> list[tuple[str, str, str, int]]:
         if "--install" not in words:
             continue
         at = words.index("--install")
+        if len(words) < at + 5:
+            continue  # `--install "$@"` and other forms that name no link here
         link, name, path, priority = words[at + 1: at + 5]
-        if "$" in link + path or not (priority.isascii() and priority.isdigit()):
+        if "$" in link + path or not (priority.isascii() and priority.isdigit()) or len(priority) > 9 \
+                or not (_inside_path(link) and _inside_path(path)):
             continue
         found.append((link, name, path, int(priority)))
         rest = words[at + 5:]
         for index, word in enumerate(rest):
             if word == "--slave" and len(rest) > index + 3:
                 slave_link, slave_name, slave_path = rest[index + 1: index + 4]
-                found.append((slave_link, slave_name, slave_path, int(priority)))
+                if _inside_path(slave_link) and _inside_path(slave_path):
+                    found.append((slave_link, slave_name, slave_path, int(priority)))
     return found
+
+
+def _inside_path(path: str) -> bool:
+    """An absolute path with no '..': what update-alternatives names, kept inside the sysroot it is made in."""
+    return path.startswith("/") and ".." not in path.split("/")
 
 
 def apply_alternatives(root: Path) -> None:
@@ -276,7 +285,8 @@ def relativize_links(root: Path) -> None:
             dest = os.readlink(link)
             if dest.startswith("/"):
                 link.unlink()
-                link.symlink_to(os.path.relpath(root / dest.lstrip("/"), link.parent))
+                # normpath first: "/../../etc/passwd" is /etc/passwd of the root, never a path above it
+                link.symlink_to(os.path.relpath(root / os.path.normpath(dest).lstrip("/"), link.parent))
 
 
 def listed_paths(lines: list[str]) -> list[str]:

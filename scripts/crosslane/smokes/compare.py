@@ -72,7 +72,7 @@ def outputs_from_detail(detail: str) -> Mapping[str, object] | None:
         return None
     try:
         data = json.loads(detail[start:])
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     outputs = data.get("outputs") if isinstance(data, dict) else None
     return outputs if isinstance(outputs, dict) else None

@@ -83,7 +83,7 @@ def summary(detail: str, limit: int = 160) -> str:
     start = detail.find("{")
     try:
         data = json.loads(detail[start:]) if start >= 0 else None
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         return detail if len(detail) <= limit else detail[: limit - 1] + "…"

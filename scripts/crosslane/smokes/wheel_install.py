@@ -104,12 +104,14 @@ def ca_bundle(root: Path) -> None:
     """What ca-certificates' postinst (update-ca-certificates) makes, which unpacking a .deb does not run: the
     bundle Debian's pip reads at start-up, even with --no-index."""
     bundle = root / CA_BUNDLE
-    certificates = sorted((root / "usr/share/ca-certificates").glob("*/*.crt"))
+    certificates = sorted(c for c in (root / "usr/share/ca-certificates").glob("*/*.crt") if not c.is_symlink())
     if bundle.exists() or not certificates:
         return
+    if bundle.is_symlink():  # a package's link that leads nowhere in the root: replaced, never written through
+        bundle.unlink()
     bundle.parent.mkdir(parents=True, exist_ok=True)
-    bundle.write_text("".join(c.read_text(encoding="ascii", errors="replace").rstrip("\n") + "\n"
-                              for c in certificates))
+    with open(bundle, "x", encoding="ascii", errors="replace") as out:  # "x": a link made meanwhile is no file
+        out.write("".join(c.read_text(encoding="ascii", errors="replace").rstrip("\n") + "\n" for c in certificates))
 
 
 def inside(root: Path, argv: Sequence[str], qemu: str, cpu: str, binds: Sequence[Path], cwd: str = "/",
@@ -425,7 +427,7 @@ def last_line(output: str) -> str:
 def loaded_ort(detail: str) -> str:
     try:
         return str(json.loads(detail[detail.index("{"):]).get("ort_library", ""))
-    except ValueError:
+    except (ValueError, AttributeError, RecursionError):  # not a JSON object a payload writes
         return ""
 
 
