@@ -82,7 +82,8 @@ def publish_dir(final: Path, whole: Callable[[Path], bool]) -> Iterator[Path]:
     """Yield an empty staging folder beside *final*; on success it is renamed to *final*, which must not exist.
 
     For caches several processes may fill at once: when another one published *final* first, its copy is
-    kept if *whole* says it is complete, else the rename's error stands. The staging folder never survives.
+    kept if *whole* says it is complete. A folder there that is not whole is no publish's (a publish renames a
+    complete folder): it is damaged, and replaced. The staging folder never survives.
     """
     staging = _fresh_staging(final)
     try:
@@ -90,7 +91,13 @@ def publish_dir(final: Path, whole: Callable[[Path], bool]) -> Iterator[Path]:
         try:
             staging.rename(final)
         except OSError:
-            if not whole(final):
+            if whole(final):
+                return
+            if not final.is_dir() or final.is_symlink():
                 raise
+            damaged = final.with_name(f".{final.name}.{os.getpid()}.damaged")
+            final.rename(damaged)
+            staging.rename(final)
+            shutil.rmtree(damaged, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

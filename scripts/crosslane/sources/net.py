@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
 import socket
 import urllib.error
 import urllib.request
@@ -56,4 +57,8 @@ def download(url: str, dest: Path, *, timeout: float = READ_TIMEOUT) -> str:
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise Unavailable(host_of(url) or "local file", f"did not serve {url} ({reason})") from None
+    # http.client's answers to a reply that is no HTTP (a bad status line, a cut chunk, too many headers) are not
+    # OSErrors: the host served nothing usable, and the next mirror is tried
+    except http.client.HTTPException as exc:
+        raise Unavailable(host_of(url), f"did not serve {url} (a reply that is no HTTP: {exc!r})") from None
     return digest.hexdigest()

@@ -74,13 +74,16 @@ def _check_whole(archive: Path, members: list[tarfile.TarInfo]) -> None:
         if doubled:
             raise treecheck.Refused(f"'{doubled[0]}' appears twice")
         tree = treecheck.check(entries.values())
+        earlier: set[tuple[str, ...]] = set()  # regular files extracted before: all a hard link can name
         for member in members:
             if member.islnk():
                 target = treecheck.parts_of(member.linkname)
                 through = [tree[target[:cut]] for cut in range(1, len(target)) if target[:cut] in tree]
-                if any(e.kind != "dir" for e in through) or target not in tree or tree[target].kind != "file":
-                    raise treecheck.Refused(f"hard link '{member.name}' -> '{member.linkname}' is not to a file of "
-                                            "the archive")
+                if any(e.kind != "dir" for e in through) or target not in earlier:
+                    raise treecheck.Refused(f"hard link '{member.name}' -> '{member.linkname}' is not to an earlier "
+                                            "file of the archive")
+            elif member.isreg():
+                earlier.add(treecheck.parts_of(member.name))
     except treecheck.Refused as exc:
         raise treecheck.refuse(ConfigError, archive.name, "the archive is hostile or broken; check its pin and origin",
                                exc) from None
