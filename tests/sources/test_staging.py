@@ -110,12 +110,20 @@ def load(tmp_path: Path, text: str) -> config.Config:
     return config.load(path)
 
 
+def gadget(tmp_path: Path, mirror: dict[str, str], monkeypatch: pytest.MonkeyPatch
+           ) -> tuple[config.Config, tuple[GitSource, ...]]:
+    """COMPONENT's FetchContent pin of the mirror's first commit, with a cache of the test's own."""
+    cfg = load(tmp_path, COMPONENT.format(commit=mirror["first"]))
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    specs = cfg.components["widget"].fetchcontent["gadget"]
+    assert all(isinstance(spec, GitSource) for spec in specs)
+    return cfg, tuple(s for s in specs if isinstance(s, GitSource))
+
+
 @pytest.mark.spawns
 def test_pinned_fetch_goes_through_the_mirror_and_then_offline_reads_the_cache(
         tmp_path: Path, mirror: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = load(tmp_path, COMPONENT.format(commit=mirror["first"]))
-    specs = cfg.components["widget"].fetchcontent["gadget"]
-    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    cfg, specs = gadget(tmp_path, mirror, monkeypatch)
     monkeypatch.setenv("CROSSLANE_OFFLINE", "1")
     with pytest.raises(MissingPrerequisite, match=r"widget\+gadget: git .* is not staged") as err:
         pinned.fetch_pinned(Runner(Log()), "widget+gadget", specs, cfg.sysroot)
@@ -242,9 +250,7 @@ def test_a_submodule_that_is_not_one_is_a_config_error(tmp_path: Path, mirror: d
 def test_a_damaged_cache_entry_is_replaced_by_the_next_fetch(
         tmp_path: Path, mirror: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """An entry with a tree and no pin file is what no publish leaves: every fetch failed on it (not empty)."""
-    cfg = load(tmp_path, COMPONENT.format(commit=mirror["first"]))
-    specs = cfg.components["widget"].fetchcontent["gadget"]
-    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
+    cfg, specs = gadget(tmp_path, mirror, monkeypatch)
     monkeypatch.setenv("CROSSLANE_GIT_MIRROR", mirror["template"])
     damaged = pinned.cache_entry("widget+gadget", specs[0])
     (damaged / "tree").mkdir(parents=True)
