@@ -111,3 +111,12 @@ def test_only_a_file_the_mirror_lacked_is_absent_data_once_recorded(tmp_path: Pa
     # not written by the code under test: a defect, though absent_ok's test/* would have allowed the path
     unwritten = Case("t::o", Outcome.FAILED, 0.1, "x", "open /crosslane/src/test/python/out/genai_config.json")
     assert missing(unwritten) is None
+
+
+def test_nothing_is_recorded_absent_for_a_tree_no_staged_pin_describes(cfg: Config, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))  # nothing staged here
+    genai = cfg.components["onnxruntime-genai"]
+    assert pytest_suite.recorded_absent(Context(cfg, Runner(Log(io.StringIO()))), genai) is None
+    local = Context(cfg, Runner(Log(io.StringIO())), sources={"onnxruntime-genai": tmp_path})
+    assert pytest_suite.recorded_absent(local, genai) is None  # a --source checkout: the pin's record is not its

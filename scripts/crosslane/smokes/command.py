@@ -9,7 +9,9 @@ every CPU profile, judged as declared.
 - PASS needs the declared evidence: `sentinel`, a line of the output, and/or `pattern`, a regular expression (with
   the same placeholders) the output must match; the exit status must be 0 too, but it is never evidence alone.
 - `expect = { <profile> = "SIGILL" }`: on that profile the run must die of that signal (V code on a CPU without V):
-  PASS only when it does, naming it; a run that passes there is a FAIL (the expectation no longer holds).
+  PASS only when it does, naming it; a run that passes there is a FAIL (the expectation no longer holds). argv runs
+  the program itself under qemu, which dies of its guest's signal: a shell that reports a child's signal as exit
+  128+N is no such evidence (exit 132 is a program's own choice).
 - `compare = "stdout"` or `"json"` (what the program wrote to {output}): the same run of the amd64 control's build
   on its default profile, and a parity row per profile: exact, or within `tolerance = { rel, abs }` for numbers.
 """

@@ -107,16 +107,17 @@ def missing_data_of(source: Path, absent_ok: Sequence[str], absent: frozenset[st
     return missing
 
 
-def recorded_absent(component: Component) -> frozenset[str] | None:
-    """The files the staged git source's mirror lacked, as recorded when it was staged (None: not recorded)."""
-    found: set[str] = set()
-    for spec in component.sources:
-        if isinstance(spec, GitSource) and pinned.cached(component.source_of or component.name, spec) is not None:
-            recorded = pinned.absent_files(component.source_of or component.name, spec)
-            if recorded is None:
-                return None
-            found |= recorded
-    return frozenset(found)
+def recorded_absent(ctx: Context, component: Component) -> frozenset[str] | None:
+    """The files the staged git source's mirror lacked, as recorded when it was staged; None when nothing is
+    recorded for the tree under test (a --source checkout, a source that is not git, an entry staged before)."""
+    if component.name in ctx.sources:
+        return None
+    name = component.source_of or component.name
+    staged = [s for s in component.sources if isinstance(s, GitSource) and pinned.cached(name, s) is not None]
+    records = [pinned.absent_files(name, spec) for spec in staged]
+    if not records or any(record is None for record in records):
+        return None
+    return frozenset(path for record in records if record is not None for path in record)
 
 
 def unreported_end(result: Result) -> str | None:
@@ -179,7 +180,7 @@ def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> Sui
     return SuiteRun(rows=(*rows, *[r for r, _ in done if r.verdict is Verdict.PASS][:1]),
                     cases={p.name: cases for p, (r, cases) in zip(profiles, done, strict=True)
                            if r.verdict is Verdict.PASS},
-                    missing_data=missing_data_of(source, absent_ok, recorded_absent(component)))
+                    missing_data=missing_data_of(source, absent_ok, recorded_absent(ctx, component)))
 
 
 def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Path, root: SysrootSpec, source: Path,
