@@ -13,7 +13,7 @@ from pathlib import Path
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # gone, or a number no process can have
         return False
     except PermissionError:  # someone else's live process
         return True
@@ -27,7 +27,8 @@ def sweep_stale(final: Path) -> list[Path]:
     prefix = f".{final.name}."
     for entry in final.parent.glob(f"{glob.escape(prefix)}*"):
         pid = entry.name[len(prefix):].split(".", 1)[0]
-        if pid.isascii() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        # pid 0 would signal our own process group (always "alive"): no process of ours has that number
+        if pid.isascii() and pid.isdigit() and int(pid) not in (0, os.getpid()) and not _alive(int(pid)):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry, ignore_errors=True)
             else:

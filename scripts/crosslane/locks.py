@@ -25,12 +25,13 @@ def hold(path: Path, what: str, log: Log, *, wait: bool | None = None) -> Iterat
     CROSSLANE_NO_WAIT=1, fail at once (exit 3). The kernel drops the lock when a holder dies."""
     wait = not no_wait() if wait is None else wait
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+", encoding="utf-8") as handle:
+    # errors="replace": the holder's line is only shown; a damaged lock file must not hide the message
+    with path.open("a+", encoding="utf-8", errors="replace") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "another crosslane process"
+            holder = " ".join(handle.read(200).split())[:80] or "another crosslane process"
             if not wait:
                 raise MissingPrerequisite(f"{what} is in use by {holder} (lock {path})",
                                           fix=f"wait for it to finish, or unset {NO_WAIT_ENV} to wait") from None

@@ -30,7 +30,9 @@ def tree_digest(root: Path, ignore: tuple[str, ...] = (".git",)) -> str:
     digest = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in ignore)
-        for name in sorted(filenames):
+        # os.walk lists a link to a folder among the folders and does not follow it: hashed here as the link it is
+        linked = [d for d in dirnames if (Path(dirpath) / d).is_symlink()]
+        for name in sorted([*filenames, *linked]):
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
             digest.update(rel.encode() + b"\0")

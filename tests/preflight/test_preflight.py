@@ -187,9 +187,14 @@ RUSTUPS = {
     "fails": "#!/bin/sh\necho 'error: rustup could not choose a version of rustup to run' >&2\nexit 1\n",
     "prints-nothing": f"#!/bin/sh\n{ARGV_GUARD}exit 0\n",
     "absent": None,
+    # exit 0 with only an error (stderr joins the output): no listing, so no evidence the target is missing
+    "error-with-exit-0": f"#!/bin/sh\n{ARGV_GUARD}echo 'error: toolchain stable is not installed' >&2\n",
+    # the triple, annotated as `rustup target list` writes it: positive evidence it is there
+    "annotated-triple": f"#!/bin/sh\n{ARGV_GUARD}printf '{TRIPLE} (installed)\\nx86_64-unknown-linux-gnu "
+                        "(installed)\\n'\n",
 }
 KEPT = {"prints-the-triple": True, "prints-other-triples": False, "fails": True, "prints-nothing": True,
-        "absent": True}
+        "absent": True, "error-with-exit-0": True, "annotated-triple": True}
 
 
 @pytest.mark.spawns

@@ -47,6 +47,9 @@ class CpuProbe:
     detail: str
 
 
+TARGET_TRIPLE = re.compile(r"[a-z0-9_.]+(-[a-z0-9_.]+){1,4}")  # rustc's target names: riscv64gc-unknown-linux-gnu
+
+
 @dataclass(frozen=True)
 class RustupListing:
     """The outcome of `rustup target list --installed`, as evidence for the positive-evidence rule."""
@@ -247,9 +250,16 @@ class Probes:
         if not result.ok:
             what = "timed out" if result.timed_out else f"exited {result.returncode}"
             return RustupListing("failed", detail=f"rustup target list --installed {what}")
-        targets = frozenset(line.strip() for line in result.output.splitlines() if line.strip())
-        if not targets:
+        lines = [line.strip().removesuffix(" (installed)") for line in result.output.splitlines() if line.strip()]
+        if not lines:
             return RustupListing("empty", detail="rustup target list --installed printed nothing")
+        # A listing is evidence only when every line is a target triple: a line of anything else (an error on
+        # stderr with exit 0, a warning) makes the whole output no listing, so nothing is dropped on it
+        garbled = [line for line in lines if not TARGET_TRIPLE.fullmatch(line)]
+        if garbled:
+            return RustupListing("failed", detail=f"rustup target list --installed printed {garbled[0][:120]!r}, "
+                                                  "not a target")
+        targets = frozenset(lines)
         return RustupListing("listed", targets, detail=f"installed: {', '.join(sorted(targets))}")
 
 
