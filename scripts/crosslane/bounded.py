@@ -55,9 +55,14 @@ def _finite(text: str) -> float:
     return value
 
 
+def fits_int64(value: int) -> bool:
+    """Whether *value* is an integer JSON and TOML writers agree on (64 bits; Python's have no bound)."""
+    return -(1 << 63) <= value < 1 << 63
+
+
 def _int64(text: str) -> int:
     value = int(text)
-    if not -(1 << 63) <= value < 1 << 63:
+    if not fits_int64(value):
         raise ValueError(f"integer of {len(text)} digits, beyond 64 bits")
     return value
 

@@ -12,8 +12,6 @@ from crosslane.config.fields import path_name
 from crosslane.config.keys import CASE_BACKENDS
 from crosslane.config.reader import Table
 
-BACKENDS = CASE_BACKENDS
-
 
 @dataclass(frozen=True)
 class Case:
@@ -63,9 +61,9 @@ def read(name: str, table: Table, profile_names: set[str]) -> CaseMatrix:
         path_name(Table({}, table.file, table.where("models")), index, model, "model")
     backends = table.strings("backends")
     for index, backend in enumerate(backends):
-        if backend not in BACKENDS:
+        if backend not in CASE_BACKENDS:
             Table({}, table.file, f"{table.path}.backends").fail(index, f"unknown backend '{backend}' "
-                                                                        f"(known: {', '.join(BACKENDS)})")
+                                                                        f"(known: {', '.join(CASE_BACKENDS)})")
     quantize = table.booleans("quantize")
     exclude = []
     for rule in table.tables("exclude"):
@@ -94,7 +92,7 @@ def read(name: str, table: Table, profile_names: set[str]) -> CaseMatrix:
             profiles_table.fail(backend, f"unknown CPU profile(s) {', '.join(unknown)} "
                                          f"(known: {', '.join(sorted(profile_names))})")
         profiles[backend] = listed
-    profiles_table.finish(tuple(BACKENDS))
+    profiles_table.finish(CASE_BACKENDS)
     default = table.strings("default", models)
     for index, model in enumerate(default):
         if model not in models:

@@ -234,7 +234,7 @@ def smoke_section(smokes: Registry) -> Section:
 
 EXEMPT = _named("test id or pattern -> why it fails today (measured, in words)", _s(""))
 SCHEMA_VERSION = 1
-# cases.py's: the ExecuTorch backends a case matrix may name (here too: keys.py is below the readers)
+# The ExecuTorch backends a case matrix may name (cases.py reads them from here)
 CASE_BACKENDS = ("portable", "xnnpack")
 
 

@@ -300,7 +300,7 @@ def _check_scalars(data: dict[str, object], file: str) -> None:
             pending += [(f"{where}[{index}]", item) for index, item in enumerate(value)]
         elif isinstance(value, str) and "\0" in value:
             raise ConfigError(f"{file}: {where}: a string with a NUL character; remove it")
-        elif isinstance(value, int) and not -(1 << 63) <= value < 1 << 63:
+        elif isinstance(value, int) and not bounded.fits_int64(value):
             raise ConfigError(f"{file}: {where}: an integer of {value.bit_length()} bits, beyond TOML's 64-bit "
                               "range; write a smaller number")
 
