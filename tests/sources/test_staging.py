@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crosslane import config
-from crosslane.config import GitSource
+from crosslane.config import GitSource, PinnedSource
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.log import Log
 from crosslane.recipes import cmake
@@ -111,13 +111,11 @@ def load(tmp_path: Path, text: str) -> config.Config:
 
 
 def gadget(tmp_path: Path, mirror: dict[str, str], monkeypatch: pytest.MonkeyPatch
-           ) -> tuple[config.Config, tuple[GitSource, ...]]:
+           ) -> tuple[config.Config, tuple[PinnedSource, ...]]:
     """COMPONENT's FetchContent pin of the mirror's first commit, with a cache of the test's own."""
     cfg = load(tmp_path, COMPONENT.format(commit=mirror["first"]))
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
-    specs = cfg.components["widget"].fetchcontent["gadget"]
-    assert all(isinstance(spec, GitSource) for spec in specs)
-    return cfg, tuple(s for s in specs if isinstance(s, GitSource))
+    return cfg, cfg.components["widget"].fetchcontent["gadget"]
 
 
 @pytest.mark.spawns
