@@ -138,7 +138,7 @@ def gates_key(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], stagin
 def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], builds: Sequence[Path] = ()) -> list[Row]:
     """The artifact gates on what a build produced: failures each get a row, passes one summary row. Passing
     verdicts are kept beside the stamp, keyed by every input, so an up-to-date build does not re-read them."""
-    staging = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[name].depends]
+    staging = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[name].dependencies(arch)]
     cache = ctx.component_dir(arch, name) / GATES_CACHE
     key = gates_key(ctx, name, arch, paths, staging)
     try:
@@ -186,8 +186,9 @@ def build_provenance(ctx: Context, name: str, arch: Arch, builds: Sequence[Path]
         return []
     rows = []
     for build in builds or (ctx.component_dir(arch, name) / "build",):
-        rows += [provenance.check_cache_var(build, variable, ctx.component_dir(arch, dep) / "install", arch, name)
-                 for variable, dep in component.provenance.items()]
+        for variable, dep in component.provenance.items():
+            home = lanes.install_dir(ctx, component.provider(dep, arch), arch)
+            rows.append(provenance.check_cache_var(build, variable, home, arch, name))
         rows.append(dataclasses.replace(provenance.check_no_download(build, arch), component=name))
     return rows
 

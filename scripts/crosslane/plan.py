@@ -100,7 +100,7 @@ def components_for(config: Config, arch: Arch, requested: Sequence[str] = ()) ->
             raise UsageError(f"unknown component '{name}' (known: {', '.join(config.components)})")
         if not config.builds(name, arch):
             raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
-    return config.build_order(names)
+    return config.build_order(names, arch)
 
 
 def profiles_for(config: Config, arch: Arch, requested: str | None = None) -> tuple[Profile, ...]:

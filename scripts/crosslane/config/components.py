@@ -363,6 +363,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         compiled=_compiled(table),
         crates=_crates(table),
         links=_links(table),
+        providers=_providers(table),
         provenance=_provenance(table),
         source_of=source_of,
         writable_source=table.boolean("writable_source"),
@@ -491,6 +492,25 @@ def _dirname(table: Table) -> str:
     if value:
         path_name(table, "source_dirname", value, "source folder")
     return value
+
+
+def _providers(table: Table) -> Mapping[Arch, Mapping[str, str]]:
+    sub = table.table("providers")
+    depends = table.strings("depends")
+    result: dict[Arch, Mapping[str, str]] = {}
+    for arch_name in list(sub.keys()):
+        arch = read_arch(sub, arch_name, arch_name)
+        chosen = sub.table(arch_name)
+        found = {}
+        for dependency in list(chosen.keys()):
+            if dependency not in depends:
+                chosen.fail(dependency, f"'{dependency}' is not one of this component's depends "
+                                        f"({', '.join(depends) or 'none'})")
+            found[dependency] = chosen.string(dependency, required=True)
+        chosen.finish()
+        result[arch] = MappingProxyType(found)
+    sub.finish()
+    return MappingProxyType(result)
 
 
 def _provenance(table: Table) -> Mapping[str, str]:

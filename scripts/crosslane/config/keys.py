@@ -281,6 +281,8 @@ def component_section(smokes: Registry, recipes: Registry = RECIPES, suites: Reg
         "arches": _list("the arches whose job builds it", ()),
         "job": Key("boolean", "in its arches' jobs; false: built only when named", True),
         "depends": _list("components built first (install prefixes on CMAKE_PREFIX_PATH)", ()),
+        "providers": _per_arch("arch -> {dependency: the component that stands in for it there}",
+                               _table("", Section(names=_s("")))),
         "recipe": _s("how it is built (registry: cmake, cmake-wheel, provided, …; default cmake)",
                      choices=recipes.names(), what=recipes.kind),
         "source_subdir": _s("the CMake project's folder inside the source", ""),

@@ -183,6 +183,13 @@ def _check_references(cfg_table: Table, toolchains: Mapping[str, Toolchain], arc
         for index, dep in enumerate(component.depends):
             if dep not in components:
                 deps.fail(index, f"unknown dependency '{dep}'{suggestion(dep, list(components))}")
+        for arch, chosen in component.providers.items():
+            where = Table({}, cfg_table.file, f"components.{name}.providers.{arch}")
+            for dep, provider in chosen.items():
+                if provider not in components:
+                    where.fail(dep, f"unknown component '{provider}'{suggestion(provider, list(components))}")
+                if arch not in components[provider].arches:
+                    where.fail(dep, f"'{provider}' is not built for {arch} (components.{provider}.arches)")
         for arch, toolchain in component.toolchain.items():
             if toolchain not in toolchains:
                 Table({}, cfg_table.file, f"components.{name}.toolchain").fail(
@@ -197,7 +204,7 @@ def _check_cycles(file: str, components: Mapping[str, Component]) -> None:
         if start in done:
             continue
         trail = [start]
-        pending = [iter(components[start].depends)]
+        pending = [iter(components[start].dependencies(None))]
         while pending:
             dep = next(pending[-1], None)
             if dep is None:
@@ -209,7 +216,7 @@ def _check_cycles(file: str, components: Mapping[str, Component]) -> None:
                                   f"{' -> '.join(cycle)}; remove one of these dependencies")
             elif dep not in done:
                 trail.append(dep)
-                pending.append(iter(components[dep].depends))
+                pending.append(iter(components[dep].dependencies(None)))
 
 
 def _lanes(table: Table, components: Mapping[str, Component]) -> Mapping[tuple[str, Arch], Lane]:

@@ -361,6 +361,9 @@ class Component:
     # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
     # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
     links: Mapping[str, str] = field(default_factory=dict)
+    # Per arch: a dependency (as `depends` names it) → the component built in its place there. The name stays the
+    # role ({deps[onnxruntime]}, provenance), the install folder is the provider's.
+    providers: Mapping[Arch, Mapping[str, str]] = field(default_factory=dict)
     # Build provenance: CMake cache variable → the dependency whose install folder it must point into
     # (ORT_HOME → onnxruntime: genai is built on the chain's ORT, never a downloaded one; gates/provenance.py).
     provenance: Mapping[str, str] = field(default_factory=dict)
@@ -383,6 +386,17 @@ class Component:
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
+
+    def provider(self, dependency: str, arch: Arch | None) -> str:
+        """The component built for *dependency* on *arch* (itself unless `providers` names another)."""
+        return self.providers.get(arch, {}).get(dependency, dependency) if arch is not None else dependency
+
+    def dependencies(self, arch: Arch | None) -> tuple[str, ...]:
+        """The components built before this one on *arch*; with no arch, those of every arch."""
+        if arch is not None:
+            return tuple(self.provider(dep, arch) for dep in self.depends)
+        every = [*self.depends, *(name for chosen in self.providers.values() for name in chosen.values())]
+        return tuple(dict.fromkeys(every))
 
 
 @dataclass(frozen=True)
@@ -446,14 +460,14 @@ class Config:
         because a smoke compares with it."""
         if arch in self.components[name].arches:
             return True
-        return arch is CONTROL_ARCH and name in self.build_order(self.controlled(tuple(self.components)))
+        return arch is CONTROL_ARCH and name in self.build_order(self.controlled(tuple(self.components)), arch)
 
-    def build_order(self, names: tuple[str, ...]) -> tuple[str, ...]:
-        """*names* plus their dependencies, dependencies first."""
+    def build_order(self, names: tuple[str, ...], arch: Arch | None = None) -> tuple[str, ...]:
+        """*names* plus their dependencies on *arch* (every arch's with none), dependencies first."""
         ordered: dict[str, None] = {}
         for start in names:
             # a stack of its own: the loader takes chains deeper than Python's recursion (no cycle: it refused them)
-            pending = [(start, iter(self.components[start].depends))]
+            pending = [(start, iter(self.components[start].dependencies(arch)))]
             walking = {start}
             while pending:
                 name, deps = pending[-1]
@@ -464,5 +478,5 @@ class Config:
                     pending.pop()
                 elif dep not in ordered and dep not in walking:
                     walking.add(dep)
-                    pending.append((dep, iter(self.components[dep].depends)))
+                    pending.append((dep, iter(self.components[dep].dependencies(arch))))
         return tuple(ordered)

@@ -87,7 +87,7 @@ def resolve(config: Config, component: str, arch: Arch, *, orchestrated: bool = 
     state = _own(config, component, arch, orchestrated, env)
     if not state.enabled:
         return state
-    for dep in config.components[component].depends:
+    for dep in config.components[component].dependencies(arch):
         dep_state = resolve(config, dep, arch, orchestrated=orchestrated, environ=env)
         if not dep_state.enabled:
             return LaneState(component, arch, False, f"dependency {dep}: {dep_state.setting}", dep_state.reason)

@@ -76,7 +76,7 @@ class BuildPlan:
 def template_values(ctx: Context, arch: Arch, component: Component, python: str | None = None) -> dict[str, object]:
     """{placeholders} for *arch*; the Python ones are of *python* (default: the sysroot's newest CPython)."""
     root = ctx.sysroot(arch).path
-    deps = {dep: str(ctx.component_dir(arch, dep) / "install") for dep in component.depends}
+    deps = {dep: str(ctx.component_dir(arch, component.provider(dep, arch)) / "install") for dep in component.depends}
     values: dict[str, object] = {"sysroot": str(root), "triplet": info(arch).triplet, "arch": arch.value,
                                  "cmake_processor": info(arch).cmake_processor, "deps": deps}
     found = ctx.target_python(arch, python)
@@ -241,7 +241,7 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     include = folder / PROJECT_INCLUDE
     files[include] = reproducible.project_include(
         reproducible.prefix_maps(build_dir, ctx.build_root, ctx.config.root, cache_dir()))
-    deps = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
+    deps = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
     configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(build_dir), "-G", "Ninja",
                  f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
                  f"-DCMAKE_INSTALL_PREFIX={install_dir}", "-DCMAKE_BUILD_TYPE=Release",
@@ -257,7 +257,8 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
         "sysroot": root.key, "cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja,
         "toolchain_file": toolchain_text, "configure": configure, "project_include": files[include],
         "papers": PAPERS_FORMAT,
-        "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key") for dep in component.depends},
+        "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key")
+                    for dep in component.dependencies(arch)},
     }
     if fc_pins:
         inputs["fetchcontent"] = fc_pins

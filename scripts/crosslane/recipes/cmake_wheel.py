@@ -126,7 +126,7 @@ def give_papers(ctx: Context, component: Component, arch: Arch, wheel: Path, *, 
                 configure: Sequence[str], epoch: int, identifier: str) -> Path:
     """The wheel's licences and SBOM inside it (recipes/papers.py), its provenance beside it: grafted libraries
     found where auditwheel looked them up, bundled ones where wheel.bundle copied them from."""
-    prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
+    prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
     search = manylinux.ldpaths(ctx.sysroot(arch).path, arch, prefixes)
     bundled = {name: wheel_repair.bundle_origin(name, prefixes) for name in component.wheel.bundle.get(arch, ())}
     return papers.for_wheel(ctx, component, arch, wheel, source=source, fetchcontent=cmake.fetchcontent_dirs(configure),
@@ -174,7 +174,7 @@ class CMakeWheelRecipe:
                              fetchcontent=fetchcontent)
         spec = component.wheel
         bundle, drop = spec.bundle.get(arch, ()), spec.drop_requires.get(arch, ())
-        prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.depends]
+        prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
         sysroot = ctx.sysroot(arch).path
         dist = planned.install_dir / DIST
         wheel_inputs = {

@@ -122,7 +122,7 @@ def loaded_ort(ctx: Context, arch: Arch, component: str, attempts: Sequence[payl
                  for root in (given_site, sysroot / "usr/lib")]
         chosen = next((r for r in tried if r.verdict is Verdict.PASS), tried[0])
         return [dataclasses.replace(chosen, check=Check.PROVENANCE)]
-    chain = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[component].depends]
+    chain = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[component].dependencies(arch)]
     rows = [provenance.check_loaded(loaded, sysroot, root, arch, component) for root in chain]
     return [dataclasses.replace(r, check=Check.PROVENANCE) for r in rows]
 

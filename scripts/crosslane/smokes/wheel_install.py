@@ -384,7 +384,8 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
             return verdict(Verdict.FAIL, f"installed; the payload mapped ORT {loaded or 'none'}, not the one in "
                                          f"{VENV}")
         if ctx.config.components[component].wheel.bundle.get(arch):  # the wheel's own copy: the chain's code
-            chain = [ctx.component_dir(arch, dep) / "install" for dep in ctx.config.components[component].depends]
+            chain = [ctx.component_dir(arch, dep) / "install"
+                     for dep in ctx.config.components[component].dependencies(arch)]
             wrong = [r for r in (provenance.check_loaded(loaded, where.root, c, arch, component) for c in chain)
                      if r.verdict is not Verdict.PASS]
             if wrong:
