@@ -15,7 +15,7 @@ from crosslane.config import PinnedSource, Profile
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.features.probes import Probes
-from crosslane.gates import compiled, provenance, vector_code, verify
+from crosslane.gates import compiled, provenance, vector_code, vector_sources, verify
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools, hostsetup, toolroot
 from crosslane.models import hostenv
@@ -174,7 +174,23 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
     summary = Row(name, arch.value, Check.GATE, Verdict.PASS,
                   f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor"
                   + (f" ({floor})" if floor else ""))
-    return [summary, *features, *build_provenance(ctx, name, arch, builds)]
+    return [summary, *features, *build_provenance(ctx, name, arch, builds), *vector_placement(ctx, name, arch, builds)]
+
+
+def vector_placement(ctx: Context, name: str, arch: Arch, builds: Sequence[Path] = ()) -> list[Row]:
+    """versions.toml's `vector_sources`: the vector code of a RISC-V build is only where it is declared."""
+    component = ctx.config.components[name]
+    if not component.vector_sources or info(arch).vector_cpu_property is None:
+        return []
+    install = ctx.component_dir(arch, name) / "install"
+    rows = []
+    for build in builds or (ctx.component_dir(arch, name) / "build",):
+        home = cmake.configured_source(build)
+        root = home.parents[len(Path(component.source_subdir).parts) - 1] \
+            if home is not None and component.source_subdir else home
+        rows += vector_sources.rows(name, arch, build, root or build, shipping_folder.elf_files(install),
+                                    component.vector_sources)
+    return rows
 
 
 def build_provenance(ctx: Context, name: str, arch: Arch, builds: Sequence[Path] = ()) -> list[Row]:

@@ -358,6 +358,9 @@ class Component:
     # Features the lane is specified with, each proven by a dynamic symbol its libraries export
     # (gates/compiled.py): {"guidance": "llg_new_tokenizer"}.
     compiled: Mapping[str, str] = field(default_factory=dict)
+    # Source paths (fnmatch, relative to the source tree) whose objects alone may hold RISC-V vector instructions:
+    # the rest of the library must run on a CPU without V (gates/vector_sources.py).
+    vector_sources: tuple[str, ...] = ()
     # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
     # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
     links: Mapping[str, str] = field(default_factory=dict)
