@@ -22,7 +22,7 @@ from crosslane.models import hostenv
 from crosslane.plan import RunPlan
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
-from crosslane.recipes import cmake, cmake_wheel
+from crosslane.recipes import cmake, cmake_cache, cmake_wheel
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
 from crosslane.shipping import folder as shipping_folder
@@ -185,9 +185,7 @@ def vector_placement(ctx: Context, name: str, arch: Arch, builds: Sequence[Path]
     install = ctx.component_dir(arch, name) / "install"
     rows = []
     for build in builds or (ctx.component_dir(arch, name) / "build",):
-        home = cmake.configured_source(build)
-        root = home.parents[len(Path(component.source_subdir).parts) - 1] \
-            if home is not None and component.source_subdir else home
+        root = cmake_cache.source_tree(build, component.source_subdir)
         rows += vector_sources.rows(name, arch, build, root or build, shipping_folder.elf_files(install),
                                     component.vector_sources)
     return rows

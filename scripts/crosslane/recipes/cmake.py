@@ -29,6 +29,7 @@ from crosslane.log import Progress
 from crosslane.models import hostenv
 from crosslane.paths import cache_dir
 from crosslane.recipes import Built, cargo_root, cmake_toolchain, crosswire, papers, reproducible
+from crosslane.recipes.cmake_cache import configured_source
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import pinned, worktree
 from crosslane.sources.worktree import Prepared
@@ -281,17 +282,6 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
                      tuple(configure), (str(tools.cmake), "--build", str(build_dir), "--parallel"),
                      (str(tools.cmake), "--install", str(build_dir)), inputs, (*prepared.rows, *fc_rows), env,
                      unset, files)
-
-
-def configured_source(build_dir: Path) -> Path | None:
-    try:
-        text = (build_dir / "CMakeCache.txt").read_text(errors="replace")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
-            return Path(line.partition("=")[2])
-    return None
 
 
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:

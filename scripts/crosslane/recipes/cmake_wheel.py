@@ -128,10 +128,18 @@ def give_papers(ctx: Context, component: Component, arch: Arch, wheel: Path, *, 
     found where auditwheel looked them up, bundled ones where wheel.bundle copied them from."""
     prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
     search = manylinux.ldpaths(ctx.sysroot(arch).path, arch, prefixes)
-    bundled = {name: wheel_repair.bundle_origin(name, prefixes) for name in component.wheel.bundle.get(arch, ())}
+    sysroot = ctx.sysroot(arch).path.resolve()
+    bundled, built_by = {}, []
+    for name in component.wheel.bundle.get(arch, ()):
+        origin = wheel_repair.bundle_origin(name, prefixes)
+        if origin.is_relative_to(sysroot):  # a Debian package's file: its copyright and package in the papers
+            bundled[name] = origin
+        else:  # a dependency crosslane built: its pinned sources and their licence texts
+            built_by += [dep for dep in component.dependencies(arch)
+                         if origin.is_relative_to((ctx.component_dir(arch, dep) / "install").resolve())]
     return papers.for_wheel(ctx, component, arch, wheel, source=source, fetchcontent=cmake.fetchcontent_dirs(configure),
                             search=[Path(p) for p in search.split(os.pathsep) if p], bundled=bundled, epoch=epoch,
-                            identifier=identifier)
+                            identifier=identifier, built_with=tuple(dict.fromkeys(built_by)))
 
 
 def wheels(install: Path) -> list[Path]:

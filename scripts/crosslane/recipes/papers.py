@@ -8,6 +8,7 @@ text) fails, and leaves no stamp.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,8 +17,10 @@ from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.config import Component, GitSource
 from crosslane.context import Context
+from crosslane.errors import StepFailed
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
+from crosslane.recipes import cmake_cache
 from crosslane.runner import Runner
 from crosslane.shipping import folder, inventory, provenance
 from crosslane.shipping import wheel as wheel_papers
@@ -81,12 +84,28 @@ def for_folder(ctx: Context, component: Component, arch: Arch, source: Path, fet
                   statement=lambda found, files: statement_for(ctx, component, arch, files, found, {}))
 
 
+def dependency_sources(ctx: Context, name: str, arch: Arch) -> tuple[inventory.Source, ...]:
+    """The pinned sources of a dependency crosslane built, as its build tree was configured from them."""
+    dep = ctx.config.components[name]
+    tree = cmake_cache.source_tree(ctx.component_dir(arch, name) / "build", dep.source_subdir)
+    if tree is None:
+        raise StepFailed(f"{name} ({arch}): its build tree names no source folder, so the papers of a library it "
+                         "built cannot name its sources", fix=f"invoke build --arch {arch} --component {name} --force")
+    first = dep.sources[0] if dep.sources else None
+    staged = pinned.submodule_pins(dep.source_of or dep.name, first) \
+        if isinstance(first, GitSource) and first.submodules else {}
+    return inventory.component_sources(dep, arch, tree, {}, ctx.config.root, staged)
+
+
 def for_wheel(ctx: Context, component: Component, arch: Arch, wheel: Path, *, source: Path,
               fetchcontent: Mapping[str, str], search: Sequence[Path], bundled: Mapping[str, Path], epoch: int,
-              identifier: str) -> Path:
-    """The wheel's papers inside it, then its provenance beside it; the provenance file's path."""
+              identifier: str, built_with: Sequence[str] = ()) -> Path:
+    """The wheel's papers inside it, then its provenance beside it; the provenance file's path. *built_with*: the
+    dependencies crosslane built whose libraries the wheel bundles (their sources are compiled in too)."""
     version = wheel.name.split("-")[1]
     inv = base_inventory(ctx, component, arch, source, fetchcontent, kind="wheel", version=version)
+    extra = tuple(s for name in built_with for s in dependency_sources(ctx, name, arch))
+    inv = dataclasses.replace(inv, sources=(*inv.sources, *extra))
     inv = wheel_papers.finish(wheel, inv, sysroot=ctx.sysroot(arch), search=search, bundled=bundled, epoch=epoch)
     subjects = [(wheel.name, stamps.file_sha256(wheel))]
     return provenance.write(wheel, statement_for(ctx, component, arch, subjects, inv, {"build": identifier}))
