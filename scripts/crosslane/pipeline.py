@@ -159,7 +159,10 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
           builds: Sequence[Path] = ()) -> list[Row]:
     # The gates' modules (ELF, wheel, policy) are not a no-op's: an up-to-date build reads the verdicts kept.
 
-    found = verify.run(ctx, arch, list(paths), staging, require_papers=True)
+    # A dependency's install folder is where the build found it, not where the target's loader looks: an installed
+    # program reaches a library through its RUNPATH or the sysroot. A wheel's members load into a Python process
+    # that may already hold the dependency (its own wheel imported first), so they still resolve against it.
+    found = verify.run(ctx, arch, list(paths), staging, require_papers=True, staging_for_files=False)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     # Each wheel on its own (one per CPython): one without the feature must not pass beside one with it.
     wheels = [p for p in paths if p.is_file() and p.suffix == ".whl"]
