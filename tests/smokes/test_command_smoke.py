@@ -57,10 +57,10 @@ def install(build: Path, arch: Arch, compiler: str, scale: str) -> None:
                    capture_output=True, timeout=120)
 
 
-def context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "") -> Context:
+def context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "", smoke: str = SMOKE) -> Context:
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     # The repository's own versions.toml (its sysroots are made already), with the component added.
-    text = (REPO / "versions.toml").read_text(encoding="utf-8") + SMOKE + extra
+    text = (REPO / "versions.toml").read_text(encoding="utf-8") + smoke + extra
     return Context(config_mod.parse(text, REPO / "versions.toml"), Runner(Log(io.StringIO())))
 
 
@@ -81,6 +81,17 @@ def test_sentinel_and_json_parity_with_the_control(tmp_path: Path, sysroots: obj
     failed = [r for r in rows if r.check is Check.PARITY and r.verdict is Verdict.FAIL]
     assert failed and all("rel diff 0.5" in r.reason for r in failed), failed  # 1.0 against 2.0
     assert all(r.wall > 0 for r in rows if r.check is Check.SMOKE)  # each profile's run timed
+
+
+def test_stdout_parity_says_what_it_compared(tmp_path: Path, sysroots: object,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = context(tmp_path, monkeypatch, smoke=SMOKE.replace('compare = "json"', 'compare = "stdout"'))
+    install(tmp_path / "build", Arch.RISCV64, "riscv64-linux-gnu-gcc", "1.0")
+    install(tmp_path / "build", Arch.AMD64, "gcc", "1.0")
+    [parity] = [r for r in command.run(ctx, Arch.RISCV64, "demo", [ctx.config.arches[Arch.RISCV64].profiles[0]])
+                if r.check is Check.PARITY]
+    assert parity.verdict is Verdict.PASS
+    assert parity.reason == "= control: stdout: identical text: 1 line, 10 characters (exact)", parity.reason
 
 
 def test_an_expected_signal_that_does_not_come_fails(tmp_path: Path, sysroots: object,

@@ -112,7 +112,8 @@ def row(component: str, arch: str, profile: str, judged: Judged, *, control: boo
 
 
 def parity(component: str, arch: str, profile: str, target: Judged, control: Judged) -> Row:
-    """Cases that pass on the amd64 control and fail here: where cross-arch defects live."""
+    """Cases that pass on the amd64 control and fail here: where cross-arch defects live. A PASS needs cases that
+    pass in both: a control that passed nothing, or no case passing on both sides, compared nothing."""
     passing = {c.id for c in control.cases if c.outcome is Outcome.PASSED}
     only_here = [c for c in target.cases if c.outcome is Outcome.FAILED and c.id in passing]
     exempted = {c.id for c, _ in target.exempt}
@@ -121,11 +122,21 @@ def parity(component: str, arch: str, profile: str, target: Judged, control: Jud
     def verdict(state: Verdict, reason: str) -> Row:
         return Row(component, arch, Check.PARITY, state, reason, subject=PARITY_SUBJECT, profile=profile)
 
+    if not passing:
+        return verdict(Verdict.FAIL, f"nothing to compare with: the amd64 control passed none of its {control.ran} "
+                                     f"cases ({counts_text(control)}{_failed_text(control)})")
     if defects:
         return verdict(Verdict.FAIL, f"{len(defects)} cases pass on amd64 and fail here: {_named(defects)}")
     both = sum(1 for c in target.cases if c.outcome is Outcome.PASSED and c.id in passing)
     known = f"; {len(only_here)} exempted target-only failures" if only_here else ""
+    if both == 0:
+        return verdict(Verdict.FAIL, f"nothing compared: none of the {len(passing)} cases that pass on amd64 passed "
+                                     f"here ({counts_text(target)}{known})")
     return verdict(Verdict.PASS, f"{both} of the {len(passing)} cases that pass on amd64 pass here{known}")
+
+
+def _failed_text(judged: Judged) -> str:
+    return f", {len(judged.failed)} failed: {_named(judged.failed)}" if judged.failed else ""
 
 
 def table(results: Sequence[tuple[str, Judged]], control: Judged | None) -> str:
