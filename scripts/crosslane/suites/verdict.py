@@ -75,7 +75,7 @@ def judge(cases: Sequence[Case], exempt: Mapping[str, str], missing_data: Callab
 
 
 def _named(cases: Sequence[Case]) -> str:
-    shown = [f"{c.id} ({c.message})" if c.message else c.id for c in cases[:SHOWN]]
+    shown = [f"{c.id} ({c.why})" if c.why else c.id for c in cases[:SHOWN]]
     more = f" and {len(cases) - SHOWN} more" if len(cases) > SHOWN else ""
     return "; ".join(shown) + more
 
@@ -100,8 +100,10 @@ def row(component: str, arch: str, profile: str, judged: Judged, *, control: boo
     if judged.ran == 0:
         return verdict(Verdict.FAIL, "no test case ran (the selection matched none, or the runner wrote no results)")
     if judged.failed:
-        return verdict(Verdict.FAIL, f"{len(judged.failed)} of {judged.ran} failed: {_named(judged.failed)}; "
-                                     f"{counts_text(judged)}")
+        crashes = sum(1 for c in judged.failed if c.emulator_crash)
+        emulator = f" ({crashes} of them qemu's own crash, not the program's)" if crashes else ""
+        return verdict(Verdict.FAIL, f"{len(judged.failed)} of {judged.ran} failed{emulator}: "
+                                     f"{_named(judged.failed)}; {counts_text(judged)}")
     if judged.stale:
         keys = ", ".join(repr(k) for k in judged.stale)
         return verdict(Verdict.FAIL, f"exemption no longer holds: {keys}: the exempted cases pass; delete it from "
