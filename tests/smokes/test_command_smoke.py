@@ -13,6 +13,7 @@ import pytest
 from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.context import Context
+from crosslane.errors import UsageError
 from crosslane.log import Log
 from crosslane.report import Check, Verdict
 from crosslane.runner import Runner
@@ -92,6 +93,23 @@ def test_stdout_parity_says_what_it_compared(tmp_path: Path, sysroots: object,
                 if r.check is Check.PARITY]
     assert parity.verdict is Verdict.PASS
     assert parity.reason == "= control: stdout: identical text: 1 line, 10 characters (exact)", parity.reason
+
+
+def test_the_smoke_runs_and_names_only_the_profiles_it_lists(tmp_path: Path, sysroots: object,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from crosslane import pipeline
+
+    listed = SMOKE.replace('compare = "json"\n', 'profiles = ["novector", "rvv256"]\n')
+    ctx = context(tmp_path, monkeypatch, smoke=listed)
+    logged = io.StringIO()
+    ctx = Context(ctx.config, Runner(Log(logged)))
+    install(tmp_path / "build", Arch.RISCV64, "riscv64-linux-gnu-gcc", "1.0")
+    rows = pipeline.smoke_components(ctx, Arch.RISCV64, ["demo"])
+    assert [(r.profile, r.verdict) for r in rows] == [("novector", Verdict.PASS), ("rvv256", Verdict.PASS)], rows
+    assert "smoke: demo on riscv64 (novector, rvv256)" in logged.getvalue(), logged.getvalue()
+    with pytest.raises(UsageError, match="--cpu rvv128 selects no smoke to run on riscv64: demo's smoke runs on "
+                                         "novector, rvv256 only"):
+        pipeline.smoke_components(ctx, Arch.RISCV64, ["demo"], "rvv128")
 
 
 def test_an_expected_signal_that_does_not_come_fails(tmp_path: Path, sysroots: object,
