@@ -109,3 +109,50 @@ def test_the_tests_plan_builds_what_the_suites_need_and_names_their_profiles(cfg
     assert set(plan.for_tests(cfg, Arch.RISCV64).smokes) >= {"cpuinfo", "xnnpack", "onnxruntime-genai"}
     with pytest.raises(UsageError, match="canary declares no upstream tests for riscv64"):
         plan.for_tests(cfg, Arch.RISCV64, ["canary"])
+
+
+def test_a_cpu_a_named_smoke_does_not_run_on_is_a_usage_error(cfg: Config) -> None:
+    """`invoke smoke --cpu novector` for a smoke whose `profiles` leave novector out ran nothing and passed."""
+    with pytest.raises(UsageError) as raised:
+        plan.for_smoke(cfg, Arch.RISCV64, ["executorch-xnnpack"], "novector", environ={})
+    assert raised.value.exit_code == 2
+    assert raised.value.one_line() == (
+        "--cpu novector selects no smoke to run on riscv64: executorch-xnnpack's smoke runs on rvv128, rvv256, rvv512 "
+        "only (versions.toml components.executorch-xnnpack.smoke.profiles); pass --cpu with a profile the smoke "
+        "lists, or no --cpu for all of them")
+    chosen = plan.for_smoke(cfg, Arch.RISCV64, ["executorch-xnnpack"], "rvv256", environ={})
+    assert [p.name for p in chosen.profiles_of("executorch-xnnpack")] == ["rvv256"]
+
+
+def test_the_plan_lists_the_profiles_each_smoke_runs_on(cfg: Config) -> None:
+    lines = [line for line in plan.for_arch(cfg, Arch.RISCV64, environ={}).describe() if line.startswith("smoke")]
+    assert lines[1:] == ["smoke riscv64 on rvv128, rvv256, rvv512: executorch-xnnpack",
+                         "smoke riscv64 on novector: executorch-xnnpack-novector"], lines
+    assert lines[0].startswith("smoke riscv64 on novector, rvv128, rvv256, rvv512: canary, ")
+    assert "executorch-xnnpack" not in lines[0].split(": ", 1)[1].split(", ")
+
+
+def test_a_smoke_the_cpu_leaves_out_of_a_whole_arch_run_is_skipped_with_why(
+        cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No component named: the others run on novector, the excluded one is a SKIP row saying why, not silence."""
+    import io
+
+    from crosslane import pipeline
+    from crosslane.context import Context
+    from crosslane.log import Log
+    from crosslane.report import Verdict
+    from crosslane.runner import Runner
+
+    job = plan.for_smoke(cfg, Arch.RISCV64, [], "novector", environ={})
+    assert job.profiles_of("executorch-xnnpack") == ()
+    assert "smoke riscv64 on no profile of this run (skipped): executorch-xnnpack" in job.describe()
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path))
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    (ctx.component_dir(Arch.RISCV64, "executorch-xnnpack") / "install").mkdir(parents=True)
+    [row] = pipeline.smoke_one(ctx, job, "executorch-xnnpack")
+    assert row.verdict is Verdict.SKIP
+    assert row.reason == ("executorch-xnnpack's smoke runs on rvv128, rvv256, rvv512 only (versions.toml "
+                          "components.executorch-xnnpack.smoke.profiles); this run's profiles: novector")
+    with pytest.raises(UsageError, match="executorch-xnnpack-novector's smoke runs on novector only"):
+        plan.for_smoke(cfg, Arch.RISCV64, ["executorch-xnnpack-novector", "executorch-xnnpack"], "rvv128",
+                       environ={})

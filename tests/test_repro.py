@@ -122,3 +122,23 @@ def test_a_build_time_in_the_binary_fails_naming_the_file_and_the_difference(
     assert "strings" in row["reason"] and row["reason"].count("BUILT-AT-") >= 2, row["reason"]
     assert [line for line in done.stdout.splitlines() if line.startswith("crosslane: error:")] == [], done.stdout
     assert (checkout / "build" / "repro" / "riscv64-clock").is_dir()  # a difference is kept to look at
+
+
+def test_a_change_not_committed_is_refused_naming_it(checkout: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clones are of HEAD: a component added in the working tree only is refused before any clone, with why
+    (it used to be cloned and built, and the clone's build said 'unknown component')."""
+    (checkout / "components" / "fresh").mkdir()
+    (checkout / "components" / "fresh" / "CMakeLists.txt").write_text(STEADY.replace("steady", "fresh"))
+    (checkout / "components" / "fresh" / "fresh.c").write_text(STEADY_C)
+    with (checkout / "versions.toml").open("a") as handle:
+        handle.write('\n[components.fresh]\nsource = { kind = "tree", path = "components/fresh" }\n'
+                     'arches = ["riscv64"]\n')
+    done = repro(checkout, "fresh", tmp_path / "report.json", capsys, monkeypatch)
+    assert done.returncode == 2, done.stdout[-3000:]
+    [line] = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("crosslane: error:")]
+    assert "repro builds the last commit (" in line and "in two clean clones" in line, line
+    assert "versions.toml" in line and "components/fresh/CMakeLists.txt" in line, line
+    assert line.endswith("commit them (or stash them) and run invoke repro again"), line
+    assert not (checkout / "build" / "repro").exists()  # nothing cloned, nothing built

@@ -159,7 +159,10 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
           builds: Sequence[Path] = ()) -> list[Row]:
     # The gates' modules (ELF, wheel, policy) are not a no-op's: an up-to-date build reads the verdicts kept.
 
-    found = verify.run(ctx, arch, list(paths), staging, require_papers=True)
+    # A dependency's install folder is where the build found it, not where the target's loader looks: an installed
+    # program reaches a library through its RUNPATH or the sysroot. A wheel's members load into a Python process
+    # that may already hold the dependency (its own wheel imported first), so they still resolve against it.
+    found = verify.run(ctx, arch, list(paths), staging, require_papers=True, staging_for_files=False)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     # Each wheel on its own (one per CPython): one without the feature must not pass beside one with it.
     wheels = [p for p in paths if p.is_file() and p.suffix == ".whl"]
@@ -219,7 +222,7 @@ def smoke(ctx: Context, job: RunPlan) -> list[Row]:
 
 def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
     """One component's smoke on the plan's profiles (its lane's verdict when the lane is off)."""
-    arch, chosen = job.arch, job.profiles
+    arch, chosen = job.arch, job.profiles_of(name)
     # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
     lane_row = None if name in ctx.wheels else lanes.verify(ctx, job.lane(name, arch))
     if lane_row is not None:
@@ -227,6 +230,10 @@ def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
     spec = ctx.config.components[name].smoke
     if spec is None:
         return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml")]
+    if not chosen:
+        return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP,
+                    f"{plan.excluded(ctx.config, arch, name)}; this run's profiles: "
+                    f"{', '.join(p.name for p in job.profiles)}")]
     with ctx.ledger.stage("smoke"), ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
             costs.measured() as meter:
         found = smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)

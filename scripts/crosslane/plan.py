@@ -29,6 +29,8 @@ class RunPlan:
     lanes: Mapping[tuple[str, Arch], LaneState]
     whole_arch: bool  # the arch's whole job: an observation the floors count
     setup_components: tuple[str, ...] | None = field(default=None)  # None: every toolchain's host packages
+    # Per smoke whose `smoke.profiles` narrows the run's profiles: the ones it runs on (absent: all of `profiles`).
+    smoke_profiles: Mapping[str, tuple[Profile, ...]] = field(default_factory=dict)
 
     @property
     def arches(self) -> tuple[Arch, ...]:
@@ -36,6 +38,10 @@ class RunPlan:
 
     def lane(self, name: str, arch: Arch) -> LaneState:
         return self.lanes[(name, arch)]
+
+    def profiles_of(self, name: str) -> tuple[Profile, ...]:
+        """The profiles *name*'s smoke runs on in this plan."""
+        return self.smoke_profiles.get(name, self.profiles)
 
     def steps(self) -> tuple[tuple[Arch, tuple[str, ...]], ...]:
         """The builds in the order they run: the arch's own up to the last one the control also builds (a smoke
@@ -66,8 +72,12 @@ class RunPlan:
         for arch, names in self.builds.items():
             role = " (the control)" if arch is not self.arch else ""
             lines.append(f"build {arch}{role}: {', '.join(names) or 'nothing'}")
-        if self.smokes:
-            lines.append(f"smoke {self.arch} on {', '.join(p.name for p in self.profiles)}: {', '.join(self.smokes)}")
+        by_profiles: dict[tuple[str, ...], list[str]] = {}
+        for name in self.smokes:
+            by_profiles.setdefault(tuple(p.name for p in self.profiles_of(name)), []).append(name)
+        for names, smokes in by_profiles.items():
+            where = f"on {', '.join(names)}" if names else "on no profile of this run (skipped)"
+            lines.append(f"smoke {self.arch} {where}: {', '.join(smokes)}")
         lines += [f"lane off: {state.component} on {state.arch} by {state.setting}"
                   for state in self.lanes.values() if not state.enabled]
         if self.whole_arch:
@@ -129,9 +139,11 @@ def for_arch(config: Config, arch: Arch, requested: Sequence[str] = (), *,
         builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, control)
     asked = expand_families(config, arch, requested)
     smokes = tuple(n for n in builds[arch] if not asked or n in asked)
-    return RunPlan(arch, MappingProxyType(builds), smokes, profiles_for(config, arch),
+    profiles = profiles_for(config, arch)
+    return RunPlan(arch, MappingProxyType(builds), smokes, profiles,
                    _lanes(config, builds, orchestrated=True, environ=environ), whole_arch=not requested,
-                   setup_components=builds[arch] if requested else None)
+                   setup_components=builds[arch] if requested else None,
+                   smoke_profiles=narrowed(config, arch, smokes, profiles))
 
 
 def for_build(config: Config, arch: Arch, requested: Sequence[str] = (), *, orchestrated: bool = False,
@@ -144,12 +156,44 @@ def for_build(config: Config, arch: Arch, requested: Sequence[str] = (), *, orch
 
 def for_smoke(config: Config, arch: Arch, requested: Sequence[str] = (), profile: str | None = None, *,
               orchestrated: bool = False, environ: Mapping[str, str] | None = None) -> RunPlan:
-    """`invoke smoke`: the components asked for (not the dependencies they pull in) on the chosen profiles."""
+    """`invoke smoke`: the components asked for (not the dependencies they pull in) on the chosen profiles, each
+    narrowed to its smoke's `profiles`. A selection that leaves a component named on the command line (or every
+    smoke) no profile to run on is a UsageError: it would pass having run nothing."""
     ordered = components_for(config, arch, requested)
     asked = expand_families(config, arch, requested)
     smokes = tuple(n for n in ordered if not asked or n in asked)
-    return RunPlan(arch, MappingProxyType({}), smokes, profiles_for(config, arch, profile),
-                   _lanes(config, {arch: smokes}, orchestrated=orchestrated, environ=environ), whole_arch=False)
+    profiles = profiles_for(config, arch, profile)
+    per_smoke = narrowed(config, arch, smokes, profiles)
+    empty = [n for n in smokes if not per_smoke.get(n, profiles)]
+    named = [n for n in empty if n in requested]
+    if profile is not None and (named or (empty and len(empty) == len(smokes))):
+        raise UsageError(f"--cpu {profile} selects no smoke to run on {arch}: "
+                         + "; ".join(excluded(config, arch, n) for n in named or empty),
+                         fix="pass --cpu with a profile the smoke lists, or no --cpu for all of them")
+    return RunPlan(arch, MappingProxyType({}), smokes, profiles,
+                   _lanes(config, {arch: smokes}, orchestrated=orchestrated, environ=environ), whole_arch=False,
+                   smoke_profiles=per_smoke)
+
+
+def narrowed(config: Config, arch: Arch, smokes: Sequence[str], profiles: Sequence[Profile]
+             ) -> Mapping[str, tuple[Profile, ...]]:
+    """The profiles of each smoke whose `smoke.profiles` narrows *profiles* (the others run on all of them)."""
+    found = {}
+    for name in smokes:
+        spec = config.components[name].smoke
+        if spec is not None and spec.profiles:
+            allowed = config.arches[arch].allowed(profiles, spec.profiles)
+            if allowed != tuple(profiles):
+                found[name] = allowed
+    return MappingProxyType(found)
+
+
+def excluded(config: Config, arch: Arch, name: str) -> str:
+    """Why *name*'s smoke runs on none of the chosen profiles."""
+    spec = config.components[name].smoke
+    assert spec is not None and spec.profiles  # only a smoke's own `profiles` narrows the run's
+    runs_on = [p.name for p in config.arches[arch].allowed(config.arches[arch].profiles, spec.profiles)]
+    return f"{name}'s smoke runs on {', '.join(runs_on)} only (versions.toml components.{name}.smoke.profiles)"
 
 
 def with_tests(config: Config, arch: Arch, requested: Sequence[str]) -> tuple[str, ...]:

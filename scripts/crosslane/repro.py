@@ -6,6 +6,11 @@ Both clones are made with `git clone` of HEAD (what a second builder would check
 builds with its own crosslane code (PYTHONPATH) into its own build/ folder, sharing the cache (sources, sysroots,
 tool roots) as two machines of one team share a mirror. A difference is a FAIL naming the files, with diffoscope's
 first lines on the first of them, so the row says what differs.
+
+What is not committed is in neither clone: a working tree with changes (a component added to versions.toml, a patch
+edited) is refused before anything is built, naming the changes, rather than building the last commit and
+reporting on code other than the one in front of the user. Building the working tree's content instead would mean
+copying it (ignored files and all) into each clone, which is no longer what a second builder checks out.
 """
 
 from __future__ import annotations
@@ -74,6 +79,29 @@ def head(ctx: Context) -> str:
         raise UsageError(f"{ctx.config.root}: not a git checkout; invoke repro builds from clones of one",
                          fix="run it in a clone of crosslane's repository")
     return found.output.strip()
+
+
+def uncommitted(ctx: Context) -> list[str]:
+    """The working tree's paths that differ from HEAD (changed, staged, untracked and not ignored), the build
+    folder aside: what the clones of HEAD would not have."""
+    root = ctx.config.root
+    argv: list[str | Path] = ["git", "-C", root, "status", "--porcelain", "--untracked-files=all", "--", "."]
+    if ctx.build_root.resolve().is_relative_to(root.resolve()):
+        argv.append(f":(exclude){ctx.build_root.resolve().relative_to(root.resolve()).as_posix()}")
+    found = ctx.runner.run(argv, timeout=60, check=False, quiet=True, env={"GIT_CONFIG_NOSYSTEM": "1"})
+    if not found.ok:
+        raise UsageError(f"{root}: git status failed ({found.tail(2)})",
+                         fix="run it in a clone of crosslane's repository")
+    return [line[3:] for line in found.output.splitlines() if len(line) > 3]
+
+
+def require_committed(ctx: Context, commit: str) -> None:
+    changed = uncommitted(ctx)
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise UsageError(f"repro builds the last commit ({commit[:12]}) in two clean clones, and the working tree "
+                         f"has changes it would not build: {shown}",
+                         fix="commit them (or stash them) and run invoke repro again")
 
 
 def clone(ctx: Context, into: Path, commit: str) -> None:
@@ -156,6 +184,7 @@ def run(ctx: Context, arch: Arch, names: Sequence[str], *, keep: bool = False) -
         raise UsageError("repro: name the components to check (--component)", fix="e.g. --component canary")
     plan.components_for(ctx.config, arch, names)  # unknown names are a UsageError before anything is built
     commit = head(ctx)
+    require_committed(ctx, commit)
     return [check_one(ctx, arch, name, commit, keep=keep) for name in names]
 
 

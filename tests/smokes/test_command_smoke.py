@@ -13,6 +13,7 @@ import pytest
 from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.context import Context
+from crosslane.errors import UsageError
 from crosslane.log import Log
 from crosslane.report import Check, Verdict
 from crosslane.runner import Runner
@@ -57,10 +58,10 @@ def install(build: Path, arch: Arch, compiler: str, scale: str) -> None:
                    capture_output=True, timeout=120)
 
 
-def context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "") -> Context:
+def context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "", smoke: str = SMOKE) -> Context:
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     # The repository's own versions.toml (its sysroots are made already), with the component added.
-    text = (REPO / "versions.toml").read_text(encoding="utf-8") + SMOKE + extra
+    text = (REPO / "versions.toml").read_text(encoding="utf-8") + smoke + extra
     return Context(config_mod.parse(text, REPO / "versions.toml"), Runner(Log(io.StringIO())))
 
 
@@ -81,6 +82,34 @@ def test_sentinel_and_json_parity_with_the_control(tmp_path: Path, sysroots: obj
     failed = [r for r in rows if r.check is Check.PARITY and r.verdict is Verdict.FAIL]
     assert failed and all("rel diff 0.5" in r.reason for r in failed), failed  # 1.0 against 2.0
     assert all(r.wall > 0 for r in rows if r.check is Check.SMOKE)  # each profile's run timed
+
+
+def test_stdout_parity_says_what_it_compared(tmp_path: Path, sysroots: object,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = context(tmp_path, monkeypatch, smoke=SMOKE.replace('compare = "json"', 'compare = "stdout"'))
+    install(tmp_path / "build", Arch.RISCV64, "riscv64-linux-gnu-gcc", "1.0")
+    install(tmp_path / "build", Arch.AMD64, "gcc", "1.0")
+    [parity] = [r for r in command.run(ctx, Arch.RISCV64, "demo", [ctx.config.arches[Arch.RISCV64].profiles[0]])
+                if r.check is Check.PARITY]
+    assert parity.verdict is Verdict.PASS
+    assert parity.reason == "= control: stdout: identical text: 1 line, 10 characters (exact)", parity.reason
+
+
+def test_the_smoke_runs_and_names_only_the_profiles_it_lists(tmp_path: Path, sysroots: object,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from crosslane import pipeline
+
+    listed = SMOKE.replace('compare = "json"\n', 'profiles = ["novector", "rvv256"]\n')
+    ctx = context(tmp_path, monkeypatch, smoke=listed)
+    logged = io.StringIO()
+    ctx = Context(ctx.config, Runner(Log(logged)))
+    install(tmp_path / "build", Arch.RISCV64, "riscv64-linux-gnu-gcc", "1.0")
+    rows = pipeline.smoke_components(ctx, Arch.RISCV64, ["demo"])
+    assert [(r.profile, r.verdict) for r in rows] == [("novector", Verdict.PASS), ("rvv256", Verdict.PASS)], rows
+    assert "smoke: demo on riscv64 (novector, rvv256)" in logged.getvalue(), logged.getvalue()
+    with pytest.raises(UsageError, match="--cpu rvv128 selects no smoke to run on riscv64: demo's smoke runs on "
+                                         "novector, rvv256 only"):
+        pipeline.smoke_components(ctx, Arch.RISCV64, ["demo"], "rvv128")
 
 
 def test_an_expected_signal_that_does_not_come_fails(tmp_path: Path, sysroots: object,

@@ -19,8 +19,18 @@ REL = Tolerance(rel=1e-5, abs=1e-6)
     ([1.0, 2.6], [1.0, 2.5], REL, False, "1 of 2 values differ beyond rel 1e-05, abs 1e-06"),
     ([0.0, 5e-7], [0.0, 0.0], REL, True, "max abs diff 5e-07"),
     ([1.0], [1.0, 2.0], EXACT, False, "length 1 != control's 2"),
-    ("abc", "abc", EXACT, True, "0 values identical"),
-    ("abc", "abd", EXACT, False, "'abc' != 'abd'"),
+    ("abc", "abc", EXACT, True, "identical text: 1 line, 3 characters (exact)"),
+    ("abc", "abd", EXACT, False, "line 1: 'abc' != control's 'abd'"),
+    ("sum 1\nok\n", "sum 1\nok\n", REL, True, "identical text: 2 lines, 9 characters (exact)"),
+    ("sum 1\nok\n", "sum 1\nbad\n", EXACT, False, "line 2: 'ok' != control's 'bad' (2 lines against 2)"),
+    ("", "", EXACT, False, "nothing compared: the output is empty in both runs"),
+    ([], [], EXACT, False, "nothing compared: [] in both runs"),
+    ({"a": [], "b": {}}, {"a": [], "b": {}}, REL, False, "nothing compared"),
+    ({"n": [1.0], "s": "x", "t": True}, {"n": [1.0], "s": "x", "t": True}, EXACT, True,
+     "1 value and 1 boolean and 1 string identical (exact)"),
+    ({"n": [1.0, 2.0], "s": "x"}, {"n": [1.0, 2.0], "s": "x"}, REL, True, "max rel diff 0; 1 string identical"),
+    ({"s": "x"}, {"s": "y"}, REL, False, ".s: 'x' != 'y'"),
+    ([None], [None], EXACT, True, "1 null identical"),
     ([math.nan], [math.nan], EXACT, True, "identical"),
     ([math.nan], [1.0], REL, False, "differ"),
     ({"a": [1]}, {"b": [1]}, EXACT, False, "keys"),
@@ -34,6 +44,8 @@ REL = Tolerance(rel=1e-5, abs=1e-6)
     ([10**400], [10**400], EXACT, True, "identical"),
     ([10**400], [1.0], REL, False, "differ"),
 ], ids=["exact-equal", "exact-ulp", "rel-within", "rel-beyond", "abs-floor", "shape", "string", "string-differs",
+        "text", "text-line-differs", "text-empty", "empty-list", "empty-structures", "mixed-exact", "mixed-rel",
+        "string-member-differs", "null",
         "nan-nan", "nan-number", "keys", "int-float", "bool-int", "inf-number", "inf-number-rel", "inf-inf",
         "inf-minus-inf", "int-past-float", "huge-int", "huge-int-float"])
 def test_compare_value(value: object, control: object, tolerance: Tolerance, ok: bool, words: str) -> None:
@@ -72,3 +84,11 @@ def test_control_lacking_an_output() -> None:
     control = Sample("amd64", "max", {})
     (comparison,) = compare([Sample("arm64", "max", {"add": [1]})], control, {"add": EXACT})
     assert not comparison.ok and "control amd64@max lacks it" in comparison.note
+
+
+def test_a_run_with_no_outputs_at_all_is_no_match() -> None:
+    control = Sample("amd64", "max", {})
+    (comparison,) = compare([Sample("riscv64", "rvv128", {})], control, {})
+    assert not comparison.ok and comparison.note == "nothing compared: no output declared and none reported"
+    [row] = rows("demo", [comparison])
+    assert row.verdict is Verdict.FAIL

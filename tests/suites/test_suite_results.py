@@ -177,6 +177,31 @@ def test_parity_calls_out_target_only_failures() -> None:
     assert "| rvv256 | 3 | 1 | 2 | 0 | 0 | 0 |" in table and "| amd64 control |" in table
 
 
+@pytest.mark.parametrize(("output", "shown"), [
+    ("ok\nqemu: uncaught target signal 11 (Segmentation fault) - core dumped\n",
+     "ok | qemu: uncaught target signal 11 (Segmentation fault) - core dumped"),
+    ("a\nb\nc\nversion `GLIBC_2.43' not found (required by ./prog)\n",
+     "b | c | version `GLIBC_2.43' not found (required by ./prog)"),
+    ("x\n/usr/bin/qemu-riscv64-static: ../../target/riscv/translate.c:1153: decode_save_opc: Assertion "
+     "`ctx->insn_start != NULL' failed.\nAborted\n",
+     "emulator crash (qemu's own, not the program's): /usr/bin/qemu-riscv64-static: ../../target/riscv/translate.c:"
+     "1153: decode_save_opc: Assertion `ctx->insn_start != NULL' failed."),
+    ("qemu: fatal: Lockup: can't escalate 3 to HardFault\n",
+     "emulator crash (qemu's own, not the program's): qemu: fatal: Lockup: can't escalate 3 to HardFault"),
+    ("**\nERROR:../../accel/tcg/cpu-exec.c:1028:cpu_exec_setjmp: assertion failed: (cpu == current_cpu)\n",
+     "emulator crash (qemu's own, not the program's): ERROR:../../accel/tcg/cpu-exec.c:1028:cpu_exec_setjmp: "
+     "assertion failed: (cpu == current_cpu)"),
+    ("ERROR: model.cc:12: expected 3 got 4\n", "ERROR: model.cc:12: expected 3 got 4"),
+    ("Failed\n", ""),
+    ("\x1b[31mred\n", "\\x1b[31mred"),
+    ("x" * 500 + "\nshort\n", "short"),
+    ("y" * 500 + "\n", "…" + "y" * 240),
+], ids=["guest-signal-is-the-programs", "last-lines", "qemu-assertion", "qemu-fatal", "qemu-glib-assertion",
+        "a-programs-own-error", "only-the-label", "control-characters", "long-line-crowded-out", "one-long-line"])
+def test_what_a_failed_cases_output_says(output: str, shown: str) -> None:
+    assert junit.output_tail(output, "Failed") == shown
+
+
 def test_targets_regex_matches_targets_and_their_shards() -> None:
     import re
 

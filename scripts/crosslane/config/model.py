@@ -134,6 +134,13 @@ class ArchConfig:
                 return profile
         raise KeyError(name)
 
+    def allowed(self, selected: Sequence[Profile], named: Sequence[str]) -> tuple[Profile, ...]:
+        """Which *selected* profiles a component's `profiles` list allows here: the named ones where this arch
+        defines any of them, all of them where it defines none (riscv64's rvv* names say nothing of arm64's)."""
+        if not any(p.name in named for p in self.profiles):
+            return tuple(selected)
+        return tuple(p for p in selected if p.name in named)
+
 
 @dataclass(frozen=True, kw_only=True)
 class TreeSource:

@@ -1,10 +1,16 @@
 """The DT_NEEDED scan: resolve every needed soname the way the target's ld.so would, inside the sysroot.
 
-Search order per object: DT_RPATH (only when there is no DT_RUNPATH), DT_RUNPATH (`$ORIGIN` expanded;
-other absolute entries re-rooted in the sysroot), the staging prefix, the other artifacts of the build,
-then the sysroot's library folders (/lib/<triplet>, /usr/lib/<triplet>, /lib, /usr/lib, the loader's
-folder and every folder its etc/ld.so.conf(.d) names). A candidate of another machine is skipped, as
-ld.so skips it. Dependencies are followed transitively; unresolved sonames are reported per file.
+Search order per object (glibc's _dl_map_object): a library already loaded under that name (its SONAME, or the
+name it was loaded by); DT_RPATH of the object and of every object up the chain that loaded it (only when the
+object has no DT_RUNPATH); its DT_RUNPATH (`$ORIGIN` expanded; other absolute entries re-rooted in the sysroot);
+the prefixes declared as staging; then the sysroot's library folders (/lib/<triplet>, /usr/lib/<triplet>, /lib,
+/usr/lib, the loader's folder and every folder its etc/ld.so.conf(.d) names). A candidate of another machine is
+skipped, as ld.so skips it. Dependencies are followed transitively; unresolved sonames are reported per file.
+
+A file beside another shipped file is not found for being there: a program in bin/ needs a RUNPATH such as
+`$ORIGIN/../lib` to load the library in lib/, and without one the scan fails as the program would (exit 127).
+Only a wheel's scan adds the wheel's own folders (`artifacts`): its libraries load into a Python process that
+may already hold them.
 """
 
 from __future__ import annotations
@@ -73,6 +79,8 @@ class Resolver:
     sysroot: Path | None
     staging: Sequence[Path] = ()
     artifacts: Sequence[Path] = ()
+    # Folders of the files scanned that ld.so does not search: only to say where an unresolved library lies.
+    shipped: Sequence[Path] = ()
     _cache: dict[Path, elf.ElfInfo | elf.ElfDefect] = field(default_factory=dict)
     _system: list[Path] | None = None
 
@@ -98,16 +106,17 @@ class Resolver:
             return _reroot(self.sysroot, entry)
         return origin / entry
 
-    def search_dirs(self, obj: elf.ElfInfo) -> list[Path]:
-        origin = obj.path.parent
-        own = [*(() if obj.runpath else obj.rpath), *obj.runpath]
-        return _unique([*(self._expand(e, origin) for e in own), *self.common_dirs()])
+    def search_dirs(self, obj: elf.ElfInfo, loaders: Sequence[elf.ElfInfo] = ()) -> list[Path]:
+        """Where ld.so looks for what *obj* needs; *loaders*: the objects that loaded it, nearest first."""
+        inherited = () if obj.runpath else [(e, o.path.parent) for o in (obj, *loaders) for e in o.rpath]
+        own = [*inherited, *((e, obj.path.parent) for e in obj.runpath)]
+        return _unique([*(self._expand(entry, origin) for entry, origin in own), *self.common_dirs()])
 
-    def find(self, soname: str, obj: elf.ElfInfo) -> Path | None:
+    def find(self, soname: str, obj: elf.ElfInfo, loaders: Sequence[elf.ElfInfo] = ()) -> Path | None:
         if "/" in soname:
             candidates = [self._expand(soname, obj.path.parent)]
         else:
-            candidates = [folder / soname for folder in self.search_dirs(obj)]
+            candidates = [folder / soname for folder in self.search_dirs(obj, loaders)]
         want = info(self.arch)
         for candidate in candidates:
             if not candidate.is_file():
@@ -120,28 +129,47 @@ class Resolver:
         return None
 
     def closure(self, obj: elf.ElfInfo) -> tuple[list[tuple[str, str]], list[elf.ElfInfo]]:
-        """(unresolved (soname, needed-by) pairs, every ELF object loaded) for *obj* and its dependencies."""
+        """(unresolved (soname, needed-by) pairs, every ELF object loaded) for *obj* and its dependencies, loaded
+        breadth first as ld.so loads them."""
         missing: list[tuple[str, str]] = []
         loaded: list[elf.ElfInfo] = [obj]
         seen: set[Path] = {obj.path.resolve()}
-        queue = [obj]
+        # ld.so reuses a loaded object whose SONAME (or the name it was loaded by) is the one needed.
+        names: set[str] = {obj.soname} if obj.soname else set()
+        queue: list[tuple[elf.ElfInfo, tuple[elf.ElfInfo, ...]]] = [(obj, ())]
         while queue:
-            current = queue.pop(0)
+            current, loaders = queue.pop(0)
             for soname in current.needed:
-                path = self.find(soname, current)
+                if soname in names:
+                    continue
+                path = self.find(soname, current, loaders)
                 if path is None:
                     if all(m[0] != soname for m in missing):
                         missing.append((soname, current.path.name))
                     continue
+                names.add(soname)
                 key = path.resolve()
                 if key in seen:
                     continue
                 seen.add(key)
                 dep = self.read(path)
                 if isinstance(dep, elf.ElfInfo):
+                    names.update([dep.soname] if dep.soname else [])
                     loaded.append(dep)
-                    queue.append(dep)
+                    queue.append((dep, (current, *loaders)))
         return missing, loaded
+
+
+def searched(resolver: Resolver, obj: elf.ElfInfo, sonames: Sequence[str]) -> str:
+    """Where the loader looked for *obj*'s libraries, and where a shipped copy of one lies that it does not reach."""
+    paths = "RUNPATH " + ":".join(obj.runpath) if obj.runpath else "RPATH " + ":".join(obj.rpath) if obj.rpath \
+        else "no RUNPATH"
+    text = f"{obj.path.name} has {paths}; searched with the sysroot's library folders"
+    beside = [folder / name for name in sonames for folder in resolver.shipped if (folder / name).is_file()]
+    if beside:
+        text += (f"; {beside[0].name} is shipped in {beside[0].parent} where the loader does not look: link with "
+                 "an install RPATH that reaches it (CMake: CMAKE_INSTALL_RPATH=$ORIGIN/../lib)")
+    return text
 
 
 def scan_one(resolver: Resolver, obj: elf.ElfInfo, subject: str) -> Row:
@@ -150,7 +178,8 @@ def scan_one(resolver: Resolver, obj: elf.ElfInfo, subject: str) -> Row:
     problems = []
     if missing:
         problems.append("unresolved " + ", ".join(
-            soname if by == obj.path.name else f"{soname} (needed by {by})" for soname, by in missing))
+            soname if by == obj.path.name else f"{soname} (needed by {by})" for soname, by in missing)
+            + f" ({searched(resolver, obj, [soname for soname, _ in missing])})")
     links_atomic = any(o.soname == elf.LIBATOMIC or o.path.name.startswith(elf.LIBATOMIC) for o in loaded[1:])
     if obj.needs_libatomic and not links_atomic:
         shown = ", ".join(obj.undefined_atomics[:3]) + ("…" if len(obj.undefined_atomics) > 3 else "")

@@ -5,7 +5,9 @@ wheel   → platform tag, safe unpack, RECORD, then per member: ELF arch, EXT_SU
 folder  → every wheel in it as above; every ELF (by magic) or .so-named file: ELF arch, EXT_SUFFIX, DT_NEEDED
 ELF     → ELF arch, EXT_SUFFIX, DT_NEEDED
 and on all ELF files found: RUNPATH (no build-machine paths) and the glibc floor against the target's glibc.
-DT_NEEDED resolves against the arch's sysroot (SKIP when none is built) and the other artifacts verified.
+DT_NEEDED resolves as the target's loader would: through each file's RUNPATH/RPATH, the --staging prefixes and the
+arch's sysroot (SKIP when none is built). A library shipped beside a program it does not reach by RUNPATH is
+unresolved; only a wheel's members also resolve against the wheel's other folders (gates/dtneeded.py).
 """
 
 from __future__ import annotations
@@ -72,9 +74,10 @@ def _scan_wheel(wheel: Path, arch: Arch, sysroot_path: Path | None, staging: Seq
 
 def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, python_version: str | None,
            staging: Sequence[Path] = (), limits: wheelzip.Limits | None = None,
-           require_papers: bool = False) -> list[Row]:
-    """Rows for every check on *paths*; *staging*: install prefixes searched for DT_NEEDED too; *require_papers*:
-    a wheel or folder without crosslane's SBOM fails (a crosslane build's own outputs) rather than skips."""
+           require_papers: bool = False, staging_for_files: bool = True) -> list[Row]:
+    """Rows for every check on *paths*; *staging*: install prefixes searched for DT_NEEDED too (for a wheel's
+    members only, unless *staging_for_files*); *require_papers*: a wheel or folder without crosslane's SBOM fails
+    (a crosslane build's own outputs) rather than skips."""
     if not paths:
         raise UsageError("verify: no PATH given; pass wheels, folders or ELF files")
     rows: list[Row] = []
@@ -113,8 +116,8 @@ def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, pyth
             if ok is not None:
                 loose.append((ok, subject))
     if loose:
-        resolver = dtneeded.Resolver(arch, sysroot_path, staging=staging,
-                                     artifacts=sorted({o.path.parent for o, _ in loose}))
+        resolver = dtneeded.Resolver(arch, sysroot_path, staging=staging if staging_for_files else (),
+                                     shipped=sorted({o.path.parent for o, _ in loose}))
         rows += dtneeded.scan(resolver, loose)
         rows += portability.rows(loose, portability.ALL, arch, sysroot_path)
     return rows
@@ -131,7 +134,7 @@ def target_python_version(sysroot_path: Path | None, arch: Arch) -> str | None:
 
 
 def run(ctx: Context, arch: Arch, paths: Sequence[Path], staging: Sequence[Path] = (), *,
-        require_papers: bool = False) -> list[Row]:
+        require_papers: bool = False, staging_for_files: bool = True) -> list[Row]:
     """verify() with the arch's sysroot (when built) for DT_NEEDED and its CPython version for EXT_SUFFIX."""
     found = sysroot.find(ctx.config.sysroot, arch)
     if found is None:
@@ -139,4 +142,4 @@ def run(ctx: Context, arch: Arch, paths: Sequence[Path], staging: Sequence[Path]
                      f"(invoke sysroot --arch {arch} builds it)")
     path = found.path if found else None
     return verify(arch, paths, sysroot_path=path, python_version=target_python_version(path, arch), staging=staging,
-                  require_papers=require_papers)
+                  require_papers=require_papers, staging_for_files=staging_for_files)

@@ -150,8 +150,11 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     if not install.is_dir():
         return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
                     f"{install} missing: invoke build --arch {arch} --component {component}", subject="command")]
-    wanted = set(spec.profiles)
-    chosen = [p for p in profiles if not wanted or p.name in wanted]
+    chosen = ctx.config.arches[arch].allowed(profiles, spec.profiles) if spec.profiles else tuple(profiles)
+    if not chosen:  # the plan refuses such a selection; a direct call still gets no silent pass
+        return [Row(component, arch.value, Check.SMOKE, Verdict.SKIP,
+                    f"its smoke runs on {', '.join(spec.profiles)} only, none of "
+                    f"{', '.join(p.name for p in profiles) or 'no profile'}", subject="command")]
 
     def one(profile: Profile) -> tuple[Row, Mapping[str, object] | None, str]:
         returncode, output, timed_out, found, why, filled = run_once(ctx, arch, component, profile, spec.timeout)

@@ -4,7 +4,9 @@ Any payload can take part: it puts a JSON object in its sentinel detail whose "o
 output names to JSON values (numbers, strings, nested lists). Each output is declared with a tolerance:
 exact (the values are equal, NaN equal to NaN) or relative (every number b of the arch against the
 control's a: |a - b| <= max(rel * max(|a|, |b|), abs)). Shapes, strings and booleans always compare
-exactly. An output the control has but an arch lacks is a FAIL, so is an output nobody declared.
+exactly. An output the control has but an arch lacks is a FAIL, so is an output nobody declared. A note says what
+was compared (how many numbers, strings…); a comparison of nothing (empty in both runs, no outputs at all) is a
+FAIL, never a match.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -79,35 +82,46 @@ def outputs_from_detail(detail: str) -> Mapping[str, object] | None:
 
 
 Number = int | float
+# What a comparison found equal besides numbers, by kind ("string": 2): a count says what was compared.
+Others = Counter[str]
 
 
-def _numbers(value: object, control: object, path: str) -> tuple[list[tuple[Number, Number]], str | None]:
-    """Pairs of numbers in matching positions, or the first structural difference."""
-    if isinstance(value, bool) or isinstance(control, bool) or isinstance(value, str) or isinstance(control, str):
-        return [], None if value == control and type(value) is type(control) else f"{path}: {value!r} != {control!r}"
+def _leaf_kind(value: object) -> str | None:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "string" if isinstance(value, str) else None
+
+
+def _numbers(value: object, control: object, path: str) -> tuple[list[tuple[Number, Number]], Others, str | None]:
+    """Pairs of numbers in matching positions and the other values found equal, or the first structural
+    difference."""
+    kind = _leaf_kind(value) or _leaf_kind(control)
+    if kind is not None:
+        same = value == control and type(value) is type(control)
+        return [], Counter([kind] if same else []), None if same else f"{path}: {value!r} != {control!r}"
     if isinstance(value, (int, float)) and isinstance(control, (int, float)):
-        return [(value, control)], None  # as they are: two integers compare exactly, however large
+        return [(value, control)], Counter(), None  # as they are: two integers compare exactly, however large
     if isinstance(value, list) and isinstance(control, list):
         if len(value) != len(control):
-            return [], f"{path}: length {len(value)} != control's {len(control)}"
-        pairs: list[tuple[Number, Number]] = []
-        for index, (a, b) in enumerate(zip(value, control, strict=True)):
-            more, problem = _numbers(a, b, f"{path}[{index}]")
-            if problem:
-                return [], problem
-            pairs += more
-        return pairs, None
-    if isinstance(value, dict) and isinstance(control, dict):
+            return [], Counter(), f"{path}: length {len(value)} != control's {len(control)}"
+        items = [(a, b, f"{path}[{index}]") for index, (a, b) in enumerate(zip(value, control, strict=True))]
+    elif isinstance(value, dict) and isinstance(control, dict):
         if sorted(value) != sorted(control):
-            return [], f"{path}: keys {sorted(value)} != control's {sorted(control)}"
-        pairs = []
-        for key in sorted(value):
-            more, problem = _numbers(value[key], control[key], f"{path}.{key}")
-            if problem:
-                return [], problem
-            pairs += more
-        return pairs, None
-    return [], f"{path}: {type(value).__name__} where the control has {type(control).__name__}"
+            return [], Counter(), f"{path}: keys {sorted(value)} != control's {sorted(control)}"
+        items = [(value[key], control[key], f"{path}.{key}") for key in sorted(value)]
+    else:
+        return [], Counter(), f"{path}: {type(value).__name__} where the control has {type(control).__name__}"
+    pairs: list[tuple[Number, Number]] = []
+    others: Others = Counter()
+    for a, b, where in items:
+        more, also, problem = _numbers(a, b, where)
+        if problem:
+            return [], Counter(), problem
+        pairs += more
+        others += also
+    return pairs, others, None
 
 
 def _finite(number: Number) -> bool:
@@ -121,10 +135,36 @@ def _as_float(number: float | Fraction) -> float:
         return math.inf
 
 
+def _counted(count: int, what: str) -> str:
+    return f"{count} {what if count == 1 else what + 's'}"
+
+
+def _kinds(others: Others) -> str:
+    return " and ".join(_counted(count, kind) for kind, count in sorted(others.items()))
+
+
+def compare_text(value: str, control: str) -> tuple[bool, str]:
+    """Two texts (a program's stdout): identical, or the first line that differs. Empty in both is no evidence."""
+    if value == control:
+        if not value.strip():
+            return False, "nothing compared: the output is empty in both runs"
+        return True, (f"identical text: {_counted(len(value.splitlines()), 'line')}, "
+                      f"{_counted(len(value), 'character')} (exact)")
+    ours, theirs = value.splitlines(), control.splitlines()
+    at = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
+    mine = ours[at][:100] if at < len(ours) else "(no line)"
+    other = theirs[at][:100] if at < len(theirs) else "(no line)"
+    return False, f"line {at + 1}: {mine!r} != control's {other!r} ({len(ours)} lines against {len(theirs)})"
+
+
 def compare_value(value: object, control: object, tolerance: Tolerance, name: str = "") -> tuple[bool, str]:
-    pairs, problem = _numbers(value, control, name)
+    if isinstance(value, str) and isinstance(control, str):
+        return compare_text(value, control)
+    pairs, others, problem = _numbers(value, control, name)
     if problem:
         return False, problem
+    if not pairs and not others:
+        return False, f"nothing compared: {json.dumps(control)[:60]} in both runs, no value in it"
     worst_rel, worst_abs, bad = 0.0, 0.0, 0
     for got, want in pairs:
         if not (_finite(got) and _finite(want)):
@@ -146,19 +186,25 @@ def compare_value(value: object, control: object, tolerance: Tolerance, name: st
             worst_rel = max(worst_rel, _as_float(diff / scale))
         if diff > allowed:
             bad += 1
-    summary = f"{len(pairs)} values, max abs diff {worst_abs:.3g}, max rel diff {worst_rel:.3g}"
-    if tolerance.exact:
-        summary = f"{len(pairs)} values identical" if not bad else summary
     if bad:
+        summary = f"{len(pairs)} values, max abs diff {worst_abs:.3g}, max rel diff {worst_rel:.3g}"
         return False, f"{bad} of {len(pairs)} values differ beyond {tolerance.describe()} ({summary})"
-    return True, f"{summary} ({tolerance.describe()})"
+    also = f"{' and ' if pairs else ''}{_kinds(others)}" if others else ""
+    if tolerance.exact or not pairs:
+        return True, f"{_counted(len(pairs), 'value') if pairs else ''}{also} identical ({tolerance.describe()})"
+    summary = f"{len(pairs)} values, max abs diff {worst_abs:.3g}, max rel diff {worst_rel:.3g}"
+    return True, f"{summary}{f'; {_kinds(others)} identical' if others else ''} ({tolerance.describe()})"
 
 
 def compare(samples: Iterable[Sample], control: Sample, tolerances: Mapping[str, Tolerance]) -> list[Comparison]:
     """Every declared output of every sample against the control."""
     found: list[Comparison] = []
     for sample in samples:
-        for name in sorted(set(tolerances) | set(sample.outputs)):
+        names = sorted(set(tolerances) | set(sample.outputs))
+        if not names:
+            found.append(Comparison(sample, "(outputs)", EXACT, False,
+                                    "nothing compared: no output declared and none reported"))
+        for name in names:
             tolerance = tolerances.get(name)
             if tolerance is None:
                 found.append(Comparison(sample, name, EXACT, False, "output not declared (no tolerance stated)"))

@@ -3,6 +3,11 @@
 The files are written inside an emulated target by the programs under test: input that may be truncated (a crash
 mid-write), huge or malformed. A file that cannot be read is a ValueError naming it, never a crash; results are
 never scraped from text output.
+
+A failed case keeps the last lines of the output the file holds for it (ctest's <system-out>): ctest's own label
+("Failed", "SEGFAULT") says nothing of why, the output does (`version 'GLIBC_2.43' not found`). When qemu itself
+failed (its own assertion or fatal error) that line is kept instead, marked as the emulator's: the program did not
+fail, the emulator under it did. "qemu: uncaught target signal" is the guest program's own death, not qemu's.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import defusedxml
 import defusedxml.ElementTree
 
 from crosslane import bounded
+from crosslane.archs import ARCHS
 from crosslane.errors import StepFailed
 
 XML_LIMIT = 64 * 1024 * 1024
@@ -28,6 +34,14 @@ DETAIL_LIMIT = 8192
 ID_LIMIT = 400  # characters: a longer id is cut, and named by a digest of the whole so ids stay distinct
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 LOCATION = re.compile(r"\S+:[0-9]+")
+OUTPUT_LINES = 3  # of a failed case's output, the last ones
+OUTPUT_LIMIT = 240  # characters of them kept (their end: the last line is the likeliest reason)
+# qemu's own failures: a glibc assertion or message prefixed by qemu's program name (qemu-riscv64[-static]: …),
+# cpu_abort's "qemu: fatal:", and GLib's assertions naming qemu's sources. Not "qemu: uncaught target signal".
+QEMU_NAMES = "|".join(sorted({re.escape(a.qemu_binary.removesuffix("-static")) for a in ARCHS.values()}))
+EMULATOR_FAULT = re.compile(rf"(?:^|/)(?:{QEMU_NAMES})(?:-static)?: .*|^qemu: fatal: .*"
+                            r"|^(?:Bail out! )?ERROR:\S*(?:accel/tcg|tcg|target/[a-z0-9]+|linux-user)/\S+:\d+:.*")
+EMULATOR = "emulator crash (qemu's own, not the program's)"
 
 
 class Outcome(enum.StrEnum):
@@ -46,10 +60,22 @@ class Case:
     message: str = ""
     # The failure's whole text (bounded), for deciding why it failed; not part of the recorded result.
     detail: str = dataclasses.field(default="", compare=False, repr=False)
+    # A failed case's last output lines (or qemu's own failure, marked EMULATOR): what its label does not say.
+    output: str = dataclasses.field(default="", compare=False)
+
+    @property
+    def why(self) -> str:
+        """The message with the output that explains it: "Failed: …/libfoo.so.1: cannot open shared object file"."""
+        return ": ".join(part for part in (self.message, self.output) if part)
+
+    @property
+    def emulator_crash(self) -> bool:
+        return self.output.startswith(EMULATOR)
 
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "outcome": self.outcome.value, "seconds": self.seconds,
-                **({"message": self.message} if self.message else {})}
+                **({"message": self.message} if self.message else {}),
+                **({"output": self.output} if self.output else {})}
 
 
 def _root(path: Path) -> ET.Element:
@@ -99,6 +125,27 @@ def _message(element: ET.Element) -> str:
     return clean(lines[0] if lines else "", MESSAGE_LIMIT)
 
 
+def output_tail(text: str, message: str = "") -> str:
+    """What a failed case's output says of why: qemu's own failure when there is one (EMULATOR), else its last
+    lines; "" when it says nothing the message does not."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    fault = next((line for line in reversed(lines) if EMULATOR_FAULT.search(line)), None)
+    if fault is not None:
+        return clean(f"{EMULATOR}: {fault}", MESSAGE_LIMIT)
+    kept: list[str] = []
+    for line in reversed([line for line in lines[-OUTPUT_LINES:] if line != message]):
+        # the last line whole where it fits; an earlier one only beside it (a line of binary noise would crowd it out)
+        if kept and len(" | ".join([line, *kept])) > OUTPUT_LIMIT:
+            break
+        kept.insert(0, line)
+    tail = " | ".join(kept)
+    return clean(tail if len(tail) <= OUTPUT_LIMIT else f"…{tail[-OUTPUT_LIMIT:]}", MESSAGE_LIMIT)
+
+
+def _output(element: ET.Element) -> str:
+    return "\n".join(element.findtext(tag) or "" for tag in ("system-out", "system-err"))
+
+
 def _case(element: ET.Element, prefix: str, separator: str, ctest: bool) -> Case:
     classname, name = element.get("classname") or "", element.get("name") or ""
     # pytest: classname is the module (test_file or pkg.test_file.Class); googletest: the suite; ctest: the name.
@@ -109,13 +156,14 @@ def _case(element: ET.Element, prefix: str, separator: str, ctest: bool) -> Case
         found = element.find(tag)
         if found is not None:
             text = f"{found.get('message') or ''}\n{found.text or ''}"[:DETAIL_LIMIT]
-            return Case(ident, Outcome.FAILED, seconds, _message(found) or tag, text)
+            message = _message(found) or tag
+            return Case(ident, Outcome.FAILED, seconds, message, text, output_tail(_output(element), message))
     skipped = element.find("skipped")
     message = _message(skipped) if skipped is not None else "not run"
     # ctest's "notrun" is a skip only when the test asked for it (SKIP_RETURN_CODE, SKIP_REGULAR_EXPRESSION); else it
     # is a test ctest could not start (a missing executable, a failed fixture, missing files): ctest fails it too
     if ctest and element.get("status") == "notrun" and not message.startswith(CTEST_SKIPS):
-        return Case(ident, Outcome.FAILED, seconds, message, message)
+        return Case(ident, Outcome.FAILED, seconds, message, message, output_tail(_output(element), message))
     # googletest marks a skipped or disabled case with result="skipped"/status="notrun"; ctest a disabled test with
     # status="disabled".
     if skipped is not None or element.get("result") == "skipped" or element.get("status") in ("notrun", "disabled"):

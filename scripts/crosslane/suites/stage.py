@@ -12,7 +12,7 @@ from crosslane import atomic
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config, Profile, SuiteSpec
 from crosslane.context import Context
-from crosslane.report import Row
+from crosslane.report import Check, Row, Verdict
 from crosslane.suites import SuiteRun, verdict
 from crosslane.suites.ctest import FOLDER
 from crosslane.suites.verdict import Judged
@@ -97,6 +97,11 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
             rows.append(verdict.row(name, CONTROL_ARCH.value, profile.name, control, control=True,
                                     where=exempt_table(name, CONTROL_ARCH)))
             rows += [verdict.parity(name, arch.value, p, j, control) for p, j in judged]
+        else:
+            failed = "; ".join(r.reason for r in theirs.rows if r.verdict is Verdict.FAIL)[:300]
+            rows += [Row(name, arch.value, Check.PARITY, Verdict.FAIL, "nothing to compare with: the amd64 control's "
+                         f"suite ran no case ({failed or 'it reported none'})", subject=verdict.PARITY_SUBJECT,
+                         profile=p) for p, _ in judged]
     if judged and rows:
         rows[-1] = dataclasses.replace(rows[-1], detail=f"**{name} upstream tests on {arch}**\n\n"
                                        + verdict.table(judged, control))

@@ -75,7 +75,7 @@ def judge(cases: Sequence[Case], exempt: Mapping[str, str], missing_data: Callab
 
 
 def _named(cases: Sequence[Case]) -> str:
-    shown = [f"{c.id} ({c.message})" if c.message else c.id for c in cases[:SHOWN]]
+    shown = [f"{c.id} ({c.why})" if c.why else c.id for c in cases[:SHOWN]]
     more = f" and {len(cases) - SHOWN} more" if len(cases) > SHOWN else ""
     return "; ".join(shown) + more
 
@@ -100,8 +100,10 @@ def row(component: str, arch: str, profile: str, judged: Judged, *, control: boo
     if judged.ran == 0:
         return verdict(Verdict.FAIL, "no test case ran (the selection matched none, or the runner wrote no results)")
     if judged.failed:
-        return verdict(Verdict.FAIL, f"{len(judged.failed)} of {judged.ran} failed: {_named(judged.failed)}; "
-                                     f"{counts_text(judged)}")
+        crashes = sum(1 for c in judged.failed if c.emulator_crash)
+        emulator = f" ({crashes} of them qemu's own crash, not the program's)" if crashes else ""
+        return verdict(Verdict.FAIL, f"{len(judged.failed)} of {judged.ran} failed{emulator}: "
+                                     f"{_named(judged.failed)}; {counts_text(judged)}")
     if judged.stale:
         keys = ", ".join(repr(k) for k in judged.stale)
         return verdict(Verdict.FAIL, f"exemption no longer holds: {keys}: the exempted cases pass; delete it from "
@@ -112,7 +114,8 @@ def row(component: str, arch: str, profile: str, judged: Judged, *, control: boo
 
 
 def parity(component: str, arch: str, profile: str, target: Judged, control: Judged) -> Row:
-    """Cases that pass on the amd64 control and fail here: where cross-arch defects live."""
+    """Cases that pass on the amd64 control and fail here: where cross-arch defects live. A PASS needs cases that
+    pass in both: a control that passed nothing, or no case passing on both sides, compared nothing."""
     passing = {c.id for c in control.cases if c.outcome is Outcome.PASSED}
     only_here = [c for c in target.cases if c.outcome is Outcome.FAILED and c.id in passing]
     exempted = {c.id for c, _ in target.exempt}
@@ -121,11 +124,21 @@ def parity(component: str, arch: str, profile: str, target: Judged, control: Jud
     def verdict(state: Verdict, reason: str) -> Row:
         return Row(component, arch, Check.PARITY, state, reason, subject=PARITY_SUBJECT, profile=profile)
 
+    if not passing:
+        return verdict(Verdict.FAIL, f"nothing to compare with: the amd64 control passed none of its {control.ran} "
+                                     f"cases ({counts_text(control)}{_failed_text(control)})")
     if defects:
         return verdict(Verdict.FAIL, f"{len(defects)} cases pass on amd64 and fail here: {_named(defects)}")
     both = sum(1 for c in target.cases if c.outcome is Outcome.PASSED and c.id in passing)
     known = f"; {len(only_here)} exempted target-only failures" if only_here else ""
+    if both == 0:
+        return verdict(Verdict.FAIL, f"nothing compared: none of the {len(passing)} cases that pass on amd64 passed "
+                                     f"here ({counts_text(target)}{known})")
     return verdict(Verdict.PASS, f"{both} of the {len(passing)} cases that pass on amd64 pass here{known}")
+
+
+def _failed_text(judged: Judged) -> str:
+    return f", {len(judged.failed)} failed: {_named(judged.failed)}" if judged.failed else ""
 
 
 def table(results: Sequence[tuple[str, Judged]], control: Judged | None) -> str:
