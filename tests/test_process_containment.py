@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import crosslane
 from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.context import Context
@@ -146,7 +147,7 @@ def test_a_programs_own_exit_status_and_signal_pass_through_its_keeper() -> None
     assert killed.returncode == -signal.SIGILL and not killed.timed_out
 
 
-PACKAGE = REPO / "scripts" / "crosslane"
+PACKAGE = Path(crosslane.__file__).parent  # the package under test
 STARTS = {"subprocess": {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput"},
           "os": {"fork", "forkpty", "system", "popen", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl",
                  "spawnle", "spawnlp", "spawnlpe", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
@@ -175,7 +176,7 @@ def test_every_process_start_goes_through_a_keeper() -> None:
     starts = {path.relative_to(PACKAGE).as_posix(): process_starts(path) for path in sorted(PACKAGE.rglob("*.py"))}
     outside = {name: found for name, found in starts.items() if found and name not in STARTERS}
     assert outside == {}, "start processes through the runner or contain.run (a keeper ends what they leave)"
-    assert all(starts[name] for name in STARTERS), "an allowance nothing uses any more: remove it"
+    assert all(starts.get(name) for name in STARTERS), "an allowance nothing uses any more: remove it"
 
 
 SMOKE = """

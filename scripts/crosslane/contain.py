@@ -133,7 +133,8 @@ def sweep() -> None:
     """End and reap what escaped a keeper: a child of ours in a session not ours that is no live keeper. Its own
     children, ended with it, come to us in turn: the next round reaps them."""
     me, session = os.getpid(), os.getsid(0)
-    for _ in range(keeper.KILL_ROUNDS):
+    end = time.monotonic() + keeper.KILL_WITHIN
+    while time.monotonic() < end:
         with KEEPERS.lock:
             table = processes()
             strays = [p for p in table if p.ppid == me and p.session != session and p.pid not in KEEPERS.pids]

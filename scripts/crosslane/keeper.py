@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL for what a command leaves or a stop ends
-KILL_ROUNDS = 200  # SIGKILL rounds for a tree still forking (each round catches what the last one missed)
+KILL_WITHIN = 2.0  # seconds of SIGKILL rounds (each catches what a tree still forking made since the last)
 STOPS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 
 
@@ -98,9 +98,8 @@ def end_tree(root: int, grace: float, reap: Callable[[], object]) -> None:
             reap()
             time.sleep(0.02)
             left = living(root)
-    for _ in range(KILL_ROUNDS):
-        if not left:
-            return
+    end = time.monotonic() + KILL_WITHIN
+    while left and time.monotonic() < end:  # what is left then is in an uninterruptible wait: nothing ends it
         send(left, signal.SIGKILL)
         reap()
         time.sleep(0.005)
