@@ -1,21 +1,22 @@
-"""The one subprocess runner: argv only, logged, timed out, failures that carry their evidence.
+"""The one subprocess runner: argv only, logged, timed out, contained, failures that carry their evidence.
 
 Why plumbum, and for what: it is the design card's process library and does two things well here — finding
 programs on PATH (`local.which`, with a clean CommandNotFound) and building a command from argv without a
-shell. What it does not do the way a cross build needs stays ours, on the Popen it returns: streaming output
-line by line for progress and the failure tail, a new session so a timeout kills the whole group (cmake's
-ninja and compilers, apt's methods), and a timer. plumbum merges its own copy of the environment into env=,
-so removing a variable is spelled as a shell user would (`env --unset`); that is the one workaround. The child is
-reaped with os.wait4, whose rusage is the CPU its whole process tree used: what a row's time is made of (costs.py).
+shell. What a cross build needs beyond that stays ours: every command runs under contain.py's keeper (nothing
+it starts outlives it or its deadline, not even what left its session or its parent), its output is read line
+by line for progress and the failure tail, for no longer than the command lives, and a timer stops it. The keeper
+is reaped with os.wait4, whose rusage is the CPU its whole process tree used: what a row's time is made of
+(costs.py).
 """
 
 from __future__ import annotations
 
-import contextlib
+import codecs
+import io
+import locale
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -23,9 +24,9 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from crosslane import costs
+from crosslane import contain, costs
 from crosslane.errors import MissingPrerequisite, StepFailed, Terminated
 from crosslane.log import INTERESTING_ENV, Log
 
@@ -70,8 +71,9 @@ class Runner:
     _cancelled: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     def cancel(self) -> None:
-        """Kill every running command's process group and refuse new ones (Terminated): an interrupted run stops
-        the work its other threads do (a smoke beside the builds, parallel profiles) now, not when it ends."""
+        """Stop every running command (its keeper ends its whole tree) and refuse new ones (Terminated): an
+        interrupted run stops the work its other threads do (a smoke beside the builds, parallel profiles) now, not
+        when it ends."""
         self._cancelled.set()
         with self._lock:
             kills = list(self._live.values())
@@ -133,64 +135,65 @@ class Runner:
         start = time.monotonic()
         tail: deque[str] = deque(maxlen=OUTPUT_LINES)
         read = 0
-        removed = [key for key in os.environ if key not in env]
-        if removed:
-            # plumbum merges its own copy of the environment into env=, so a removal has to be
-            # spelled the way a shell user would: env -u NAME.
-            command = local["env"][[f"--unset={key}" for key in removed]][args[0]]
-        process = command[list(args[1:])].popen(
-            cwd=str(cwd) if cwd else None, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", new_session=True)
-        timed_out = threading.Event()
 
-        def kill() -> None:
-            # The whole process group: cmake's ninja and compilers, apt's download methods, git's helpers
-            # would otherwise keep the output pipe open long after their parent died.
-            timed_out.set()
-            if process.pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+        def each(line: str) -> None:
+            nonlocal read
+            read += 1
+            tail.append(line)
+            if on_line:
+                on_line(line)
 
         # threading.Timer's thread dies of OverflowError past ~1e9 s, and the command would then run unbounded.
-        timer = threading.Timer(min(timeout, LONGEST_TIMEOUT), kill) if timeout else None
-        if timer:
-            timer.start()
+        process = contain.start(command[list(args[1:])].formulate(), cwd=cwd, env=env, stderr=subprocess.STDOUT,
+                                timeout=min(timeout, LONGEST_TIMEOUT) if timeout else None)
         with self._lock:
-            self._live[id(process)] = kill
+            self._live[id(process)] = process.stop
         if self._cancelled.is_set():  # cancelled between the check above and the start: this one goes too
-            kill()
+            process.stop()
         try:
-            assert process.stdout is not None
-            for line in process.stdout:
-                read += 1
-                tail.append(line.rstrip("\n"))
-                if on_line:
-                    on_line(line.rstrip("\n"))
-            returncode, cpu = reap(process)
+            assert process.popen.stdout is not None
+            lines = Lines(each)
+            contain.pump(process, {process.popen.stdout.fileno(): lines.feed})
+            lines.end()
+            returncode, cpu = process.finish()
         except BaseException:
-            kill()  # interrupted (SIGTERM, Ctrl-C): the child's group goes too, not on in the background
+            process.abandon()  # interrupted (SIGTERM, Ctrl-C): its tree goes too, not on in the background
             raise
         finally:
-            if timer:
-                timer.cancel()
+            if process.popen.stdout:
+                process.popen.stdout.close()
             with self._lock:
                 self._live.pop(id(process), None)
         if self._cancelled.is_set():
             raise Terminated
         costs.charge(cpu)
-        result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, timed_out.is_set(), cpu,
+        result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, process.stopped.is_set(), cpu,
                         read - len(tail))
         if check and not result.ok:
             raise StepFailed(failure_message(quoted, result), detail=result.tail(15).strip() or None)
         return result
 
 
-def reap(process: object) -> tuple[int, float]:
-    """The exit status of *process* (a Popen, or plumbum's wrapper of one) and the CPU seconds of its tree."""
-    popen = cast("subprocess.Popen[str]", getattr(process, "_proc", process))  # plumbum keeps its Popen there
-    _, status, usage = os.wait4(popen.pid, 0)
-    popen.returncode = os.waitstatus_to_exitcode(status)  # the Popen is told, so it does not wait again
-    return popen.returncode, usage.ru_utime + usage.ru_stime
+class Lines:
+    """A command's output bytes as lines, decoded as text-mode Popen does (the locale's encoding, bad bytes
+    replaced, \\r\\n and \\r ending a line too)."""
+
+    def __init__(self, each: Callable[[str], None]) -> None:
+        self.each = each
+        decoder = codecs.getincrementaldecoder(locale.getpreferredencoding(False))(errors="replace")
+        self.decoder = io.IncrementalNewlineDecoder(decoder, translate=True)
+        self.partial = ""
+
+    def feed(self, chunk: bytes, final: bool = False) -> None:
+        *lines, self.partial = (self.partial + self.decoder.decode(chunk, final)).split("\n")
+        for line in lines:
+            self.each(line)
+
+    def end(self) -> None:
+        self.feed(b"", final=True)
+        if self.partial:
+            self.each(self.partial)
+            self.partial = ""
 
 
 def failure_message(quoted: str, result: Result) -> str:

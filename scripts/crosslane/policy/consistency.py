@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import sessions
+from crosslane import contain, sessions
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config import Config, jsonschema, tomlcompat, version_of
 from crosslane.config.reader import Table
@@ -224,12 +223,12 @@ def registered_sessions(noxfile: Path) -> set[str] | None:
     only the selected ones), or None without a noxfile."""
     if not noxfile.is_file():
         return None
-    listed = subprocess.run([sys.executable, "-m", "nox", "-f", str(noxfile), "-l"],
-                            capture_output=True, text=True, timeout=120, check=False)
+    listed = contain.run([sys.executable, "-m", "nox", "-f", str(noxfile), "-l"], timeout=120)
     if listed.returncode != 0:
-        raise ConfigError(f"{noxfile.name}: nox cannot list its sessions: {listed.stderr.strip()[-300:]}",
-                          fix="run nox -l to see why")
-    return {line[2:].split(" ", 1)[0] for line in listed.stdout.splitlines() if line[:2] in ("* ", "- ")}
+        why = listed.stderr.decode(errors="replace").strip()[-300:]
+        raise ConfigError(f"{noxfile.name}: nox cannot list its sessions: {why}", fix="run nox -l to see why")
+    text = listed.stdout.decode(errors="replace")
+    return {line[2:].split(" ", 1)[0] for line in text.splitlines() if line[:2] in ("* ", "- ")}
 
 
 def session_findings(cfg: Config, root: Path) -> list[Finding]:

@@ -8,8 +8,8 @@ commit's. A partial mirror may lack blobs (`git clone --filter=blob:limit=…` l
 large test data behind): a missing blob is an error unless its path matches the source's `absent_ok`
 globs, and what was left out is reported, never silent.
 
-It calls git through subprocess, not the runner: `cat-file --batch` streams binary blobs both ways, which
-the runner's line-oriented, logged text output is not for.
+It calls git through contain.run, not the runner: `cat-file --batch` streams binary blobs both ways, which
+the runner's line-oriented, logged text output is not for (contained all the same).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import treecheck
+from crosslane import contain, treecheck
 from crosslane.errors import IntegrityError, MissingPrerequisite
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
@@ -48,8 +48,7 @@ class Exported:
 
 def _git(folder: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, **GIT_ENV}
-    return subprocess.run(["git", "--git-dir", str(folder), *args], input=stdin, capture_output=True, env=env,
-                          timeout=TIMEOUT, check=False)
+    return contain.run(["git", "--git-dir", str(folder), *args], feed=stdin or b"", env=env, timeout=TIMEOUT)
 
 
 def git_dir(folder: Path) -> Path:
