@@ -245,7 +245,10 @@ def tests_section(suites: Registry) -> Section:
 
 TESTS = Section({
     "kind": _s("the suite kind: ctest or pytest (registry)", REQUIRED),
-    "timeout": Key("number", "seconds for the whole suite per profile", 300.0, minimum=0, maximum=MAX_TIMEOUT,
+    "timeout": Key("number", "seconds per test, scaled like a smoke's for the emulated CPU (x2 on a foreign ISA, "
+                   "x(1 + VLEN/256) on a vector profile): ctest's --timeout, pytest-timeout's --timeout when the "
+                   "suite requires pytest-timeout; a whole ctest run stops at 50 times the scaled value (at least "
+                   "3600 s), a whole pytest run at 7200 s", 300.0, minimum=0, maximum=MAX_TIMEOUT,
                    above=True, bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
     "cmake_args": _list("ctest: configure options of the test build", ()),
     "targets": _list("ctest: the targets to build", ()),

@@ -52,6 +52,14 @@ def emulator_script(line: Sequence[str]) -> str:
 
 
 FULL_ENV = "CROSSLANE_TESTS_FULL"  # "1": the whole suite, not versions.toml's selection (the nightly)
+# A whole ctest run on one profile stops at this many per-test timeouts, and never before RUN_FLOOR seconds
+# (tests.timeout is per test: ctest's --timeout).
+RUN_TIMEOUTS = 50
+RUN_FLOOR = 3600.0
+
+
+def run_limit(per_test: float) -> float:
+    return max(per_test * RUN_TIMEOUTS, RUN_FLOOR)
 
 
 def selection(spec: SuiteSpec, environ: Mapping[str, str] | None = None) -> SuiteSpec:
@@ -135,7 +143,7 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, build_dir:
             progress.advance(0, f"[{found.group(1)}/{found.group(2)}] {found.group(3)}")
 
     ctx.runner.run(ctest_command(ctx, build_dir, spec, out, timeout, jobs), env={
-        CPU_ENV: profile.cpu, GTEST_DIR_ENV: str(results / "gtest")}, timeout=max(timeout * 50, 3600),
+        CPU_ENV: profile.cpu, GTEST_DIR_ENV: str(results / "gtest")}, timeout=run_limit(timeout),
         check=False, quiet=True, on_line=on_line)
     progress.close()
     try:
