@@ -328,7 +328,10 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(base),
            "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache")), **remote_cache()}
 
+    edges = NinjaEdges()
+
     def on_line(line: str) -> None:
+        edges.see(line)
         if line.startswith("[") and "/" in line.split("]")[0]:
             progress.advance(0, line.split("]")[0] + "]")
 
@@ -355,7 +358,11 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
                        f"not pinned in versions.toml (CMake got an empty source folder); add {table} with its "
                        "source")
         step = "compile"
-        ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=env, unset=build.unset)
+        try:
+            ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=env, unset=build.unset)
+        except StepFailed:
+            step = edges.failed_step()
+            raise
         phase("compile")
         step = "install"
         if build.install:
@@ -382,6 +389,29 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
                  facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
                         "phases": phases})
     return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
+
+
+NINJA_STATUS = re.compile(r"\[\d+/\d+\] (.+)")
+
+
+class NinjaEdges:
+    """What ninja's output says of the edge that failed. Piped, ninja prints an edge's status line ("[3/4] Linking
+    CXX executable app", CMake's description) when the edge ends, and a failed edge's "FAILED: " right after it."""
+
+    def __init__(self) -> None:
+        self.ended = ""
+        self.failed: str | None = None
+
+    def see(self, line: str) -> None:
+        status = NINJA_STATUS.fullmatch(line)
+        if status:
+            self.ended = status.group(1)
+        elif line.startswith("FAILED: ") and self.failed is None:
+            self.failed = self.ended
+
+    def failed_step(self) -> str:
+        """"link" when the first failed edge is one of CMake's links (executable, library, module), else "compile"."""
+        return "link" if (self.failed or "").startswith("Linking ") else "compile"
 
 
 def fresh_configure(build: BuildPlan) -> tuple[str, ...]:
