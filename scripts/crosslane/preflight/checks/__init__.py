@@ -14,6 +14,7 @@ REGISTRY: tuple[Check, ...] = (
     Check("qemu-cpu-profiles", "arch", host.cpu_profiles_apply, host.cpu_profiles, gates_build=False),
     Check("lane", "component", always, features.lane, respects_lane=False),
     Check("compiler", "component", always, host.compiler),
+    Check("sysroot-link", "component", host.sysroot_link_applies, host.sysroot_link),
     Check("rvv", "component", features.rvv_applies, features.rvv),
     Check("xnnpack", "component", features.xnnpack_applies, features.xnnpack),
     Check("rust-target", "component", features.rust_applies, features.rust_target),
