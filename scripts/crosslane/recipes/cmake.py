@@ -214,10 +214,13 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     source, source_id = prepared.path, prepared.source_id
     folder = folder or ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
-    profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
+    arch_cfg = ctx.config.arches[arch]
+    profile = ctx.default_profile_of(component.name, arch)  # with its cpu_extensions, for its configure's try-runs
     default_emulator = qemu.target_command(ctx.qemu(arch), ctx.build_root, root, profile)
+    # The arch's toolchain file is shared by the components that run on the arch's profile as it is
+    shared = emulator is None and profile == arch_cfg.profile(arch_cfg.default_profile)
     toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake" \
-        if emulator is None else folder / "toolchain.cmake"
+        if shared else folder / "toolchain.cmake"
     toolchain_text = cmake_toolchain.render(compiler, root.path, list(emulator or default_emulator),
                                             ctx.runner.find("ccache"))
     probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)

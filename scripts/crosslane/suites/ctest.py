@@ -71,9 +71,7 @@ def test_plan(ctx: Context, arch: Arch, name: str, spec: SuiteSpec) -> cmake.Bui
     component = ctx.config.components[name]
     folder = ctx.component_dir(arch, name) / FOLDER
     wrapper = folder / "emulator"
-    arch_cfg = ctx.config.arches[arch]
-    line = qemu.target_command(ctx.qemu(arch), ctx.build_root, ctx.sysroot(arch),
-                               arch_cfg.profile(arch_cfg.default_profile))
+    line = qemu.target_command(ctx.qemu(arch), ctx.build_root, ctx.sysroot(arch), ctx.default_profile_of(name, arch))
     with_tests = dataclasses.replace(component, cmake_args=(*component.cmake_args, *spec.cmake_args), collect=(),
                                      fetchcontent={**component.fetchcontent, **spec.fetchcontent})
     planned = cmake.plan(ctx, with_tests, arch, prepared=worktree.prepare(ctx, component, arch), folder=folder,

@@ -1,4 +1,5 @@
-"""Host tools: the pinned cmake and ninja, the compilers per arch, qemu-user and its CPU profiles."""
+"""Host tools: the pinned cmake and ninja, the compilers per arch (and whether a gcc links C++ against the
+sysroot), qemu-user."""
 
 from __future__ import annotations
 
@@ -124,27 +125,3 @@ def sysroot_link(probes: Probes, subject: Subject) -> Outcome:
 
 def qemu(probes: Probes, subject: Subject) -> Outcome:
     return _versioned(probes.qemu(subject.arch), "qemu", None, MINIMUMS["qemu"], setup_fix(subject.arch))
-
-
-def cpu_profiles_apply(probes: Probes, subject: Subject) -> str | None:
-    if find_sysroot(probes.config.sysroot, subject.arch) is None:
-        return f"needs the {subject.arch} sysroot for its probe program (see the sysroot check)"
-    if probes.qemu(subject.arch).path is None:
-        return "needs qemu (see the qemu check)"
-    return None
-
-
-def cpu_profiles(probes: Probes, subject: Subject) -> Outcome:
-    arch = subject.arch
-    root = find_sysroot(probes.config.sysroot, arch)
-    assert root is not None
-    profiles = probes.config.arches[arch].profiles
-    results = {p.name: probes.cpu_profile(arch, p, root.path) for p in profiles}
-    rejected = [f"{p.name} ({p.cpu}): {results[p.name].detail}" for p in profiles if not results[p.name].ok]
-    version = probes.qemu(arch).version or "?"
-    if rejected:
-        return Outcome(Verdict.FAIL, f"qemu {version} rejects " + "; ".join(rejected),
-                       f"fix arches.{arch}.profiles in versions.toml for qemu {version} (property names differ "
-                       "between qemu versions, e.g. zvfh)")
-    return Outcome(Verdict.PASS, f"qemu {version} ({probes.qemu(arch).path}) runs every profile: "
-                   + ", ".join(results))
