@@ -40,6 +40,9 @@ class ArchInfo:
     # run under qemu-user instead of the host's (qemu 7.2 passes the x86 host's through for this arch, and
     # pytorch-cpuinfo in PyPI's onnxruntime >= 1.31 then dies of SIGSEGV at import). "": leave the host's.
     guest_cpuinfo: str = ""
+    # qemu's -cpu takes each ISA extension as a boolean property named as the ISA string writes it (zfh=true), so a
+    # component may state the extensions its code needs (components.<c>.cpu_extensions) for every profile.
+    isa_extension_properties: bool = False
 
 
 ARCHS: Mapping[Arch, ArchInfo] = MappingProxyType({
@@ -96,6 +99,7 @@ ARCHS: Mapping[Arch, ArchInfo] = MappingProxyType({
         qemu_binary="qemu-riscv64-static",
         vector_cpu_property="v",
         vector_compile_flags=("-march=rv64gcv",),
+        isa_extension_properties=True,
     ),
 })
 

@@ -7,13 +7,13 @@ sysroot, an emulator, the build tools), filled on first use; they never change w
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from crosslane import costs
 from crosslane.archs import Arch
-from crosslane.config import Config
+from crosslane.config import Config, Profile
 from crosslane.errors import MissingPrerequisite
 from crosslane.guest import cpython, qemu, sysroot
 from crosslane.guest.sysroot import Sysroot
@@ -95,6 +95,20 @@ class Context:
         if arch not in self._emulators:
             self._emulators[arch] = qemu.for_arch(self.runner, self.config, arch)
         return self._emulators[arch]
+
+    def profiles_of(self, name: str, arch: Arch, profiles: Sequence[Profile]) -> tuple[Profile, ...]:
+        """*profiles* as component *name* runs on them: its cpu_extensions for *arch* on, spelled for the qemu that
+        runs *arch*'s programs (the profiles as they are when it states none)."""
+        extensions = self.config.components[name].cpu_extensions.get(arch, ())
+        if not extensions:
+            return tuple(profiles)
+        release = qemu.version(self.runner, self.qemu(arch))
+        return tuple(qemu.with_extensions(profile, extensions, release) for profile in profiles)
+
+    def default_profile_of(self, name: str, arch: Arch) -> Profile:
+        """The arch's default profile as component *name* runs on it (profiles_of)."""
+        arch_cfg = self.config.arches[arch]
+        return self.profiles_of(name, arch, [arch_cfg.profile(arch_cfg.default_profile)])[0]
 
     @functools.cached_property
     def _build_tools(self) -> buildtools.BuildTools:

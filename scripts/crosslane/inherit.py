@@ -14,7 +14,7 @@ from crosslane.errors import ConfigError
 from crosslane.registry import SMOKES, Registry, suggestion
 
 SOURCE_KEYS = ("source", "source_of", "mirrors")
-PER_ARCH_KEYS = ("arch_cmake_args", "toolchain")
+PER_ARCH_KEYS = ("arch_cmake_args", "toolchain", "cpu_extensions")
 
 
 def _fail(file: str, where: str, message: str) -> ConfigError:

@@ -222,7 +222,7 @@ def smoke(ctx: Context, job: RunPlan) -> list[Row]:
 
 def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
     """One component's smoke on the plan's profiles (its lane's verdict when the lane is off)."""
-    arch, chosen = job.arch, job.profiles_of(name)
+    arch = job.arch
     # A wheel given with --wheel is what gets smoked: the lane's build and install folder do not apply.
     lane_row = None if name in ctx.wheels else lanes.verify(ctx, job.lane(name, arch))
     if lane_row is not None:
@@ -230,10 +230,12 @@ def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
     spec = ctx.config.components[name].smoke
     if spec is None:
         return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml")]
-    if not chosen:
+    if not job.profiles_of(name):
         return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP,
                     f"{plan.excluded(ctx.config, arch, name)}; this run's profiles: "
                     f"{', '.join(p.name for p in job.profiles)}")]
+    # The plan narrowed the profiles to those the smoke runs on; the component's cpu_extensions are added to them.
+    chosen = ctx.profiles_of(name, arch, job.profiles_of(name))
     with ctx.ledger.stage("smoke"), ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
             costs.measured() as meter:
         found = smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)

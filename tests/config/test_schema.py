@@ -197,3 +197,18 @@ def test_a_plug_in_kind_may_reuse_an_option_name_with_another_type(tmp_path: Pat
     validator = jsonschema_lib.Draft7Validator(jsonschema.schema(registries.smokes))
     assert list(validator.iter_errors(tomllib.loads(text))) == []
     assert jsonschema.stale(REPO, registries.smokes) is not None  # the committed one is crosslane's own kinds'
+
+
+def test_the_suite_timeout_says_what_the_suites_do_with_it() -> None:
+    """tests.timeout is per test (ctest's and pytest-timeout's --timeout), scaled as a smoke's, and a whole run has
+    its own limit: the words editors show are the numbers the suites use."""
+    from crosslane.config.keys import TESTS
+    from crosslane.smokes import payload
+    from crosslane.suites import ctest, pytest_suite
+
+    doc = TESTS.keys["timeout"].doc
+    assert doc.startswith("seconds per test") and "whole suite" not in doc
+    assert f"x{payload.FOREIGN_ISA:g} on a foreign ISA" in doc and f"VLEN/{payload.VLEN_UNIT}" in doc
+    assert f"{ctest.RUN_TIMEOUTS} times the scaled value (at least {ctest.RUN_FLOOR:.0f} s)" in doc
+    assert f"a whole pytest run at {pytest_suite.SUITE_LIMIT:.0f} s" in doc
+    assert ctest.run_limit(10.0) == ctest.RUN_FLOOR and ctest.run_limit(100.0) == 100.0 * ctest.RUN_TIMEOUTS

@@ -303,9 +303,10 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
     (finding,) = doctor.run(probes(ctx), Arch.RISCV64, [], registry=only)
     assert sum(1 for argv in ctx.runner.commands if "-cpu" in argv) == len(arch_cfg.profiles) + 1
     assert finding.status is Verdict.FAIL
-    assert "bogus (rv64,crosslane-no-such-property=true)" in finding.message
+    assert ("profile bogus: no CPU property 'crosslane-no-such-property' (rv64,crosslane-no-such-property=true)"
+            in finding.message)
     for good in arch_cfg.profiles:
-        assert f"{good.name} (" not in finding.message
+        assert f"profile {good.name}:" not in finding.message
     # a second process asks qemu nothing: the results are cached on the binary's identity
     ctx2, _ = context(dataclasses.replace(cfg, arches=arches))
     (again,) = doctor.run(probes(ctx2), Arch.RISCV64, [], registry=only)

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
-from crosslane.archs import Arch
-from crosslane.config import shorthand
+from crosslane.archs import Arch, info
+from crosslane.config import keys, shorthand
 from crosslane.config.fields import (
     DEBIAN_VERSION_RE,
     GIT_REF_RE,
@@ -373,6 +373,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         collect=relative_paths(table, "collect"),
         hostenvs=table.strings("hostenvs"),
         wheel=_wheel(table),
+        cpu_extensions=_cpu_extensions(table),
         tests=_tests(table, root, pins or {}, registries),
     )
     table.finish()
@@ -537,3 +538,25 @@ def _options(table: Table) -> Mapping[str, str]:
         result[key] = value
     sub.finish()
     return MappingProxyType(result)
+
+
+def _cpu_extensions(table: Table) -> Mapping[Arch, tuple[str, ...]]:
+    """components.<c>.cpu_extensions: per arch, ISA extensions as the ISA string writes them, each once; on an arch
+    whose qemu takes them as properties, and never its vector unit (the profiles are what vary it)."""
+    found = per_arch_strings(table, "cpu_extensions")
+    where = Table({}, table.file, table.where("cpu_extensions"))
+    for arch, names in found.items():
+        facts = info(arch)
+        if names and not facts.isa_extension_properties:
+            where.fail(arch.value, f"qemu's {arch} CPUs take no ISA extensions as properties; name a CPU model with "
+                                   f"them in a profile of [arches.{arch}.profiles]")
+        for index, name in enumerate(names):
+            if not re.fullmatch(keys.ISA_EXTENSION.removeprefix("^").removesuffix("$"), name):
+                where.fail(arch.value, f"{name!r} is not an ISA extension as the ISA string writes it (zfh, zvfh)",
+                           index=index)
+            if name == facts.vector_cpu_property:
+                where.fail(arch.value, f"'{name}' is what the profiles vary (novector, rvv128, …); choose the "
+                                       "profiles with smoke.profiles / tests.profiles instead", index=index)
+            if name in names[:index]:
+                where.fail(arch.value, f"'{name}' is named twice", index=index)
+    return found

@@ -119,6 +119,7 @@ def _named(doc: str, value: Key, pattern: str | None = None) -> Key:
 
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"  # fields.PATH_NAME_RE: names that become folder names
+ISA_EXTENSION = r"^[a-z][a-z0-9]{0,31}$"  # as the RISC-V ISA string writes it: zfh, zvfh, zba
 # A timeout in versions.toml: a day at most (threading.Timer dies on 1e300 and the run would have none).
 MAX_TIMEOUT = 86400
 COMMIT = r"^[0-9a-f]{40}$"
@@ -245,7 +246,10 @@ def tests_section(suites: Registry) -> Section:
 
 TESTS = Section({
     "kind": _s("the suite kind: ctest or pytest (registry)", REQUIRED),
-    "timeout": Key("number", "seconds for the whole suite per profile", 300.0, minimum=0, maximum=MAX_TIMEOUT,
+    "timeout": Key("number", "seconds per test, scaled like a smoke's for the emulated CPU (x2 on a foreign ISA, "
+                   "x(1 + VLEN/256) on a vector profile): ctest's --timeout, pytest-timeout's --timeout when the "
+                   "suite requires pytest-timeout; a whole ctest run stops at 50 times the scaled value (at least "
+                   "3600 s), a whole pytest run at 7200 s", 300.0, minimum=0, maximum=MAX_TIMEOUT,
                    above=True, bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
     "cmake_args": _list("ctest: configure options of the test build", ()),
     "targets": _list("ctest: the targets to build", ()),
@@ -291,6 +295,10 @@ def component_section(smokes: Registry, recipes: Registry = RECIPES, suites: Reg
         "cmake_args": _list("configure options ({source}, {hostenv[x]}, {fetchcontent[x]}, @group)", ()),
         "arch_cmake_args": _per_arch("per-arch configure options", STRINGS),
         "toolchain": _per_arch("arch -> a [toolchains] name (default: the arch's)", _s("")),
+        "cpu_extensions": _per_arch(
+            "arch -> ISA extensions its code needs beyond the profiles' (zfh): each added to every CPU profile it runs "
+            "on as a qemu property, spelled for the emulator that runs it (qemu 7.2: Zfh=true; 11: zfh=true)",
+            _list("", (), _s("", pattern=ISA_EXTENSION, shape="an ISA extension as the ISA string writes it (zfh)"))),
         "smoke": _table("how it is smoked", smoke_section(smokes)),
         "patches": PATCHES,
         "options": _table("feature options decided by rules",

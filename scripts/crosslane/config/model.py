@@ -391,6 +391,9 @@ class Component:
     hostenvs: tuple[str, ...] = ()
     # cmake-wheel: which CPythons, what is bundled, how the wheel is repaired and install-tested.
     wheel: WheelSpec = field(default_factory=WheelSpec)
+    # Per arch: ISA extensions its code needs beyond the profiles' (zfh), added to every profile it runs on as qemu
+    # properties spelled for the emulator (guest/qemu.with_extensions).
+    cpu_extensions: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
     # Upstream's own tests (crosslane/suites/): None when the component declares none.
     tests: SuiteSpec | None = None
 

@@ -6,6 +6,7 @@ also cached on disk (probecache.py), keyed on the identity of every binary invol
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tempfile
@@ -78,6 +79,7 @@ class Probes:
     _tools: dict[str, Tool] = field(default_factory=dict)
     _compilers: dict[tuple[str, Arch], toolchains.Compiler | MissingPrerequisite] = field(default_factory=dict)
     _rvv: dict[str, bool] = field(default_factory=dict)
+    _links: dict[str, toolchains.SysrootLink] = field(default_factory=dict)
     _cpu: dict[tuple[Arch, str], CpuProbe] = field(default_factory=dict)
     _cpu_programs: dict[Arch, Path | str] = field(default_factory=dict)
     _rustup: RustupListing | None = None
@@ -138,6 +140,23 @@ class Probes:
                 if not self.runner.dry_run:  # a dry run writes nothing, the probe cache included
                     write_cached("rvv", key, self._rvv[memo])
         return self._rvv[memo]
+
+    def sysroot_link(self, compiler: toolchains.Compiler, sysroot: Path) -> toolchains.SysrootLink:
+        """Does *compiler* link C++ against *sysroot*? Linked once per compiler binary and sysroot, then cached on
+        disk."""
+        key: dict[str, object] = {"cxx": identity(compiler.cxx[0]), "argv": [*compiler.cxx, *compiler.target_flags],
+                                  "version": compiler.version, "sysroot": str(sysroot),
+                                  "probe": toolchains.CXX_LINK_PROBE}
+        memo = json.dumps(key, sort_keys=True, default=str)
+        if memo not in self._links:
+            cached = read_cached("sysroot-link", key)
+            found = link_from_cache(cached)
+            if found is None:
+                found = toolchains.link_against(self.runner, compiler, sysroot)
+                if not self.runner.dry_run and found.detail != "timed out":
+                    write_cached("sysroot-link", key, dataclasses.asdict(found))
+            self._links[memo] = found
+        return self._links[memo]
 
     # -- qemu --------------------------------------------------------------------------------------------
 
@@ -261,6 +280,17 @@ class Probes:
                                                   "not a target")
         targets = frozenset(lines)
         return RustupListing("listed", targets, detail=f"installed: {', '.join(sorted(targets))}")
+
+
+def link_from_cache(cached: object) -> toolchains.SysrootLink | None:
+    """A cached link probe, or None when the entry is not one (a miss: probed again)."""
+    if not isinstance(cached, dict) or not isinstance(cached.get("linked"), bool) \
+            or not isinstance(cached.get("detail"), str):
+        return None
+    versions = [cached.get(name) for name in ("headers", "own")]
+    if not all(v is None or isinstance(v, str) for v in versions):
+        return None
+    return toolchains.SysrootLink(cached["linked"], cached["detail"], cached.get("headers"), cached.get("own"))
 
 
 def version_from(output: str) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane.archs import Arch, info
@@ -52,6 +54,33 @@ def from_toolroot(root: Path, name: str, arch: Arch) -> str:
         raise MissingPrerequisite(f"the tool root {name} has no {path.relative_to(root)}",
                                   fix=f"add qemu-user to [toolroots.{name}].packages in versions.toml")
     return str(path)
+
+
+# RISC-V extensions whose qemu property was spelled with a capital Z before qemu 8.2 (Zfh=true; measured under 7.2:
+# zfh=true is "Property 'rv64-riscv-cpu.zfh' not found"). 8.2 added the lower-case names and deprecated these,
+# 10.1 removed them (qemu's docs/about/deprecated.rst, removed-features.rst). Every other extension is lower-case.
+CAPITAL_Z_UNTIL = (8, 2)
+CAPITAL_Z = frozenset({"zifencei", "zicsr", "zihintntl", "zihintpause", "zawrs", "zfa", "zfh", "zfhmin", "zve32f",
+                       "zve64f", "zve64d"})
+RELEASE = re.compile(r"(\d+)\.(\d+)")
+
+
+def property_name(extension: str, qemu_version: str | None) -> str:
+    """The -cpu property that turns *extension* on in the qemu of *qemu_version* ("7.2.22" spells zfh as Zfh); an
+    unknown version gets the current spelling (preflight's cpu-extensions check runs it and says when it is wrong)."""
+    found = RELEASE.match(qemu_version or "")
+    release = (int(found.group(1)), int(found.group(2))) if found else None
+    if extension in CAPITAL_Z and release is not None and release < CAPITAL_Z_UNTIL:
+        return extension[0].upper() + extension[1:]
+    return extension
+
+
+def with_extensions(profile: Profile, extensions: Sequence[str], qemu_version: str | None) -> Profile:
+    """*profile* with each of *extensions* on, spelled for the qemu of *qemu_version*: same name, a longer -cpu."""
+    if not extensions:
+        return profile
+    added = ",".join(f"{property_name(name, qemu_version)}=true" for name in extensions)
+    return Profile(profile.name, f"{profile.cpu},{added}")
 
 
 def command(qemu: str, sysroot: Path, profile: Profile) -> list[str]:

@@ -208,3 +208,65 @@ def can_compile_rvv(runner: Runner, compiler: Compiler) -> bool:
         result = runner.run([*compiler.cc, *compiler.target_flags, *flags, "-ffreestanding", "-O2", "-c",
                              str(source), "-o", str(obj)], probe=True, quiet=True, check=False, timeout=60)
         return result.ok and obj.is_file()
+
+
+# A C++ program against the sysroot as a build links one: <string>'s std::stoi and <cstdio>'s sscanf are where
+# glibc >= 2.38 headers redirect to __isoc23_* symbols (C++ compiles with _GNU_SOURCE), which an older glibc lacks.
+CXX_LINK_PROBE = """\
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+int main(int argc, char **argv) {
+    int n = 0;
+    std::sscanf(argc > 1 ? argv[1] : "1", "%d", &n);
+    return std::stoi(std::to_string(n)) + static_cast<int>(std::strtol("0", nullptr, 10));
+}
+"""
+GLIBC_MAJOR = re.compile(r"^#define __GLIBC__ (\d+)$", re.MULTILINE)
+GLIBC_MINOR = re.compile(r"^#define __GLIBC_MINOR__ (\d+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class SysrootLink:
+    """Whether a compiler links a small C++ program against a sysroot, and which glibc it compiles with: the headers
+    a compile against the sysroot reads, and its own (those of the C library it links unless the sysroot's comes
+    first). A version is None when the preprocessor did not say."""
+
+    linked: bool
+    detail: str
+    headers: str | None
+    own: str | None
+
+
+def _glibc_of(runner: Runner, compiler: Compiler, folder: Path, sysroot: Path | None) -> str | None:
+    source = folder / "features.cpp"
+    source.write_text("#include <features.h>\n")
+    flags = [f"--sysroot={sysroot}"] if sysroot is not None else []
+    result = runner.run([*compiler.cxx, *compiler.target_flags, *flags, "-E", "-dM", str(source)], probe=True,
+                        quiet=True, check=False, timeout=60)
+    major, minor = GLIBC_MAJOR.search(result.output), GLIBC_MINOR.search(result.output)
+    return f"{major.group(1)}.{minor.group(1)}" if result.ok and major and minor else None
+
+
+def _link_error(output: str) -> str:
+    """The linker's first undefined symbol, else its last words."""
+    for line in output.splitlines():
+        if "undefined reference to" in line:
+            return "undefined reference to " + line.split("undefined reference to", 1)[1].strip()
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def link_against(runner: Runner, compiler: Compiler, sysroot: Path) -> SysrootLink:
+    """Compile and link CXX_LINK_PROBE with --sysroot as the build does; linked only when the program was written."""
+    with tempfile.TemporaryDirectory(prefix="crosslane-link-") as tmp:
+        folder = Path(tmp)
+        source, program = folder / "probe.cpp", folder / "probe"
+        source.write_text(CXX_LINK_PROBE)
+        result = runner.run([*compiler.cxx, *compiler.target_flags, *compiler.linker_flags, f"--sysroot={sysroot}",
+                             "-O1", str(source), "-o", str(program)], probe=True, quiet=True, check=False,
+                            timeout=120)
+        linked = result.ok and program.is_file()
+        detail = "" if linked else ("timed out" if result.timed_out else _link_error(result.output))
+        return SysrootLink(linked, detail, _glibc_of(runner, compiler, folder, sysroot),
+                           _glibc_of(runner, compiler, folder, None))

@@ -1,4 +1,5 @@
-"""Tool roots: host tools newer than the host's (GCC 15 for bare metal, qemu 11, rustc/cargo), as a Debian root.
+"""Tool roots: host tools newer than the host's (forky's GCC 16 cross compilers, its GCC 15 for bare metal, qemu 11,
+rustc/cargo), as a Debian root.
 
 Debian 12 cannot install forky's compilers beside its own; Yocto's buildtools and uninative solve the same
 problem by shipping a root of tools. Here a `[toolroots.<name>]` table names a suite and packages; `ensure`

@@ -215,10 +215,13 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     source, source_id = prepared.path, prepared.source_id
     folder = folder or ctx.component_dir(arch, component.name)
     build_dir, install_dir = folder / "build", folder / "install"
-    profile = ctx.config.arches[arch].profile(ctx.config.arches[arch].default_profile)
+    arch_cfg = ctx.config.arches[arch]
+    profile = ctx.default_profile_of(component.name, arch)  # with its cpu_extensions, for its configure's try-runs
     default_emulator = qemu.target_command(ctx.qemu(arch), ctx.build_root, root, profile)
+    # The arch's toolchain file is shared by the components that run on the arch's profile as it is
+    shared = emulator is None and profile == arch_cfg.profile(arch_cfg.default_profile)
     toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake" \
-        if emulator is None else folder / "toolchain.cmake"
+        if shared else folder / "toolchain.cmake"
     toolchain_text = cmake_toolchain.render(compiler, root.path, list(emulator or default_emulator),
                                             ctx.runner.find("ccache"))
     probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
@@ -319,7 +322,10 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(base),
            "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache")), **remote_cache()}
 
+    edges = NinjaEdges()
+
     def on_line(line: str) -> None:
+        edges.see(line)
         if line.startswith("[") and "/" in line.split("]")[0]:
             progress.advance(0, line.split("]")[0] + "]")
 
@@ -346,7 +352,11 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
                        f"not pinned in versions.toml (CMake got an empty source folder); add {table} with its "
                        "source")
         step = "compile"
-        ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=env, unset=build.unset)
+        try:
+            ctx.runner.run(build.build, timeout=7200, on_line=on_line, env=env, unset=build.unset)
+        except StepFailed:
+            step = edges.failed_step()
+            raise
         phase("compile")
         step = "install"
         if build.install:
@@ -373,6 +383,29 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
                  facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
                         "phases": phases})
     return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
+
+
+NINJA_STATUS = re.compile(r"\[\d+/\d+\] (.+)")
+
+
+class NinjaEdges:
+    """What ninja's output says of the edge that failed. Piped, ninja prints an edge's status line ("[3/4] Linking
+    CXX executable app", CMake's description) when the edge ends, and a failed edge's "FAILED: " right after it."""
+
+    def __init__(self) -> None:
+        self.ended = ""
+        self.failed: str | None = None
+
+    def see(self, line: str) -> None:
+        status = NINJA_STATUS.fullmatch(line)
+        if status:
+            self.ended = status.group(1)
+        elif line.startswith("FAILED: ") and self.failed is None:
+            self.failed = self.ended
+
+    def failed_step(self) -> str:
+        """"link" when the first failed edge is one of CMake's links (executable, library, module), else "compile"."""
+        return "link" if (self.failed or "").startswith("Linking ") else "compile"
 
 
 def fresh_configure(build: BuildPlan) -> tuple[str, ...]:

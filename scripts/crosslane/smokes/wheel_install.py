@@ -338,8 +338,7 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
     _, wheel_version, _, _ = parse_wheel_filename(wheel.name)
     identifier = f"{wheel.name.split('-')[2]}-{info(arch).wheel_platform}"
     spec = root_spec(ctx, component, version)
-    arch_cfg = ctx.config.arches[arch]
-    profile = arch_cfg.profile(arch_cfg.default_profile)
+    profile = ctx.default_profile_of(component, arch)
 
     def verdict(state: Verdict, reason: str, proved: Proof = Proof()) -> tuple[Row, Proof]:
         return Row(component, arch.value, Check.INSTALL, state, f"{wheel.name}: {reason}",

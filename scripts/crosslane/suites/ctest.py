@@ -52,6 +52,14 @@ def emulator_script(line: Sequence[str]) -> str:
 
 
 FULL_ENV = "CROSSLANE_TESTS_FULL"  # "1": the whole suite, not versions.toml's selection (the nightly)
+# A whole ctest run on one profile stops at this many per-test timeouts, and never before RUN_FLOOR seconds
+# (tests.timeout is per test: ctest's --timeout).
+RUN_TIMEOUTS = 50
+RUN_FLOOR = 3600.0
+
+
+def run_limit(per_test: float) -> float:
+    return max(per_test * RUN_TIMEOUTS, RUN_FLOOR)
 
 
 def selection(spec: SuiteSpec, environ: Mapping[str, str] | None = None) -> SuiteSpec:
@@ -63,9 +71,7 @@ def test_plan(ctx: Context, arch: Arch, name: str, spec: SuiteSpec) -> cmake.Bui
     component = ctx.config.components[name]
     folder = ctx.component_dir(arch, name) / FOLDER
     wrapper = folder / "emulator"
-    arch_cfg = ctx.config.arches[arch]
-    line = qemu.target_command(ctx.qemu(arch), ctx.build_root, ctx.sysroot(arch),
-                               arch_cfg.profile(arch_cfg.default_profile))
+    line = qemu.target_command(ctx.qemu(arch), ctx.build_root, ctx.sysroot(arch), ctx.default_profile_of(name, arch))
     with_tests = dataclasses.replace(component, cmake_args=(*component.cmake_args, *spec.cmake_args), collect=(),
                                      fetchcontent={**component.fetchcontent, **spec.fetchcontent})
     planned = cmake.plan(ctx, with_tests, arch, prepared=worktree.prepare(ctx, component, arch), folder=folder,
@@ -135,7 +141,7 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, build_dir:
             progress.advance(0, f"[{found.group(1)}/{found.group(2)}] {found.group(3)}")
 
     ctx.runner.run(ctest_command(ctx, build_dir, spec, out, timeout, jobs), env={
-        CPU_ENV: profile.cpu, GTEST_DIR_ENV: str(results / "gtest")}, timeout=max(timeout * 50, 3600),
+        CPU_ENV: profile.cpu, GTEST_DIR_ENV: str(results / "gtest")}, timeout=run_limit(timeout),
         check=False, quiet=True, on_line=on_line)
     progress.close()
     try:

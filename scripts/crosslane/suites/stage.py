@@ -80,7 +80,7 @@ def describe(config: Config, arch: Arch, names: Sequence[str], profiles: Sequenc
 def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[name].tests
     assert spec is not None
-    chosen = chosen_profiles(spec, profiles)
+    chosen = ctx.profiles_of(name, arch, chosen_profiles(spec, profiles))
     found = suite(ctx, arch, name, chosen)
     judged = judge_all(ctx, arch, name, found)
     rows = [*found.rows, *(verdict.row(name, arch.value, p, j, where=exempt_table(name, arch)) for p, j in judged)]

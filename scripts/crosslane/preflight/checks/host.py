@@ -1,9 +1,11 @@
-"""Host tools: the pinned cmake and ninja, the compilers per arch, qemu-user and its CPU profiles."""
+"""Host tools: the pinned cmake and ninja, the compilers per arch (and whether a gcc links C++ against the
+sysroot), qemu-user."""
 
 from __future__ import annotations
 
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes, Tool
+from crosslane.gates.portability import dotted, target_glibc
 from crosslane.guest.sysroot import find as find_sysroot
 from crosslane.host import buildtools
 from crosslane.preflight.checks.base import Outcome, Subject, setup_fix
@@ -86,29 +88,40 @@ def compiler(probes: Probes, subject: Subject) -> Outcome:
     return Outcome(Verdict.PASS, f"toolchain {chain.name}: {found.family} {found.version} ({found.cc[0]})")
 
 
-def qemu(probes: Probes, subject: Subject) -> Outcome:
-    return _versioned(probes.qemu(subject.arch), "qemu", None, MINIMUMS["qemu"], setup_fix(subject.arch))
-
-
-def cpu_profiles_apply(probes: Probes, subject: Subject) -> str | None:
+def sysroot_link_applies(probes: Probes, subject: Subject) -> str | None:
+    assert subject.component is not None
+    found = probes.compiler(subject.component, subject.arch)
+    if isinstance(found, MissingPrerequisite):
+        return "no compiler (see the compiler check)"
+    if found.family != "gcc":
+        return f"{found.family} links the sysroot's own C library (--sysroot); gcc may link its own"
     if find_sysroot(probes.config.sysroot, subject.arch) is None:
-        return f"needs the {subject.arch} sysroot for its probe program (see the sysroot check)"
-    if probes.qemu(subject.arch).path is None:
-        return "needs qemu (see the qemu check)"
+        return f"needs the {subject.arch} sysroot (see the sysroot check)"
     return None
 
 
-def cpu_profiles(probes: Probes, subject: Subject) -> Outcome:
-    arch = subject.arch
+def sysroot_link(probes: Probes, subject: Subject) -> Outcome:
+    """A gcc with the sysroot's headers but its own older glibc cannot link C++ (undefined __isoc23_strtol): the
+    build would fail at its first link, after its compiles, as "compile failed"."""
+    assert subject.component is not None
+    arch, component = subject.arch, subject.component
+    found = probes.compiler(component, arch)
     root = find_sysroot(probes.config.sysroot, arch)
-    assert root is not None
-    profiles = probes.config.arches[arch].profiles
-    results = {p.name: probes.cpu_profile(arch, p, root.path) for p in profiles}
-    rejected = [f"{p.name} ({p.cpu}): {results[p.name].detail}" for p in profiles if not results[p.name].ok]
-    version = probes.qemu(arch).version or "?"
-    if rejected:
-        return Outcome(Verdict.FAIL, f"qemu {version} rejects " + "; ".join(rejected),
-                       f"fix arches.{arch}.profiles in versions.toml for qemu {version} (property names differ "
-                       "between qemu versions, e.g. zvfh)")
-    return Outcome(Verdict.PASS, f"qemu {version} ({probes.qemu(arch).path}) runs every profile: "
-                   + ", ".join(results))
+    assert not isinstance(found, MissingPrerequisite) and root is not None
+    target = dotted(target_glibc(root.path))
+    link = probes.sysroot_link(found, root.path)
+    who = f"{found.cxx[0]} ({found.family} {found.version})"
+    if link.linked:
+        own = "" if link.own in (None, target) else f", with its own glibc {link.own}"
+        return Outcome(Verdict.PASS, f"{who} links C++ against the {arch} sysroot (glibc {target}){own}")
+    how = f": it compiles with glibc {link.headers} headers and links its own glibc {link.own}" \
+        if link.headers and link.own and link.headers != link.own else ""
+    clang = next((name for name, chain in probes.config.toolchains.items() if chain.family == "clang"), "clang")
+    return Outcome(Verdict.FAIL, f"{who} cannot link C++ against the {arch} sysroot (glibc {target}){how} "
+                   f"({link.detail})",
+                   f'use clang: toolchain = {{ {arch} = "{clang}" }} in [components.{component}] (or toolchain = '
+                   f'"{clang}" in [arches.{arch}]); clang links the sysroot\'s own glibc')
+
+
+def qemu(probes: Probes, subject: Subject) -> Outcome:
+    return _versioned(probes.qemu(subject.arch), "qemu", None, MINIMUMS["qemu"], setup_fix(subject.arch))
