@@ -129,8 +129,12 @@ def gates_key(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], stagin
     """Everything a gate verdict depends on: the outputs (as the stamp lists them), the dependencies' outputs
     the DT_NEEDED scan searches, the sysroot, and crosslane's own version (the gates' code)."""
     found = sysroot_mod.find(ctx.config.sysroot, arch)
-    return stamps.key({"paths": [str(p) for p in paths], "outputs": [stamps.outputs_listing(p.parent if p.is_file()
-                                                                                            else p) for p in paths],
+    component = ctx.config.components[name]
+    # What versions.toml asks the gates to prove: a declaration changed is a question not yet answered.
+    declared = {"compiled": dict(component.compiled), "vector_sources": list(component.vector_sources),
+                "provenance": dict(component.provenance)}
+    outputs = [stamps.outputs_listing(p.parent if p.is_file() else p) for p in paths]
+    return stamps.key({"declared": declared, "paths": [str(p) for p in paths], "outputs": outputs,
                        "staging": [stamps.outputs_listing(s) if s.is_dir() else None for s in staging],
                        "sysroot": found.key if found else None, "crosslane": crosslane_version})
 
