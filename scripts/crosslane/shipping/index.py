@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from crosslane import atomic, bounded, stamps
+from crosslane import bounded, stamps, userpaths
 from crosslane.errors import IntegrityError, UsageError
 from crosslane.shipping import provenance
 
@@ -55,8 +55,9 @@ def _check_statement(statement: Path, name: str, digest: str) -> None:
         raise IntegrityError(f"{statement}: its subjects ({shown}) are not {name} sha256 {digest[:16]}…", fix=fix)
 
 
-def write(wheels: Sequence[Path], output: Path) -> Path:
-    """The index of *wheels* under *output* (made anew); the path of its simple/ folder."""
+def write(wheels: Sequence[Path], output: Path, option: str | None = "--output") -> Path:
+    """The index of *wheels* under *output*, made anew; the path of its simple/ folder. *option*: the option that
+    named *output* (userpaths decides what there may be replaced), None for crosslane's default place."""
     projects: dict[str, list[Path]] = {}
     for wheel in _one_per_name(wheels):
         try:
@@ -67,7 +68,7 @@ def write(wheels: Sequence[Path], output: Path) -> Path:
         projects.setdefault(name, []).append(wheel)
     if not projects:
         raise UsageError("no wheel to index", fix="build a cmake-wheel component first (invoke build)")
-    with atomic.replace_dir(output) as staging:
+    with userpaths.output_folder(output, option, "invoke index") as staging:
         files, simple = staging / "files", staging / "simple"
         files.mkdir()
         for project, found in projects.items():
