@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from crosslane import atomic, bounded, locks, pipeline, stamps, treecheck
+from crosslane import atomic, bounded, locks, pipeline, stamps, treecheck, userpaths
 from crosslane.archs import Arch, info
 from crosslane.context import Context
 from crosslane.errors import ConfigError, IntegrityError, UsageError
@@ -104,20 +104,16 @@ def _normal(info: tarfile.TarInfo) -> tarfile.TarInfo:
 def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
     if component not in ctx.config.components:
         raise UsageError(f"unknown component '{component}' (known: {', '.join(ctx.config.components)})")
-    if not output.name or output.name in (".", "..") or output.is_dir():
-        raise UsageError(f"--output {output}: names a folder, not the file to write", fix="e.g. --output x.tar.gz")
-    if (output.exists() or output.is_symlink()) and not (output.is_file() and not output.is_symlink()):
-        raise UsageError(f"--output {output}: not a regular file (a device, FIFO or link): the pack is written "
-                         "beside it and renamed over it", fix="name a new file, e.g. --output artifacts/x.tar.gz")
+    final = userpaths.claim_file("--output", output)  # the pack is written beside it and renamed over it
     folder = ctx.component_dir(arch, component)
     with locks.hold(ctx.build_lock(arch), f"the {arch} build tree", ctx.log):
         if not (folder / "install").is_dir() or stamps.read(folder) is None:
             raise UsageError(f"{folder}: not built", fix=f"invoke build --arch {arch} --component {component}")
         members, skipped = _members(folder)
         manifest = _manifest(arch, component, ctx.config.components[component].recipe, members)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        atomic.sweep_stale(output)
-        partial = output.with_name(f".{output.name}.{os.getpid()}.partial")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        atomic.sweep_stale(final)
+        partial = final.with_name(f".{final.name}.{os.getpid()}.partial")
         try:
             with tarfile.open(partial, "w:gz") as tar:
                 head = tarfile.TarInfo(f"{TOP}/{MANIFEST}")
@@ -128,12 +124,13 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
                     tar.add(folder / member.path, f"{base}/{member.path}", recursive=False, filter=_normal)
             with partial.open("rb+") as written:  # what reached the disk, not what the buffers held
                 os.fsync(written.fileno())
-            partial.replace(output)
+            userpaths.claim_file("--output", output)  # still what it was when the pack began
+            partial.replace(final)
         finally:
             partial.unlink(missing_ok=True)
     note = f"; {skipped} links into the sysroot left out (remade on unpack)" if skipped else ""
     return [Row(component, arch.value, Check.ARTIFACT, Verdict.PASS,
-                f"{output} ({output.stat().st_size / 1e6:.1f} MB, {len(members)} members){note}", subject="pack")]
+                f"{output} ({final.stat().st_size / 1e6:.1f} MB, {len(members)} members){note}", subject="pack")]
 
 
 # --- unpack -----------------------------------------------------------------------------------------------------

@@ -58,16 +58,19 @@ def _fresh_staging(final: Path) -> Path:
 
 
 @contextlib.contextmanager
-def replace_dir(final: Path) -> Iterator[Path]:
+def replace_dir(final: Path, check: Callable[[Path], object] | None = None) -> Iterator[Path]:
     """Yield an empty staging folder beside *final*; on success it replaces *final*, on error it is removed.
 
     The old *final* (if any) is moved aside before the rename and deleted after it, so a crash between the
     two leaves either the old or the new folder under the final name plus a stray `.old` folder, never a
-    half-written one.
+    half-written one. *check* is called on *final* just before it is moved aside: an error it raises leaves
+    *final* as it was.
     """
     staging = _fresh_staging(final)
     try:
         yield staging
+        if check is not None:
+            check(final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

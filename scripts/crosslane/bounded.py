@@ -8,6 +8,7 @@ infinity to Python's parser, and `int(inf)` raises): a report or observation is 
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -21,12 +22,16 @@ from crosslane.errors import CrosslaneError
 JSON_LIMIT = 64 << 20
 
 
-def open_regular(path: Path, error: type[CrosslaneError], fix: str) -> BinaryIO:
+def open_regular(path: Path, error: type[CrosslaneError], fix: str, *, links: bool = True) -> BinaryIO:
     """*path* opened for reading, refused at once unless it is a regular file (O_NONBLOCK: a FIFO with no
-    writer would block the open itself)."""
+    writer would block the open itself). *links* False: a link there is refused too, by the open itself
+    (O_NOFOLLOW), so what was checked is what is read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if links else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(path, flags)
     except OSError as exc:
+        if not links and exc.errno == errno.ELOOP and path.is_symlink():
+            raise error(f"{path}: a link, not a regular file", fix=fix) from None
         raise error(f"{path}: cannot read ({exc.strerror or exc})", fix=fix) from None
     try:
         mode = os.fstat(fd).st_mode
@@ -40,8 +45,8 @@ def open_regular(path: Path, error: type[CrosslaneError], fix: str) -> BinaryIO:
         raise
 
 
-def read_bytes(path: Path, *, limit: int, error: type[CrosslaneError], fix: str) -> bytes:
-    with open_regular(path, error, fix) as handle:
+def read_bytes(path: Path, *, limit: int, error: type[CrosslaneError], fix: str, links: bool = True) -> bytes:
+    with open_regular(path, error, fix, links=links) as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise error(f"{path}: larger than {limit >> 20} MiB; not a file crosslane wrote", fix=fix)

@@ -439,9 +439,10 @@ def publish_index(ctx: Context, arch: Arch | None, names: Sequence[str], output:
     """`invoke index`: a PEP 503 index of the arch's built wheels (every cmake-wheel component of its job, or those
     named), or of every wheel under *found_in* (CI's downloaded packs), with their provenance, in *output* (default
     build/<arch>/index, build/index)."""
+    named = "--output" if output is not None else None  # a user's path, claimed; the default is crosslane's place
     if found_in is not None:
         wheels = sorted(found_in.rglob("*.whl"))
-        simple = simple_index.write(wheels, output or ctx.build_root / "index")
+        simple = simple_index.write(wheels, output or ctx.build_root / "index", named)
         return [Row("index", "-", Check.INDEX, Verdict.PASS, f"{len(wheels)} wheels from {found_in} at {simple}")]
     if arch is None:
         raise UsageError("index: name an arch (--arch) or a folder of wheels (--input)", fix="e.g. --arch riscv64")
@@ -457,7 +458,7 @@ def publish_index(ctx: Context, arch: Arch | None, names: Sequence[str], output:
                                                                               f"{name}")
         wheels += found
     target = output or ctx.build_root / arch.value / "index"
-    simple = simple_index.write(wheels, target)
+    simple = simple_index.write(wheels, target, named)
     ctx.log.info(f"    pip install --index-url {simple.resolve().as_uri()} {' '.join(wanted)}")
     return [Row(name, arch.value, Check.INDEX, Verdict.PASS, f"{len(wheels)} wheels at {simple}") for name in wanted]
 

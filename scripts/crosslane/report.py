@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from crosslane import bounded
+from crosslane import bounded, userpaths
 from crosslane.errors import UsageError
 from crosslane.log import redact
 
@@ -207,8 +207,8 @@ def failed(rows: Iterable[Row]) -> list[Row]:
 
 
 def write_json(rows: Iterable[Row], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(to_json(rows) + "\n")
+    """The rows as a --json report at *path* (a user's: userpaths decides what may be replaced)."""
+    userpaths.write_file("--json", path, to_json(rows) + "\n")
 
 
 def rows_from(data: object, where: object) -> list[Row]:

@@ -132,6 +132,7 @@ def check_record(archive: zipfile.ZipFile, hashes: dict[str, str], dest: Path) -
     text = archive.read(record_name).decode("utf-8", "replace")
     problems: list[str] = []
     listed: dict[str, tuple[str, str]] = {}
+    first_line: dict[str, int] = {}
     try:
         for line_no, fields in enumerate(csv.reader(io.StringIO(text)), 1):
             if not fields:
@@ -139,6 +140,12 @@ def check_record(archive: zipfile.ZipFile, hashes: dict[str, str], dest: Path) -
             if len(fields) != 3:
                 problems.append(f"RECORD line {line_no}: expected path,hash,size")
                 continue
+            # Two rows for one path: one of them is checked, the other says whatever it likes (installers differ on
+            # which one they believe)
+            if fields[0] in first_line:
+                problems.append(f"{fields[0]}: listed twice in RECORD (lines {first_line[fields[0]]} and {line_no})")
+                continue
+            first_line[fields[0]] = line_no
             listed[fields[0]] = (fields[1], fields[2])
     except csv.Error as exc:  # e.g. a field over the csv module's 128 KiB limit
         return [f"RECORD is not valid CSV ({exc})"]

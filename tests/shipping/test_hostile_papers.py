@@ -17,6 +17,7 @@ from crosslane.errors import IntegrityError
 from crosslane.gates import provenance as provenance_gate
 from crosslane.shipping import index, licences, provenance
 from crosslane.shipping.inventory import Source
+from gatekit import make_wheel
 
 
 @pytest.mark.parametrize("expression", ["MIT or or MIT", "()", "(" * 50 + "MIT", "MIT and"])
@@ -68,9 +69,8 @@ def statement_beside(wheel: Path, subjects: list[tuple[str, str]]) -> None:
 
 
 def test_a_statement_beside_a_wheel_is_indexed_only_for_that_wheel(tmp_path: Path) -> None:
-    wheel = tmp_path / "packs" / "demo-1.0-py3-none-linux_riscv64.whl"
-    wheel.parent.mkdir()
-    wheel.write_bytes(b"the wheel")
+    (tmp_path / "packs").mkdir()
+    wheel = make_wheel(tmp_path / "packs", "demo-1.0-py3-none-linux_riscv64.whl", {"demo/__init__.py": b""})
     digest = stamps.file_sha256(wheel)
     statement_beside(wheel, [(wheel.name, digest)])
     simple = index.write([wheel], tmp_path / "index")

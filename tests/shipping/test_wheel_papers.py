@@ -216,7 +216,7 @@ def test_packs_holding_one_wheel_index_it_once_and_two_different_wheels_of_one_n
     name = "demo-1.0-cp311-cp311-linux_aarch64.whl"
     for pack, data in (("pack-a", b"one"), ("pack-b", b"one"), ("pack-c", b"two")):
         (tmp_path / pack).mkdir()
-        (tmp_path / pack / name).write_bytes(data)
+        make_wheel(tmp_path / pack, name, {"demo/__init__.py": data})
     same = [tmp_path / "pack-a" / name, tmp_path / "pack-b" / name]
     page = (index.write(same, tmp_path / "index") / "demo" / "index.html").read_text()
     assert page.count("<a href=") == 1, page
@@ -226,8 +226,7 @@ def test_packs_holding_one_wheel_index_it_once_and_two_different_wheels_of_one_n
 
 
 def test_a_wheel_name_with_url_characters_is_linked_quoted(tmp_path: Path) -> None:
-    wheel = tmp_path / "demo-1.0-py3-none-any#x.whl"
-    wheel.write_bytes(b"wheel")
+    wheel = make_wheel(tmp_path, "demo-1.0-py3-none-any#x.whl", {"demo/__init__.py": b""})
     page = (index.write([wheel], tmp_path / "index") / "demo" / "index.html").read_text()
     assert 'href="../../files/demo-1.0-py3-none-any%23x.whl#sha256=' in page, page
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import assert_never
 
-from crosslane import atomic, buildreport, paths, report, reportdiff
+from crosslane import buildreport, paths, report, reportdiff, userpaths
 from crosslane import config as config_mod
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.cli import actions
@@ -79,6 +79,8 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     try:
         paths.check_places()
         json_file = optional_path("--json", json_path)
+        if json_file is not None:
+            userpaths.claim_file("--json", json_file)  # refused before the work, not after it
         cfg = config_mod.load(optional_path("--config", config_path))
         given: dict[str, tuple[Path, ...]] = {}
         if wheels:
@@ -187,16 +189,18 @@ def merge_reports(given_folder: Path | str | None, given_output: Path | str | No
         if not output.name or output.name in (".", "..") or output.is_dir():
             raise UsageError(f"--output {output}: a path prefix names files (PREFIX.json, PREFIX.md), not a folder",
                              fix="e.g. --output build/reports/report")
+        written = (output.with_suffix(".json"), output.with_suffix(".md"))
+        for each in written:
+            userpaths.claim_file("--output", each)
         rows, used = report.merge(folder)
         if not used:
             raise UsageError(f"{folder}: no --json report in it", fix="run the jobs with --json FILE")
         facts = buildreport.merge_facts(folder)
         data = {**facts, "rows": json.loads(report.to_json(rows)), "jobs": len(used)}
-        output.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_text(output.with_suffix(".json"), json.dumps(data, indent=1, sort_keys=True) + "\n")
-        atomic.write_text(output.with_suffix(".md"), f"{len(used)} job reports, {len(rows)} rows.\n\n" +
-                          buildreport.markdown(data))
-        ctx.log.info(f"    {len(used)} reports → {output.with_suffix('.json')}, {output.with_suffix('.md')}")
+        userpaths.write_file("--output", written[0], json.dumps(data, indent=1, sort_keys=True) + "\n")
+        userpaths.write_file("--output", written[1], f"{len(used)} job reports, {len(rows)} rows.\n\n" +
+                             buildreport.markdown(data))
+        ctx.log.info(f"    {len(used)} reports → {written[0]}, {written[1]}")
         return rows
 
     return run(action, debug=debug)

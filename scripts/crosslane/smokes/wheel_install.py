@@ -200,7 +200,7 @@ def pip_install(where: Board, wheel: Path, timeout: float, lane: Sequence[Path] 
     version = python_of(wheel)
     distribution, wheel_version, _, _ = parse_wheel_filename(wheel.name)
     (where.root / WHEELS.relative_to("/")).mkdir(parents=True, exist_ok=True)
-    index.write(list(lane) or [wheel], where.root / INDEX.relative_to("/"))
+    index.write(list(lane) or [wheel], where.root / INDEX.relative_to("/"), None)  # the board is crosslane's
     wheel_of_pip = pip_wheel(where.root)
     if wheel_of_pip is None:
         return f"the root has no pip wheel (usr/share/python-wheels); python{version}-venv brings python3-pip-whl"
