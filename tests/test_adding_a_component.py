@@ -23,25 +23,27 @@ cmake_minimum_required(VERSION 3.20)
 project(vsum C)
 option(VSUM_RVV "the RVV kernel" OFF)
 option(VSUM_ASM "the vector length checked in inline assembly (binutils' syntax)" OFF)
-add_executable(vsum vsum.c)
+add_library(vsumk SHARED kernel.c)
 if(VSUM_RVV AND CMAKE_SYSTEM_PROCESSOR MATCHES "riscv64")
-  target_compile_options(vsum PRIVATE -march=rv64gcv)
+  target_compile_options(vsumk PRIVATE -march=rv64gcv_zfh)
 endif()
 if(VSUM_ASM)
-  target_compile_definitions(vsum PRIVATE VSUM_ASM)
+  target_compile_definitions(vsumk PRIVATE VSUM_ASM)
 endif()
-install(TARGETS vsum DESTINATION bin)
+add_executable(vsum vsum.c)
+target_link_libraries(vsum PRIVATE vsumk)
+install(TARGETS vsumk LIBRARY DESTINATION lib)
 enable_testing()
 add_test(NAME vsum-self-test COMMAND vsum --check)
+add_test(NAME vsum-half COMMAND vsum --half)
 """
-SOURCE = """\
-#include <stdio.h>
-#include <string.h>
+KERNEL = """\
+#include <stddef.h>
 #ifdef __riscv_vector
 #include <riscv_vector.h>
 #endif
 
-static long sum(const int *x, size_t n) {
+long vsum(const int *x, size_t n) {
     long total = 0;
 #if defined(__riscv_vector) && defined(VSUM_ASM)
     unsigned long most;
@@ -62,15 +64,30 @@ static long sum(const int *x, size_t n) {
     return total;
 }
 
+/* A float through half precision and back: Zfh's fcvt.h.s/fcvt.s.h on riscv64 (rv64gcv_zfh) */
+float vsum_half(volatile float x) {
+    _Float16 h = (_Float16)x;
+    return (float)h;
+}
+"""
+SOURCE = """\
+#include <stdio.h>
+#include <string.h>
+
+long vsum(const int *x, size_t n);
+float vsum_half(float x);
+
 int main(int argc, char **argv) {
     static int x[1000];
     for (int i = 0; i < 1000; i++) x[i] = i;
-    long total = sum(x, 1000);
+    long total = vsum(x, 1000);
+    float half = vsum_half(0.1f);
     if (argc > 1 && strcmp(argv[1], "--check") == 0) return total == 499500 ? 0 : 1;
+    if (argc > 1 && strcmp(argv[1], "--half") == 0) return half > 0.0999f && half < 0.1001f ? 0 : 1;
     if (argc > 1) {
         FILE *out = fopen(argv[1], "w");
         if (!out) return 2;
-        fprintf(out, "{\\"n\\": 1000, \\"sum\\": %ld}\\n", total);
+        fprintf(out, "{\\"n\\": 1000, \\"sum\\": %ld, \\"half\\": %.9g}\\n", total, half);
         fclose(out);
     }
     if (total == 499500) puts("vsum: OK");
@@ -96,6 +113,7 @@ def project(tmp_path: Path, sysroots: object) -> tuple[Path, dict[str, str]]:
     upstream.mkdir()
     (upstream / "CMakeLists.txt").write_text(CMAKELISTS)
     (upstream / "vsum.c").write_text(SOURCE)
+    (upstream / "kernel.c").write_text(KERNEL)
     (upstream / "LICENSE").write_text("MIT License (the fixture's)\n")
     git(upstream, "init", "-q")
     git(upstream, "add", "-A")
@@ -104,7 +122,7 @@ def project(tmp_path: Path, sysroots: object) -> tuple[Path, dict[str, str]]:
     subprocess.run(["git", "clone", "-q", "--bare", str(upstream), str(tmp_path / "mirrors/you+vsum/repo")],
                    check=True)
     ours = (REPO / "versions.toml").read_text(encoding="utf-8")
-    header = ours[:ours.index("[components.")]
+    header = ours[:ours.index("\n[components.") + 1]
     example = readme_example()
     assert "<the commit>" in example
     (tmp_path / "versions.toml").write_text(header + example.replace("<the commit>", commit))
@@ -131,8 +149,10 @@ def test_the_readme_example_builds_smokes_and_tests_from_versions_toml_alone(
     assert set(smokes) == {"novector", "rvv128", "rvv256", "rvv512"}, rows
     assert all(r["verdict"] == "PASS" for r in smokes.values()), smokes
     assert smokes["novector"]["reason"] == "expected SIGILL: died of it on novector"
-    # The sentinel, then the evidence that the sweep ran vector code (the RVV kernel is in bin/vsum).
-    assert smokes["rvv128"]["reason"].startswith("vsum: OK; RVV instructions in 1 of 1 ELF files")
+    # The sentinel, then the evidence that the sweep ran vector code (the RVV kernel is in lib/libvsumk.so); Zfh
+    # was on for every profile (rvv128 has none of its own: the half-float conversion would be a SIGILL).
+    assert smokes["rvv128"]["reason"].startswith("vsum: OK; RVV instructions in 1 of 2 ELF files"), smokes
+    assert (where / "build/riscv64/vsum/install/bin/vsum").is_file()  # collected: the project installs no program
     parity = {r["profile"]: r for r in rows if r["check"] == "parity" and r["component"] == "vsum"}
     assert set(parity) == {"rvv128", "rvv256", "rvv512"}, rows
     assert all(r["verdict"] == "PASS" and r["reason"].startswith("= control") for r in parity.values()), parity
@@ -145,9 +165,25 @@ def test_the_readme_example_builds_smokes_and_tests_from_versions_toml_alone(
     assert code == 0, output[-4000:]
     suites = {r["profile"]: r for r in rows if r["check"] == "tests" and r["component"] == "vsum"
               and re.search(r"\d+ cases", r["reason"])}
-    assert {"rvv128", "rvv256", "rvv512"} <= set(suites), rows
-    assert all(r["verdict"] == "PASS" and "1 passed" in r["reason"] for p, r in suites.items()
+    assert {"rvv128", "rvv256"} <= set(suites) and "rvv512" not in suites, rows
+    assert all(r["verdict"] == "PASS" and "2 passed" in r["reason"] for p, r in suites.items()
                if p.startswith("rvv")), suites
+    parity = {r["profile"]: r for r in rows if r["check"] == "parity" and r["component"] == "vsum"}
+    assert set(parity) == {"rvv128", "rvv256"}, rows
+    assert all(r["verdict"] == "PASS" and "2 of the 2 cases" in r["reason"] for r in parity.values()), parity
+
+
+def test_without_its_install_rpath_the_gate_names_the_library_the_program_cannot_load(
+        project: tuple[Path, dict[str, str]]) -> None:
+    where, env = project
+    path = where / "versions.toml"
+    text = path.read_text()
+    assert ', "-DCMAKE_INSTALL_RPATH=$ORIGIN/../lib"]' in text
+    path.write_text(text.replace(', "-DCMAKE_INSTALL_RPATH=$ORIGIN/../lib"]', "]"))
+    code, rows, output = invoke(where, env, "build", "--arch", "riscv64", "--component", "vsum")
+    assert code == 1, output[-4000:]
+    failed = [r for r in rows if r["verdict"] == "FAIL" and r["component"] == "vsum"]
+    assert failed and "libvsumk.so" in failed[0]["reason"] and "bin/vsum" in failed[0]["reason"], failed
 
 
 def test_a_command_smoke_without_evidence_is_refused(tmp_path: Path) -> None:
@@ -155,7 +191,7 @@ def test_a_command_smoke_without_evidence_is_refused(tmp_path: Path) -> None:
     from crosslane.errors import ConfigError
 
     ours = (REPO / "versions.toml").read_text(encoding="utf-8")
-    example = ours[:ours.index("[components.")] + readme_example().replace("<the commit>", "0" * 40)
+    example = ours[:ours.index("\n[components.") + 1] + readme_example().replace("<the commit>", "0" * 40)
     config_mod.parse(example, tmp_path / "versions.toml", tmp_path)  # as written, it loads
     # An expected signal on one profile is no evidence for the others: without a sentinel the smoke is refused.
     text = example.replace(
@@ -183,7 +219,7 @@ def test_what_a_command_smoke_states_as_evidence_must_be_evidence(tmp_path: Path
     from crosslane.errors import ConfigError
 
     ours = (REPO / "versions.toml").read_text(encoding="utf-8")
-    example = ours[:ours.index("[components.")] + readme_example().replace("<the commit>", "0" * 40)
+    example = ours[:ours.index("\n[components.") + 1] + readme_example().replace("<the commit>", "0" * 40)
     assert change[0] in example, change[0]
     text = example.replace(change[0], change[1], 1)
     if not words:
