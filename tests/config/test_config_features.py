@@ -93,3 +93,14 @@ def test_a_cycle_through_a_provider_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="dependency cycle"):
         write_config(tmp_path, {"ort": "", "ort-src": 'depends = ["g"]',
                                 "g": 'depends = ["ort"]\nproviders = { riscv64 = { ort = "ort-src" } }'})
+
+
+def test_a_components_sysroot_packages_join_its_arches_sysroot_only_while_it_is_declared(tmp_path: Path) -> None:
+    ort = 'sysroot_packages = { riscv64 = ["libre2-dev", "libabsl-dev"] }'
+    with_it = write_config(tmp_path, {"ort": ort, "app": ""}).sysroot
+    assert with_it.packages_for(Arch.RISCV64)[-2:] == ("libre2-dev", "libabsl-dev")
+    assert "libre2-dev" not in with_it.packages_for(Arch.ARM64)
+    without = write_config(tmp_path, {"app": ""}).sysroot
+    assert "libre2-dev" not in without.packages_for(Arch.RISCV64)
+    with pytest.raises(ConfigError, match=r"components\.ort\.sysroot_packages\.riscv64"):
+        write_config(tmp_path, {"ort": 'sysroot_packages = { riscv64 = ["--option"] }'})

@@ -311,6 +311,8 @@ def component_section(smokes: Registry, recipes: Registry = RECIPES, suites: Reg
         "toolroot": _s("the [toolroots] name its Rust comes from", ""),
         "compiled": _named("feature -> a C symbol that proves it was compiled in", _s("")),
         "vector_sources": _list("source paths (fnmatch) whose objects alone may hold RISC-V vector code", ()),
+        "sysroot_packages": _per_arch("Debian packages its build compiles against, added to that arch's sysroot",
+                                      STRINGS),
         "crates": _named("crate-version -> sha256 of its folder in the tool root", _s("", pattern=SHA256)),
         "links": _named("name -> a relative path in the sysroot", _s("")),
         "provenance": _named("CMake variable -> the dependency it points at", _s("")),

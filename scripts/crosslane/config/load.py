@@ -374,7 +374,14 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     # Every CPython a wheel is built for is in the sysroot (its headers, libpython and interpreter for FindPython):
     # stated once, in the component's wheel.pythons.
     wanted = [pkg for c in components.values() for v in c.wheel.pythons for pkg in (f"python{v}", f"libpython{v}-dev")]
-    sysroot = dataclasses.replace(sysroot, packages=tuple(dict.fromkeys((*sysroot.packages, *wanted))))
+    # A component's own build dependencies join its arches' sysroots (only while versions.toml declares it).
+    needing = {*sysroot.arch_packages, *(arch for c in components.values() for arch in c.sysroot_packages)}
+    arch_packages = {arch: tuple(dict.fromkeys((*sysroot.arch_packages.get(arch, ()),
+                                                *(p for c in components.values()
+                                                  for p in c.sysroot_packages.get(arch, ())))))
+                     for arch in needing}
+    sysroot = dataclasses.replace(sysroot, packages=tuple(dict.fromkeys((*sysroot.packages, *wanted))),
+                                  arch_packages=MappingProxyType(arch_packages))
     # An arch's job: the components that list it (but not those built only when named), in the order versions.toml
     # declares them.
     arches = MappingProxyType({arch: dataclasses.replace(arch_cfg, components=tuple(

@@ -368,6 +368,9 @@ class Component:
     # Source paths (fnmatch, relative to the source tree) whose objects alone may hold RISC-V vector instructions:
     # the rest of the library must run on a CPU without V (gates/vector_sources.py).
     vector_sources: tuple[str, ...] = ()
+    # Per arch: Debian packages its build compiles against (headers, libraries, CMake packages), in that arch's
+    # sysroot whenever versions.toml declares the component.
+    sysroot_packages: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
     # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
     # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
     links: Mapping[str, str] = field(default_factory=dict)
