@@ -107,7 +107,8 @@ def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, ordered: Sequence[st
         recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
         with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"), costs.measured() as meter:
             source = worktree.prepare(ctx, component, arch) if recipe.needs_source else None
-            built_now = recipe.run(ctx, component, arch, probes, source, force=force)
+            built_now = recipes.run(ctx.config.registries.recipes, recipe, ctx, component, arch, probes, source,
+                                    force=force)
             ctx.log.info(f"    {built_now.build.verdict.value}: {built_now.build.reason}")
         made = report.timed(built_now.rows, meter.wall, meter.cpu)
         if built_now.build.verdict is Verdict.PASS and built_now.gated:
@@ -214,7 +215,7 @@ def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
         return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml")]
     with ctx.ledger.stage("smoke"), ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
             costs.measured() as meter:
-        found = smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
+        found = smokes.run(ctx.config.registries.smokes, spec.kind, ctx, arch, name, chosen)
     return with_vector_evidence(ctx, arch, name, report.timed(found, meter.wall, meter.cpu), chosen)
 
 
