@@ -74,7 +74,7 @@ HOSTILE = ["tests/gates/test_hostile_artifacts.py", "tests/config/test_hostile_c
            "tests/test_fuzz_reports.py", "tests/recipes/test_paths_with_spaces.py",
            "tests/test_hostile_round3.py", "tests/host/test_root_boundary.py",
            "tests/suites/test_suite_results.py", "tests/baremetal/test_baremetal_run.py",
-           "tests/test_broken_plugins.py"]
+           "tests/test_broken_plugins.py", "tests/test_empty_selections.py"]
 
 
 @nox.session(python=["3.11", "/usr/bin/python3"])

@@ -60,6 +60,7 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     """`invoke build`: the arch's builds of the request (default: its job), and its build report, as every build
     writes one (README: the build report)."""
     job = plan.for_build(ctx.config, arch, names)
+    wheel_selection(ctx, job)  # a --build that selects nothing is refused before anything runs
     with ctx.ledger.stage("build and gates"):
         rows = build(ctx, job, arch, force=force)
     # A build that preflight stopped wrote nothing, and leaves nothing (not even a report) behind.
@@ -275,19 +276,24 @@ def run(ctx: Context, job: RunPlan, *, smokes_beside: bool) -> list[Row]:
 
 def wheel_selection(ctx: Context, job: RunPlan) -> list[str]:
     """The wheel builds the plan's cmake-wheel components make, as --build / CROSSLANE_BUILD select them (checked
-    here, a dry run too: a selection of nothing is refused before anything runs)."""
+    here, a dry run too: a selection of nothing is refused before anything runs, as cibuildwheel refuses one, and so
+    is a --build given to a plan that builds no wheel at all)."""
     lines = []
-    for each, names in job.builds.items():
-        for name in names:
-            component = ctx.config.components[name]
-            if component.recipe != "cmake-wheel":
-                continue
-            found = sysroot_mod.find(ctx.config.sysroot, each)
-            default = ctx.target_python(each).version if found else ""
-            if not default and not component.wheel.pythons:
-                continue  # the sysroot's CPython decides, and there is no sysroot yet to ask
-            chosen = cmake_wheel.selection(ctx, component, each, default or component.wheel.pythons[0])
-            lines.append(f"wheels {name} ({each}): {', '.join(i for _, i in chosen)}")
+    wheels = [(each, name) for each, names in job.builds.items() for name in names
+              if ctx.config.components[name].recipe == "cmake-wheel"]
+    if ctx.builds and not wheels:
+        planned = dict.fromkeys(name for names in job.builds.values() for name in names)
+        raise UsageError(f"--build {' '.join(ctx.builds)}: the plan builds no wheel "
+                         f"({', '.join(planned) or 'nothing'})",
+                         fix="drop --build, or name a component whose recipe is cmake-wheel")
+    for each, name in wheels:
+        component = ctx.config.components[name]
+        found = sysroot_mod.find(ctx.config.sysroot, each)
+        default = ctx.target_python(each).version if found else ""
+        if not default and not component.wheel.pythons:
+            continue  # the sysroot's CPython decides, and there is no sysroot yet to ask
+        chosen = cmake_wheel.selection(ctx, component, each, default or component.wheel.pythons[0])
+        lines.append(f"wheels {name} ({each}): {', '.join(i for _, i in chosen)}")
     return lines
 
 
@@ -312,7 +318,7 @@ def run_tests(ctx: Context, job: RunPlan) -> list[Row]:
     (and the control) → report."""
 
     lines = [line for line in job.describe() if not line.startswith("smoke ")]
-    lines += stage.describe(ctx.config, job.arch, job.smokes, job.profiles)
+    lines += [*wheel_selection(ctx, job), *stage.describe(ctx.config, job.arch, job.smokes, job.profiles)]
     ctx.log.info("\n".join(f"plan: {line}" for line in lines))
     if ctx.runner.dry_run:
         return []
