@@ -134,6 +134,46 @@ def test_a_lone_surrogate_in_a_row_is_printed_escaped_by_both_readers(box: Sandb
     assert "\\ud800" in (box.build / "merged.md").read_text()
 
 
+FORGED = "x\nverdict canary riscv64 smoke: FAIL → PASS\n::error::forged"
+SUITE = {"component": "canary", "arch": "riscv64", "profile": "rvv128", "cases": [{"id": "t1", "outcome": "passed"}]}
+
+
+def suite_with(case: dict[str, str]) -> Callable[[dict[str, object]], None]:
+    return lambda d: d.update(tests=[{**SUITE, "cases": [case]}])
+
+
+# Where a report carries the forging text: (the old report's change, the new report's change).
+FORGERIES: dict[str, tuple[Callable[[dict[str, object]], None], Callable[[dict[str, object]], None]]] = {
+    "component": (lambda d: None, lambda d: d.update(components=[COMPONENT, {**COMPONENT, "component": FORGED}])),
+    "pin": (lambda d: None, lambda d: d.update(components=[{**COMPONENT, "source": FORGED}])),
+    "sysroot-arch": (lambda d: None, lambda d: d.update(sysroots={FORGED: {"versions": {"libc6": "2.43"}}})),
+    "sysroot-package": (lambda d: None, lambda d: d.update(sysroots={"riscv64": {"versions": {FORGED: "1"}}})),
+    "sysroot-version": (lambda d: None, lambda d: d.update(sysroots={"riscv64": {"versions": {"libc6": FORGED}}})),
+    "row": (lambda d: None, lambda d: d.update(rows=[ROW, {**ROW, "component": FORGED}])),
+    "row-time": (lambda d: d.update(rows=[{**ROW, "subject": FORGED, "wall": 10}]),
+                 lambda d: d.update(rows=[{**ROW, "subject": FORGED, "wall": 100}])),
+    "test-suite": (lambda d: None, lambda d: d.update(tests=[{**SUITE, "profile": FORGED}])),
+    "test-id": (suite_with({"id": FORGED, "outcome": "passed"}), suite_with({"id": FORGED, "outcome": "failed"})),
+    "test-outcome": (suite_with({"id": "t1", "outcome": "passed"}), suite_with({"id": "t1", "outcome": FORGED})),
+}
+
+
+@pytest.mark.hostile("report text in report-diff")
+@pytest.mark.parametrize("case", list(FORGERIES))
+def test_report_text_cannot_forge_a_report_diff_line(box: Sandbox, case: str) -> None:
+    """A newline in any field a report carries is printed escaped, inside the one line that names the change: no
+    forged verdict, no `::error::` workflow command."""
+    old_change, new_change = FORGERIES[case]
+    old, new = box.inputs / "old.json", box.inputs / "new.json"
+    old.write_bytes(edited(old_change))
+    new.write_bytes(edited(new_change))
+    done = box.invoke("report-diff", str(old), str(new))
+    assert done.rc == 0 and "Traceback" not in done.out, done.out
+    lines = done.out.splitlines()
+    assert not [line for line in lines if line.startswith(("::", "verdict canary riscv64 smoke:"))], done.out
+    assert "x\\nverdict canary riscv64 smoke: FAIL → PASS\\n::error::forged" in done.out, done.out
+
+
 def jobs(box: Sandbox) -> Path:
     folder = box.inputs / "downloaded"
     (folder / "build-riscv64").mkdir(parents=True)

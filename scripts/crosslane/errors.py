@@ -4,7 +4,7 @@ Exit codes (also in README.md):
   0  success
   1  a verdict failed: a smoke, gate or floor said FAIL
   2  bad input: versions.toml, a command-line argument, a patch file or pin
-  3  a prerequisite is missing: a host tool, a sysroot, the network, a non-Debian host, a plug-in that loads
+  3  a prerequisite is missing: a host tool, a sysroot, the network, a non-Debian host, a working plug-in
   4  a patch conflicts with its source tree (the tree is left as it was)
   5  an external command run by a step failed
   6  integrity: what a mirror or the network served is not what versions.toml pins (hash, moved tag)

@@ -60,6 +60,7 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     """`invoke build`: the arch's builds of the request (default: its job), and its build report, as every build
     writes one (README: the build report)."""
     job = plan.for_build(ctx.config, arch, names)
+    wheel_selection(ctx, job)  # a --build that selects nothing is refused before anything runs
     with ctx.ledger.stage("build and gates"):
         rows = build(ctx, job, arch, force=force)
     # A build that preflight stopped wrote nothing, and leaves nothing (not even a report) behind.
@@ -107,7 +108,8 @@ def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, ordered: Sequence[st
         recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
         with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"), costs.measured() as meter:
             source = worktree.prepare(ctx, component, arch) if recipe.needs_source else None
-            built_now = recipe.run(ctx, component, arch, probes, source, force=force)
+            built_now = recipes.run(ctx.config.registries.recipes, recipe, ctx, component, arch, probes, source,
+                                    force=force)
             ctx.log.info(f"    {built_now.build.verdict.value}: {built_now.build.reason}")
         made = report.timed(built_now.rows, meter.wall, meter.cpu)
         if built_now.build.verdict is Verdict.PASS and built_now.gated:
@@ -242,7 +244,7 @@ def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
     chosen = ctx.profiles_of(name, arch, job.profiles_of(name))
     with ctx.ledger.stage("smoke"), ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
             costs.measured() as meter:
-        found = smokes.load(ctx.config.registries.smokes, spec.kind)(ctx, arch, name, chosen)
+        found = smokes.run(ctx.config.registries.smokes, spec.kind, ctx, arch, name, chosen)
     return with_vector_evidence(ctx, arch, name, report.timed(found, meter.wall, meter.cpu), chosen)
 
 
@@ -302,19 +304,24 @@ def run(ctx: Context, job: RunPlan, *, smokes_beside: bool) -> list[Row]:
 
 def wheel_selection(ctx: Context, job: RunPlan) -> list[str]:
     """The wheel builds the plan's cmake-wheel components make, as --build / CROSSLANE_BUILD select them (checked
-    here, a dry run too: a selection of nothing is refused before anything runs)."""
+    here, a dry run too: a selection of nothing is refused before anything runs, as cibuildwheel refuses one, and so
+    is a --build given to a plan that builds no wheel at all)."""
     lines = []
-    for each, names in job.builds.items():
-        for name in names:
-            component = ctx.config.components[name]
-            if component.recipe != "cmake-wheel":
-                continue
-            found = sysroot_mod.find(ctx.config.sysroot, each)
-            default = ctx.target_python(each).version if found else ""
-            if not default and not component.wheel.pythons:
-                continue  # the sysroot's CPython decides, and there is no sysroot yet to ask
-            chosen = cmake_wheel.selection(ctx, component, each, default or component.wheel.pythons[0])
-            lines.append(f"wheels {name} ({each}): {', '.join(i for _, i in chosen)}")
+    wheels = [(each, name) for each, names in job.builds.items() for name in names
+              if ctx.config.components[name].recipe == "cmake-wheel"]
+    if ctx.builds and not wheels:
+        planned = dict.fromkeys(name for names in job.builds.values() for name in names)
+        raise UsageError(f"--build {' '.join(ctx.builds)}: the plan builds no wheel "
+                         f"({', '.join(planned) or 'nothing'})",
+                         fix="drop --build, or name a component whose recipe is cmake-wheel")
+    for each, name in wheels:
+        component = ctx.config.components[name]
+        found = sysroot_mod.find(ctx.config.sysroot, each)
+        default = ctx.target_python(each).version if found else ""
+        if not default and not component.wheel.pythons:
+            continue  # the sysroot's CPython decides, and there is no sysroot yet to ask
+        chosen = cmake_wheel.selection(ctx, component, each, default or component.wheel.pythons[0])
+        lines.append(f"wheels {name} ({each}): {', '.join(i for _, i in chosen)}")
     return lines
 
 
@@ -339,7 +346,7 @@ def run_tests(ctx: Context, job: RunPlan) -> list[Row]:
     (and the control) → report."""
 
     lines = [line for line in job.describe() if not line.startswith("smoke ")]
-    lines += stage.describe(ctx.config, job.arch, job.smokes, job.profiles)
+    lines += [*wheel_selection(ctx, job), *stage.describe(ctx.config, job.arch, job.smokes, job.profiles)]
     ctx.log.info("\n".join(f"plan: {line}" for line in lines))
     if ctx.runner.dry_run:
         return []

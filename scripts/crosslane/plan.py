@@ -93,7 +93,8 @@ def expand_families(config: Config, arch: Arch, requested: Sequence[str]) -> lis
         if name in config.components:
             found.append(name)
             continue
-        variants = [c.name for c in config.components.values() if c.source_dirname == name]
+        # A component without a source_dirname is no family's variant: '' names no family (nor a component).
+        variants = [c.name for c in config.components.values() if c.source_dirname and c.source_dirname == name]
         built = [v for v in config.arches[arch].components if v in variants]
         if variants and not built:
             raise UsageError(f"no variant of {name} ({', '.join(variants)}) is built for {arch}",
@@ -102,12 +103,18 @@ def expand_families(config: Config, arch: Arch, requested: Sequence[str]) -> lis
     return list(dict.fromkeys(found))
 
 
-def components_for(config: Config, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
-    """What *arch* builds for the request (default: its job), dependencies first; unknown names are errors."""
-    names = tuple(expand_families(config, arch, requested)) or config.arches[arch].components
+def known(config: Config, names: Sequence[str]) -> None:
+    """Every one of *names* is a component (UsageError naming the first that is not)."""
     for name in names:
         if name not in config.components:
             raise UsageError(f"unknown component '{name}' (known: {', '.join(config.components)})")
+
+
+def components_for(config: Config, arch: Arch, requested: Sequence[str] = ()) -> tuple[str, ...]:
+    """What *arch* builds for the request (default: its job), dependencies first; unknown names are errors."""
+    names = tuple(expand_families(config, arch, requested)) or config.arches[arch].components
+    known(config, names)
+    for name in names:
         if not config.builds(name, arch):
             raise UsageError(f"component '{name}' is not built for {arch} (versions.toml components.{name}.arches)")
     return config.build_order(names, arch)
@@ -199,7 +206,8 @@ def excluded(config: Config, arch: Arch, name: str) -> str:
 def with_tests(config: Config, arch: Arch, requested: Sequence[str]) -> tuple[str, ...]:
     """The request's components that declare upstream tests (default: every one the arch builds)."""
     names = tuple(expand_families(config, arch, requested)) or config.arches[arch].components
-    found = tuple(n for n in names if n in config.components and config.components[n].tests is not None)
+    known(config, names)
+    found = tuple(n for n in names if config.components[n].tests is not None)
     if requested and not found:
         raise UsageError(f"{', '.join(requested)} declares no upstream tests for {arch}",
                          fix="add a [components.<name>.tests] table to versions.toml")

@@ -5,20 +5,26 @@ entry declares (a smoke kind's own options, whether it compares with the amd64 c
 need), and a run imports only the entries it uses (`Registry.load`): config never imports the code it names (the
 layers stay acyclic: tests/test_layers.py). A registry is a value, not module state: a test extends one with
 `with_entry`; other packages add recipes, smoke kinds and suite kinds through entry points (the groups
-`crosslane.recipes`, `crosslane.smokes`, `crosslane.suites`, as pytest and nox plugins are found), read by
-`discovered()` when versions.toml is loaded. stdlib only: the noxfile's session plan reads the smoke table.
+`crosslane.recipes`, `crosslane.smokes`, `crosslane.suites`, as pytest and nox plugins are found). `discovered()`
+lists their names without importing anything; a plug-in is imported only once versions.toml names its kind
+(`Registry.named`), so one broken package breaks the files that use it, not every command (an import that never
+returns cannot be interrupted in-process: not importing it is the only cure). What a plug-in's import or call raises,
+SystemExit included, is the exit-3 line naming its package (`Registry.contained`). stdlib only: the noxfile's
+session plan reads the smoke table.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import MappingProxyType
 
-from crosslane.errors import MissingPrerequisite
+from crosslane.errors import CrosslaneError, MissingPrerequisite
 
 # The option types a smoke kind may declare (config/components.py reads each): a string, a list of strings, a
 # regular expression, a number, a table of strings, a tolerance table ({rel, abs}), a table of profile -> signal.
@@ -40,6 +46,12 @@ class Option:
     choices: tuple[str, ...] = ()
     doc: str = ""
 
+    def __post_init__(self) -> None:
+        # A type no reader knows would be read as a string, silently (components.smoke_option's last case).
+        if self.type not in OPTION_TYPES:
+            raise ValueError(f"option type '{self.type}' is not one crosslane reads"
+                             f"{suggestion(self.type, OPTION_TYPES)}")
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -55,6 +67,18 @@ class Entry:
     hostenvs: tuple[str, ...] = ()
     doc: str = ""
 
+    def __post_init__(self) -> None:
+        module, colon, attribute = self.target.partition(":")
+        if not (module and colon and attribute):
+            raise ValueError(f"Entry target '{self.target}' is not \"package.module:attribute\"")
+        wrong = [key for key, option in self.options.items() if not isinstance(option, Option)]
+        if wrong:
+            raise ValueError(f"Entry options {', '.join(wrong)}: each is a crosslane.registry.Option")
+
+
+def _no_plugins() -> Mapping[str, metadata.EntryPoint]:
+    return MappingProxyType({})
+
 
 @dataclass(frozen=True)
 class Registry:
@@ -62,6 +86,8 @@ class Registry:
 
     kind: str  # what the names are, for messages: "recipe", "smoke kind", "option"
     entries: Mapping[str, Entry]
+    # The names installed packages declare (entry points): imported by `named`, once versions.toml names them.
+    plugins: Mapping[str, metadata.EntryPoint] = field(default_factory=_no_plugins)
 
     def names(self) -> tuple[str, ...]:
         return tuple(self.entries)
@@ -70,15 +96,58 @@ class Registry:
         return name in self.entries
 
     def unknown(self, name: str) -> str:
-        return f"unknown {self.kind} '{name}'{suggestion(name, self.names())}"
+        return f"unknown {self.kind} '{name}'{suggestion(name, tuple(dict.fromkeys([*self.names(), *self.plugins])))}"
+
+    def named(self, names: Iterable[str]) -> Registry:
+        """This registry with the plug-ins among *names* imported: their declarations read, their names usable."""
+        wanted = [name for name in dict.fromkeys(names) if name in self.plugins and name not in self.entries]
+        if not wanted:
+            return self
+        found = {**self.entries, **{name: self._declared(name) for name in wanted}}
+        return dataclasses.replace(self, entries=MappingProxyType(found))
+
+    def _declared(self, name: str) -> Entry:
+        """The Entry an entry point names, or one whose target is the entry point itself (the implementation)."""
+        point = self.plugins[name]
+        with self.contained(name, "cannot be loaded"):
+            declared = point.load()
+            return declared if isinstance(declared, Entry) else Entry(point.value)
 
     def load(self, name: str) -> object:
         module, _, attribute = self.entries[name].target.partition(":")
-        return getattr(importlib.import_module(module), attribute)
+        with self.contained(name, f"names {self.entries[name].target}, which cannot be imported"):
+            return getattr(importlib.import_module(module), attribute)
+
+    def broken(self, name: str, what: str) -> MissingPrerequisite:
+        """The one line for an implementation that is not what its kind must be: a plug-in's names its package."""
+        point = self.plugins.get(name)
+        if point is None:
+            return MissingPrerequisite(f"{self.kind} '{name}' ({self.entries[name].target}) {what}",
+                                       fix="report this crosslane defect")
+        package = point.dist.name if point.dist is not None else "an installed package"
+        group = PLUGIN_GROUPS.get(self.kind, "")
+        return MissingPrerequisite(f"{package}: its {group} entry point '{point.name} = {point.value}' {what}",
+                                   fix=f"repair or uninstall {package} (pip uninstall)")
+
+    @contextmanager
+    def contained(self, name: str, what: str = "failed") -> Iterator[None]:
+        """Run a plug-in's code (its import, its run): what it raises, SystemExit included (a package must not end
+        crosslane's run with an exit code of its choosing, 0 among them), is the exit-3 line naming the package.
+        crosslane's own errors (a command the plug-in ran through the runner failed) pass as they are; so does a
+        built-in's defect, a traceback with --debug."""
+        if name not in self.plugins:
+            yield
+            return
+        try:
+            yield
+        except CrosslaneError:
+            raise
+        except (Exception, SystemExit) as exc:  # an installed package's defect: whatever its code raises
+            raise self.broken(name, f"{what} ({type(exc).__name__}: {exc})") from None
 
     def with_entry(self, name: str, target: str | Entry) -> Registry:
         entry = target if isinstance(target, Entry) else Entry(target)
-        return Registry(self.kind, MappingProxyType({**self.entries, name: entry}))
+        return dataclasses.replace(self, entries=MappingProxyType({**self.entries, name: entry}))
 
     def compares_with_control(self, kind: object, options: Mapping[str, object]) -> bool:
         """Whether a smoke of *kind* with these *options* compares with the amd64 control."""
@@ -145,22 +214,29 @@ PLUGIN_GROUPS = {"recipe": "crosslane.recipes", "smoke kind": "crosslane.smokes"
 
 
 def discovered(registry: Registry) -> Registry:
-    """*registry* with the entries installed packages declare under its entry-point group: the entry point's name
-    is the versions.toml name; its value names either an `Entry` (the declaration: its target, and for a smoke kind
-    its options, controlled, hostenvs) or the implementation itself. A plug-in never replaces a built-in name."""
+    """*registry* with the names installed packages declare under its entry-point group, none imported yet
+    (`Registry.named` imports those versions.toml uses): the entry point's name is the versions.toml name; its value
+    names either an `Entry` (the declaration: its target, and for a smoke kind its options, controlled, hostenvs) or
+    the implementation itself. A plug-in never replaces a built-in name."""
     group = PLUGIN_GROUPS.get(registry.kind)
     if group is None:
         return registry
-    found = dict(registry.entries)
+    points: dict[str, metadata.EntryPoint] = {}
     for point in sorted(metadata.entry_points(group=group), key=lambda p: p.name):
-        if point.name in found:
-            continue
-        try:
-            declared = point.load()
-        except Exception as exc:  # an installed package's defect: any error its import raises
-            package = point.dist.name if point.dist is not None else "an installed package"
-            raise MissingPrerequisite(
-                f"{package}: its {group} entry point '{point.name} = {point.value}' cannot be loaded "
-                f"({type(exc).__name__}: {exc})", fix=f"repair or uninstall {package} (pip uninstall)") from None
-        found[point.name] = declared if isinstance(declared, Entry) else Entry(point.value)
-    return Registry(registry.kind, MappingProxyType(found))
+        if point.name not in registry.entries:
+            points.setdefault(point.name, point)
+    return dataclasses.replace(registry, plugins=MappingProxyType(points))
+
+
+def kinds_named(components: Mapping[str, object], key: str) -> list[str]:
+    """The names the [components.*] tables give under *key* ("recipe", "smoke.kind", "tests.kind") as written: a
+    variant's inherited kind is named in its parent's table, so the raw tables name every kind a file uses."""
+    table, _, inner = key.partition(".")
+    found = []
+    for component in components.values():
+        value = component.get(table) if isinstance(component, Mapping) else None
+        if inner:
+            value = value.get(inner) if isinstance(value, Mapping) else None
+        if isinstance(value, str):
+            found.append(value)
+    return found

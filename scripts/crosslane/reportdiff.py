@@ -1,9 +1,12 @@
 """`invoke report-diff OLD NEW`: what changed between two build reports (buildreport.py, same schema) — pins and
-versions, verdicts, sizes and timings — one line per change, so a reviewer sees a bump's whole effect."""
+versions, verdicts, sizes and timings — one line per change, so a reviewer sees a bump's whole effect. Every field
+taken from a report is printed as the summary prints a cell (report.shown): a newline in a component, package or
+test name would otherwise forge lines of its own, a verdict or a `::error::` workflow command on CI among them."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,7 @@ from typing import Any
 from crosslane import bounded, buildreport
 from crosslane.buildreport import SCHEMA
 from crosslane.errors import UsageError
-from crosslane.report import REPORT_FIX, Row
+from crosslane.report import MAX_CELL, REPORT_FIX, Row, shown
 
 # What identifies a component's build inputs in a report (the stamp's inputs) and the figures worth comparing.
 PINS = ("source", "fetchcontent", "patches", "compiler", "cmake", "ninja", "sysroot", "wheel", "cmake_args")
@@ -35,8 +38,9 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
-def _show(value: object) -> str:
-    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+def _show(value: object, limit: int = MAX_CELL) -> str:
+    """A report's value as one printed field: control characters escaped, cut at *limit*."""
+    return shown(json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value), limit)
 
 
 def _project(data: Mapping[str, Any]) -> str | None:
@@ -48,8 +52,9 @@ def _project(data: Mapping[str, Any]) -> str | None:
 def _pin(value: object, root: str | None) -> str:
     """*value* as shown, with its report's checkout written <project>: two clones' reports differ in their paths
     (the toolchain file, the build folder in cmake_args), which is not a change of what was built."""
-    shown = _show(value)
-    return shown.replace(f"{root}/", "<project>/") if root and root != "/" else shown
+    text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+    # Not cut: two pins alike in their first MAX_CELL characters must still show what changed.
+    return shown(text.replace(f"{root}/", "<project>/") if root and root != "/" else text, sys.maxsize)
 
 
 def _components(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -75,29 +80,30 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         after = (new_roots.get(arch) or {}).get("versions") or {}
         for package in sorted(set(before) | set(after)):
             if before.get(package) != after.get(package):
-                lines.append(f"sysroot {arch} {package}: {before.get(package, '—')} → {after.get(package, '—')}")
+                lines.append(f"sysroot {_show(arch)} {_show(package)}: {_show(before.get(package, '—'))} → "
+                             f"{_show(after.get(package, '—'))}")
     old_parts, new_parts = _components(old), _components(new)
     old_root, new_root = _project(old), _project(new)
     for name in sorted(set(old_parts) | set(new_parts)):
         if name not in new_parts or name not in old_parts:
-            lines.append(f"component {name}: {'removed' if name not in new_parts else 'added'}")
+            lines.append(f"component {_show(name)}: {'removed' if name not in new_parts else 'added'}")
             continue
         before, after = old_parts[name], new_parts[name]
         for key in PINS:
             was, now = _pin(before.get(key, "—"), old_root), _pin(after.get(key, "—"), new_root)
             if was != now:
-                lines.append(f"{key} {name}: {was} → {now}")
+                lines.append(f"{key} {_show(name)}: {was} → {now}")
         for key in FIGURES:
             a, b = before.get(key), after.get(key)
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:
                 if key == "seconds" and (abs(a - b) < TIMING_FLOOR or max(a, b) <= TIMING_NOISE * min(a, b)):
                     continue
-                lines.append(f"{key} {name}: {a} → {b}")
+                lines.append(f"{key} {_show(name)}: {a} → {b}")
     lines += _test_changes(old, new)
     old_rows, new_rows = _rows(old), _rows(new)
     for key in sorted(set(old_rows) | set(new_rows)):
         if old_rows.get(key) != new_rows.get(key):
-            lines.append(f"verdict {key}: {old_rows.get(key, '—')} → {new_rows.get(key, '—')}")
+            lines.append(f"verdict {_show(key)}: {old_rows.get(key, '—')} → {new_rows.get(key, '—')}")
     return lines + _time_changes(old, new)
 
 
@@ -117,7 +123,7 @@ def _time_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
                if abs(after[k] - before[k]) >= TIMING_FLOOR
                and max(after[k], before[k]) > TIMING_NOISE * min(after[k], before[k])]
     changed.sort(key=lambda item: (-item[0], item[1]))
-    lines = [f"time {k}: {before[k]:.1f}s → {after[k]:.1f}s" for _, k in changed[:TIME_CHANGES_SHOWN]]
+    lines = [f"time {_show(k)}: {before[k]:.1f}s → {after[k]:.1f}s" for _, k in changed[:TIME_CHANGES_SHOWN]]
     if len(changed) > TIME_CHANGES_SHOWN:
         lines.append(f"time: {len(changed) - TIME_CHANGES_SHOWN} more rows changed beyond noise")
     return lines
@@ -136,12 +142,12 @@ def _test_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     for suite in sorted(set(before) | set(after)):
         if suite not in before or suite not in after:
             count = len(after.get(suite) or before.get(suite) or {})
-            lines.append(f"tests {suite}: {'added' if suite in after else 'removed'} ({count} cases)")
+            lines.append(f"tests {_show(suite)}: {'added' if suite in after else 'removed'} ({count} cases)")
             continue
         a, b = before[suite], after[suite]
-        lines += [f"test {suite} {case}: {a[case]} → {b[case]}" for case in sorted(set(a) & set(b))
-                  if a[case] != b[case]]
+        lines += [f"test {_show(suite)} {_show(case)}: {_show(a[case])} → {_show(b[case])}"
+                  for case in sorted(set(a) & set(b)) if a[case] != b[case]]
         gained, lost = len(set(b) - set(a)), len(set(a) - set(b))
         if gained or lost:
-            lines.append(f"tests {suite}: {gained} cases added, {lost} removed")
+            lines.append(f"tests {_show(suite)}: {gained} cases added, {lost} removed")
     return lines

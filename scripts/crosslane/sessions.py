@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from crosslane import inherit
 from crosslane.archs import CONTROL_ARCH
-from crosslane.errors import ConfigError
-from crosslane.registry import SMOKES, discovered
+from crosslane.errors import ConfigError, MissingPrerequisite
+from crosslane.registry import SMOKES, Registry, discovered, kinds_named
 
 
 @dataclass(frozen=True)
@@ -44,19 +44,28 @@ def _table(data: Mapping[str, object], key: str) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
+def smoke_kinds(components: Mapping[str, object]) -> Registry:
+    """The smoke kinds, with the plug-ins *components* name imported; one that cannot be loaded leaves the built-in
+    kinds, so nox still lists the sessions and `invoke` names the package."""
+    try:
+        return discovered(SMOKES).named(kinds_named(components, "smoke.kind"))
+    except MissingPrerequisite:
+        return SMOKES
+
+
 def resolved(data: Mapping[str, object]) -> dict[str, dict[str, object]]:
     """[components.*] with `extends` resolved as the loader resolves it (inherit.py); a file the loader would refuse
     keeps its tables as written, so nox still lists its sessions and `invoke` names the error."""
     components = {name: table for name, table in _table(data, "components").items() if isinstance(table, dict)}
     try:
-        return inherit.resolve_components(components, "versions.toml", discovered(SMOKES))
+        return inherit.resolve_components(components, "versions.toml", smoke_kinds(components))
     except ConfigError:
         return components
 
 
 def control_builds(components: Mapping[str, Mapping[str, object]]) -> set[str]:
     """What the control arch builds for comparison: components with a controlled smoke, and their depends."""
-    smokes = discovered(SMOKES)
+    smokes = smoke_kinds(components)
     wanted = [n for n, table in components.items() if isinstance(smoke := table.get("smoke"), Mapping)
               and smokes.compares_with_control(smoke.get("kind"), smoke)]
     found: set[str] = set()

@@ -149,7 +149,7 @@ def test_a_plug_in_that_cannot_be_loaded_is_one_line_naming_its_package(tmp_path
     (info / "entry_points.txt").write_text("[crosslane.smokes]\nmysmoke = brokenplug_missing.mod:ENTRY\n")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     with pytest.raises(MissingPrerequisite) as caught:
-        write_config(tmp_path, {"c": ""})
+        write_config(tmp_path, {"c": 'smoke = { kind = "mysmoke" }'})
     assert caught.value.one_line().startswith(
         "brokenplug: its crosslane.smokes entry point 'mysmoke = brokenplug_missing.mod:ENTRY' cannot be loaded "
         "(ModuleNotFoundError: No module named 'brokenplug_missing')"), caught.value.one_line()

@@ -68,6 +68,15 @@ def parse_cases(cases: Sequence[str], cfg: config_mod.Config) -> tuple[str, ...]
     return tuple(cases)
 
 
+def parse_builds(values: Sequence[str]) -> tuple[str, ...]:
+    """--build values: each holds identifier patterns, space-separated as CROSSLANE_BUILD's; one that holds none
+    would select every build, the opposite of a selection."""
+    for value in values:
+        if not value.split():
+            raise UsageError(f"--build {value!r}: no build identifier pattern", fix="e.g. --build 'cp314-*'")
+    return tuple(pattern for value in values for pattern in value.split())
+
+
 def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path: str | None = None,
         config_path: str | None = None, sources: Sequence[str] = (), wheels: Sequence[str] = (),
         cases: Sequence[str] = (), builds: Sequence[str] = (), stream_summary: bool = True) -> int:
@@ -86,7 +95,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         if wheels:
             given = actions.wheels(cfg, wheels)
         ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources, list(cfg.components)),
-                      wheels=given, cases=parse_cases(cases, cfg), builds=tuple(w for b in builds for w in b.split()))
+                      wheels=given, cases=parse_cases(cases, cfg), builds=parse_builds(builds))
         rows = action(ctx)
         if stream_summary and rows:
             stages = ctx.ledger.summary()

@@ -326,6 +326,8 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     except RecursionError:
         raise ConfigError(f"{file}: arrays or tables nested too deeply to read; fix the syntax") from None
     _check_scalars(data, file)
+    written = data.get("components")
+    registries = registries.named(written if isinstance(written, dict) else {})
     pins = shorthand.read_pins(data, file)
     data = shorthand.resolve_hostenvs(shorthand.resolve_components(data, file, registries.smokes), file, pins)
     top = Table(data, file, section=keys.declaration(registries.smokes, registries.recipes, registries.suites))

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config.cases import CaseMatrix
-from crosslane.registry import RECIPES, SMOKES, SUITES, Registry, discovered
+from crosslane.registry import RECIPES, SMOKES, SUITES, Registry, discovered, kinds_named
 
 
 @dataclass(frozen=True)
@@ -438,6 +438,12 @@ class Registries:
     @classmethod
     def discover(cls) -> Registries:
         return cls(discovered(RECIPES), discovered(SMOKES), discovered(SUITES))
+
+    def named(self, components: Mapping[str, object]) -> Registries:
+        """These registries with the plug-ins the raw [components.*] tables name imported, and no other."""
+        return Registries(self.recipes.named(kinds_named(components, "recipe")),
+                          self.smokes.named(kinds_named(components, "smoke.kind")),
+                          self.suites.named(kinds_named(components, "tests.kind")))
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,20 @@ class Recipe(Protocol):
 
 def load(registry: Registry, name: str) -> Recipe:
     recipe = registry.load(name)
-    assert hasattr(recipe, "run") and hasattr(recipe, "needs_source"), f"{registry.entries[name]} is not a recipe"
+    if not (hasattr(recipe, "run") and hasattr(recipe, "needs_source") and callable(recipe.run)):
+        raise registry.broken(name, f"is an object of type {type(recipe).__name__}, not a recipe "
+                                    "(needs_source, run(…) -> Built)")
     return recipe
+
+
+def run(registry: Registry, recipe: Recipe, ctx: Context, component: Component, arch: Arch, probes: Probes,
+        source: Prepared | None, *, force: bool) -> Built:
+    """*recipe*'s build of *component*: what a plug-in's run raises or returns that is not a Built is the exit-3
+    line naming its package."""
+    with registry.contained(component.recipe, "raised when run"):
+        built: object = recipe.run(ctx, component, arch, probes, source, force=force)
+    if not isinstance(built, Built):
+        raise registry.broken(component.recipe, f"returned an object of type {type(built).__name__}, not a "
+                                                "crosslane.recipes.Built")
+    return built
 

@@ -38,10 +38,16 @@ def record(ctx: Context, arch: Arch, name: str, profile: str, judged: Judged, *,
 def suite(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> SuiteRun:
     spec = ctx.config.components[name].tests
     assert spec is not None
-    run = ctx.config.registries.suites.load(spec.kind)
-    assert callable(run)
-    found = run(ctx, arch, name, profiles)
-    assert isinstance(found, SuiteRun)
+    registry = ctx.config.registries.suites
+    run = registry.load(spec.kind)
+    if not callable(run):
+        raise registry.broken(spec.kind, f"is an object of type {type(run).__name__}, not a suite's run(ctx, arch, "
+                                         "component, profiles)")
+    with registry.contained(spec.kind, "raised when run"):
+        found: object = run(ctx, arch, name, profiles)
+    if not isinstance(found, SuiteRun):
+        raise registry.broken(spec.kind, f"returned an object of type {type(found).__name__}, not a "
+                                         "crosslane.suites.SuiteRun")
     return found
 
 
