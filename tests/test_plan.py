@@ -42,7 +42,8 @@ def test_the_control_builds_right_after_what_it_compares_so_those_smokes_start_e
 
 def test_a_component_job_builds_what_it_needs_and_smokes_only_it(cfg: Config) -> None:
     job = plan.for_arch(cfg, Arch.RISCV64, ["onnxruntime-genai"], environ={})
-    assert job.builds[Arch.RISCV64] == ("onnxruntime", "onnxruntime-genai")
+    # On riscv64 genai's ONNX Runtime is onnxruntime-src's (providers); the control keeps Debian's.
+    assert job.builds[Arch.RISCV64] == ("onnxruntime-src", "onnxruntime-genai")
     assert job.builds[Arch.AMD64] == ("onnxruntime", "onnxruntime-genai")
     assert job.smokes == ("onnxruntime-genai",) and not job.whole_arch
     no_control = plan.for_arch(cfg, Arch.RISCV64, ["cpuinfo"], environ={})
@@ -50,13 +51,13 @@ def test_a_component_job_builds_what_it_needs_and_smokes_only_it(cfg: Config) ->
 
 
 def test_lanes_are_resolved_once_into_the_plan(cfg: Config) -> None:
-    environ = {"CROSSLANE_LANE_ONNXRUNTIME_RISCV64": "0"}
+    environ = {"CROSSLANE_LANE_ONNXRUNTIME_SRC_RISCV64": "0"}
     job = plan.for_arch(cfg, Arch.RISCV64, ["onnxruntime-genai"], environ=environ)
-    assert not job.lane("onnxruntime", Arch.RISCV64).enabled
-    genai = job.lane("onnxruntime-genai", Arch.RISCV64)
-    assert not genai.enabled and genai.setting == "dependency onnxruntime: CROSSLANE_LANE_ONNXRUNTIME_RISCV64=0"
+    assert not job.lane("onnxruntime-src", Arch.RISCV64).enabled
+    genai = job.lane("onnxruntime-genai", Arch.RISCV64)  # its ONNX Runtime there is onnxruntime-src's (providers)
+    assert not genai.enabled and genai.setting == "dependency onnxruntime-src: CROSSLANE_LANE_ONNXRUNTIME_SRC_RISCV64=0"
     assert job.lane("onnxruntime-genai", Arch.AMD64).enabled  # the override names one arch
-    assert "lane off: onnxruntime-genai on riscv64 by dependency onnxruntime" in "\n".join(job.describe())
+    assert "lane off: onnxruntime-genai on riscv64 by dependency onnxruntime-src" in "\n".join(job.describe())
 
 
 def test_a_plan_for_what_an_arch_does_not_build_is_a_usage_error(cfg: Config) -> None:
@@ -100,7 +101,7 @@ def test_the_tests_plan_builds_what_the_suites_need_and_names_their_profiles(cfg
     from crosslane.suites import stage
 
     job = plan.for_tests(cfg, Arch.RISCV64, ["onnxruntime-genai"])
-    assert job.builds[Arch.RISCV64] == ("onnxruntime", "onnxruntime-genai")
+    assert job.builds[Arch.RISCV64] == ("onnxruntime-src", "onnxruntime-genai")
     assert job.builds[Arch.AMD64] == ("onnxruntime", "onnxruntime-genai")  # the control, for the parity rows
     xnnpack = plan.for_tests(cfg, Arch.RISCV64, ["xnnpack"])
     assert Arch.AMD64 not in xnnpack.builds  # control = false
