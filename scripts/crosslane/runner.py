@@ -30,7 +30,7 @@ from crosslane import contain, costs
 from crosslane.errors import MissingPrerequisite, StepFailed, Terminated
 from crosslane.log import INTERESTING_ENV, Log
 
-if TYPE_CHECKING:  # plumbum is imported where a program is run: `invoke verify` runs none (~70 ms)
+if TYPE_CHECKING:  # plumbum is imported where a program is run: `invoke verify` runs none
     from plumbum.commands.base import BaseCommand
 
 LONGEST_TIMEOUT = 7 * 86400.0
