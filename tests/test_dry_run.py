@@ -14,7 +14,7 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane_helpers import fresh_cache
 from hostilekit import invoke, snapshot
 

@@ -24,8 +24,8 @@ from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import CrosslaneError
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from hostilekit import (
     BIN,
     REPO,

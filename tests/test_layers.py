@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scripts" / "crosslane"
 
 # Lowest first. A node missing here fails the test: a new folder or top-level module takes its place explicitly.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"__init__", "archs", "errors", "log", "costs", "keeper", "contain", "runner", "paths", "atomic",
+    frozenset({"__init__", "archs", "errors", "log", "process", "paths", "atomic",
                "userpaths", "bounded", "treecheck", "stamps", "locks", "registry", "report", "inherit", "sessions",
                "wheelzip"}),
     frozenset({"config"}),

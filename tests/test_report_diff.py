@@ -19,8 +19,8 @@ from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 
 ARCH = Arch.RISCV64
 

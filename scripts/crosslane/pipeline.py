@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, buildreport, costs, locks, overlap, plan, recipes, report, repro, smokes, stamps
+from crosslane import atomic, buildreport, locks, overlap, plan, recipes, report, repro, smokes, stamps
 from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
 from crosslane.config import PinnedSource, Profile
@@ -22,6 +22,7 @@ from crosslane.models import hostenv
 from crosslane.plan import RunPlan
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
+from crosslane.process import costs
 from crosslane.recipes import cmake, cmake_cache, cmake_wheel
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict

@@ -21,8 +21,8 @@ from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import ConfigError, UsageError
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 
 
 def test_pull_requests_build_only_when_a_build_input_changed(cfg: Config) -> None:

@@ -21,8 +21,8 @@ from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 
 pytestmark = [pytest.mark.cross, pytest.mark.network]
 ARCH = Arch.RISCV64

@@ -27,9 +27,9 @@ from crosslane.errors import (
     VerdictFailed,
 )
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.registry import suggestion
 from crosslane.report import Check
-from crosslane.runner import Runner
 
 Action = Callable[[Context], list[report.Row]]
 

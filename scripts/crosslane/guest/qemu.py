@@ -12,7 +12,7 @@ from crosslane.errors import MissingPrerequisite
 from crosslane.guest import guest_root
 from crosslane.guest.sysroot import Sysroot
 from crosslane.host import probecache, toolroot
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 
 def qemu_binary(runner: Runner, arch: Arch) -> str:

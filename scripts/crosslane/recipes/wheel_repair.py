@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 
 from crosslane.errors import StepFailed
 from crosslane.gates import manylinux
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 TIMEOUT = 1800.0
 

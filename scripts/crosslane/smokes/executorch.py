@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic, costs
+from crosslane import atomic
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.config.cases import Case
@@ -31,6 +31,7 @@ from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
 from crosslane.paths import cache_dir
+from crosslane.process import costs
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import payload, sentinel, target
 

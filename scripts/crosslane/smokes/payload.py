@@ -24,8 +24,8 @@ from crosslane import archs
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
+from crosslane.process.runner import Result
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Result
 from crosslane.smokes import compare, sentinel, target
 from crosslane.smokes.payloads import path as payload_path
 

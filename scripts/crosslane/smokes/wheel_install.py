@@ -36,8 +36,8 @@ from crosslane.gates import elf, provenance
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
 from crosslane.paths import cache_dir
+from crosslane.process.runner import Result
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Result
 from crosslane.shipping import index
 from crosslane.smokes import compare, payload, payloads, sentinel, site, target
 
