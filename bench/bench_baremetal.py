@@ -21,7 +21,7 @@ def run_bench() -> list[Measure]:
     from crosslane.context import Context
     from crosslane.host import toolroot
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
     from crosslane.smokes import executorch, target
 
     cfg = config.load(ROOT / "versions.toml")

@@ -36,7 +36,7 @@ def redis_server() -> Iterator[str]:
     if shutil.which("redis-server") is None:
         from crosslane.host import hostsetup
         from crosslane.log import Log
-        from crosslane.runner import Runner
+        from crosslane.process.runner import Runner
 
         hostsetup.install(Runner(Log()), ("redis-server",))
     server_binary = shutil.which("redis-server")

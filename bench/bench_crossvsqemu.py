@@ -56,7 +56,7 @@ def native_root(work: Path) -> Path:
     from crosslane.config import SysrootSpec
     from crosslane.guest import sysroot
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
 
     base = config.load(ROOT / "versions.toml").sysroot
     spec = SysrootSpec(suite=base.suite, mirror=base.mirror, keyring=base.keyring, packages=PACKAGES,

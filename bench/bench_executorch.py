@@ -32,7 +32,7 @@ def matrix_measure() -> list[Measure]:
     from crosslane.archs import Arch
     from crosslane.context import Context
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
     from crosslane.smokes import executorch
 
     cfg = config.load(ROOT / "versions.toml")
@@ -77,7 +77,7 @@ def build_measure() -> Measure:
     from crosslane.log import Log
     from crosslane.models import hostenv
     from crosslane.paths import cache_dir
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
     from crosslane.sources import pinned
 
     cfg = config.load(ROOT / "versions.toml")

@@ -38,9 +38,9 @@ from crosslane.context import Context
 from crosslane.guest import guest_root
 from crosslane.host import hostsetup
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.recipes import cmake_toolchain
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import genai as genai_smoke
 from crosslane.smokes import ort_models, payload, sentinel
 

@@ -23,8 +23,8 @@ from crosslane import config
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.recipes import cmake_wheel
-from crosslane.runner import Runner
 from crosslane.shipping import wheel as wheel_papers
 
 COMPONENT = "onnxruntime-genai"

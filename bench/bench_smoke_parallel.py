@@ -16,8 +16,8 @@ from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import ort_models, payload
 
 

@@ -33,7 +33,7 @@ from crosslane.gates.verify import target_python_version, verify
 from crosslane.guest import sysroot
 from crosslane.log import Log
 from crosslane.paths import build_root
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 # What `invoke verify --arch arm64 --path W` runs, with nothing else of crosslane imported (argv[1]: the wheel).
 DECOUPLED = """\

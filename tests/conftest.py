@@ -13,7 +13,7 @@ from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 REPO = Path(__file__).resolve().parent.parent
 SPAWNING_MARKERS = {"cross", "qemu", "network", "slow", "spawns"}

@@ -20,7 +20,7 @@ from crosslane.features.probes import Probes
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 REPO = Path(__file__).resolve().parent.parent  # the checkout the tests run from
 FIXTURES = REPO / "tests" / "fixtures"

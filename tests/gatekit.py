@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 
 def elf_header(machine: int, *, elf_class: int = 64, little: bool = True, e_flags: int = 0, e_type: int = 3) -> bytes:

@@ -31,6 +31,23 @@ class Done:
         return [line for line in self.out.splitlines() if line.startswith("crosslane: error:")]
 
 
+def invoke(*args: str, env: dict[str, str], timeout: float = 600) -> Done:
+    """A real `invoke` process on the repository, with the real cache (its sysroots) and *env* over the environment."""
+    done = subprocess.run([str(BIN / "invoke"), "--search-root", str(REPO), *args], cwd=REPO,
+                          env={**os.environ, "CROSSLANE_NO_WAIT": "1", **env}, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                          timeout=timeout)
+    return Done(done.returncode, done.stdout)
+
+
+def build_canary(tmp_path: Path) -> dict[str, str]:
+    """The canary built for riscv64 in a build folder of the test's own (the real cache's sysroot); its env."""
+    env = {"CROSSLANE_BUILD_DIR": str(tmp_path / "build"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    done = invoke("build", "--arch", "riscv64", "--component", "canary", env=env)
+    assert done.rc == 0, done.out
+    return env
+
+
 def snapshot(root: Path, skip: tuple[Path, ...]) -> dict[str, tuple[object, ...]]:
     """Every path under *root* but *skip*: kind, size, times and link text (a write anywhere shows)."""
     found: dict[str, tuple[object, ...]] = {}

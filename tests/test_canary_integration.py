@@ -15,8 +15,8 @@ from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.host import toolchains
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Row, Verdict
-from crosslane.runner import Runner
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]
 

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import costs, report, reportdiff
+from crosslane import report
 from crosslane.log import Log
+from crosslane.process import costs
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
+from crosslane.reports import diff as reportdiff
 from crosslane.smokes import target
 
 # A process tree that burns ~0.4 s of CPU: a shell whose child python spins (the parent waits for it).

@@ -25,8 +25,8 @@ from crosslane.host import toolroot
 from crosslane.log import Log
 from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane_helpers import REPO, probes
 
 PROJECT = """cmake_minimum_required(VERSION 3.20)

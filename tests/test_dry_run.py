@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,9 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane_helpers import fresh_cache
+from hostilekit import invoke, snapshot
 
 
 def listing(root: Path) -> dict[str, tuple[int, int]]:
@@ -70,3 +72,22 @@ def test_dry_sources_and_upstream_tests_write_nothing(cfg: Config, tmp_path: Pat
     assert pipeline.run_tests(ctx, plan.for_tests(cfg, Arch.ARM64, ["onnxruntime-genai"], None)) == []
     assert "plan: upstream tests onnxruntime-genai (pytest) on arm64 max and the amd64 control" in log.getvalue()
     assert [listing(p) for p in watched] == before
+
+
+@pytest.mark.hostile("dry runs")
+@pytest.mark.cross
+@pytest.mark.spawns
+def test_a_dry_run_of_a_wheel_lane_writes_nothing(tmp_path: Path, sysroots: object) -> None:
+    build = tmp_path / "build"
+    earlier = build / "riscv64/onnxruntime-genai/wheels/cp314-linux_riscv64/install/dist"
+    earlier.mkdir(parents=True)
+    (earlier / "onnxruntime_genai-0.15.2-cp314-cp314-linux_riscv64.whl").write_bytes(b"an earlier build's wheel")
+    before = snapshot(build, ())
+    done = invoke("build", "--arch", "riscv64", "--component", "onnxruntime-genai", "--dry-run",
+                  env={"CROSSLANE_BUILD_DIR": str(build)})
+    assert done.rc == 0, done.out
+    assert "Traceback" not in done.out and not re.search(r"\bPASS\s+(\S+s/\S+s\s+)?built", done.out)
+    assert snapshot(build, ()) == before
+    pack = invoke("pack", "--arch", "riscv64", "--component", "onnxruntime-genai", "--output",
+                  str(tmp_path / "genai.tar.gz"), env={"CROSSLANE_BUILD_DIR": str(build)})
+    assert pack.rc == 2 and len(pack.errors) == 1 and "not built" in pack.errors[0], pack.out

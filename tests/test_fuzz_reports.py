@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import buildreport, report, reportdiff
+from crosslane import report
 from crosslane.errors import CrosslaneError
 from crosslane.policy import floors
+from crosslane.reports import build as buildreport
+from crosslane.reports import diff as reportdiff
 from test_hostile_reports import GOOD
 
 pytestmark = [pytest.mark.hostile("reports")]

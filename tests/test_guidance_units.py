@@ -112,7 +112,7 @@ def test_a_component_takes_its_rust_from_the_tool_root(cfg: config.Config, monke
     from crosslane.context import Context
     from crosslane.errors import MissingPrerequisite
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
 
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     monkeypatch.setattr(toolroot, "entry_mode", lambda runner: "root")
@@ -137,7 +137,7 @@ def test_a_component_takes_its_rust_from_the_tool_root(cfg: config.Config, monke
 def test_an_offline_run_does_not_make_a_tool_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from crosslane.errors import MissingPrerequisite
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
 
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CROSSLANE_OFFLINE", "1")

@@ -24,14 +24,16 @@ from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import CrosslaneError
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from hostilekit import (
     BIN,
     REPO,
     Member,
     Sandbox,
+    build_canary,
     entry,
+    invoke,
     manifest_of,
     read_pack,
     remanifest,
@@ -442,3 +444,43 @@ def test_fuzzed_packs_never_raise_anything_but_a_crosslane_error(tmp_path: Path,
     # Nothing but the build folder (made only when some mutation reached the unpack) and the empty one beside it.
     assert list(outside.iterdir()) == [] and {p.name for p in tmp_path.iterdir()} <= {"build", "outside"}
     assert sum(outcomes.values()) == 25 * ROUNDS and set(outcomes) - {"unpacked"}, outcomes
+
+
+
+@pytest.fixture
+def built(tmp_path: Path, sysroots: object) -> dict[str, str]:
+    return build_canary(tmp_path)
+
+
+@pytest.mark.parametrize("output", ["/dev/full", "/dev/null"])
+def test_a_pack_is_written_to_a_regular_file_only(built: dict[str, str], output: str) -> None:
+    done = invoke("pack", "--arch", "riscv64", "--component", "canary", "--output", output, env=built)
+    assert done.rc == 2 and len(done.errors) == 1 and "not a regular file" in done.errors[0], done.out
+    assert Path(output).is_char_device()
+
+
+def test_a_pack_whose_gzip_trailer_is_wrong_is_refused(built: dict[str, str], tmp_path: Path) -> None:
+    pack = tmp_path / "canary.tar.gz"
+    assert invoke("pack", "--arch", "riscv64", "--component", "canary", "--output", str(pack), env=built).rc == 0
+    data = bytearray(pack.read_bytes())
+    data[-8] ^= 0xFF  # the CRC-32 of gzip's trailer (the last 8 bytes: CRC-32, size)
+    pack.write_bytes(bytes(data))
+    with pytest.raises(gzip.BadGzipFile):
+        gzip.decompress(bytes(data))
+    folder = tmp_path / "build" / "riscv64" / "canary"
+    stamp = stamps.read(folder)
+    done = invoke("unpack", "--input", str(pack), env=built)
+    assert done.rc == 2 and len(done.errors) == 1 and "not a readable pack" in done.errors[0], done.out
+    assert stamps.read(folder) == stamp and json.dumps(stamp)
+
+
+def test_a_pack_recompressed_with_xz_and_corrupted_is_refused(built: dict[str, str], tmp_path: Path) -> None:
+    """tarfile reads any compression: a corrupt xz stream (lzma's own error, not an OSError) is one line too."""
+    import lzma
+    pack = tmp_path / "canary.tar.gz"
+    assert invoke("pack", "--arch", "riscv64", "--component", "canary", "--output", str(pack), env=built).rc == 0
+    data = bytearray(lzma.compress(gzip.decompress(pack.read_bytes())))
+    data[len(data) // 2] ^= 0xFF
+    pack.write_bytes(bytes(data))
+    done = invoke("unpack", "--input", str(pack), env=built)
+    assert done.rc == 2 and len(done.errors) == 1 and "Traceback" not in done.out, done.out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane.buildreport import SCHEMA
+from crosslane.reports.build import SCHEMA
 from hostilekit import REPO, Sandbox
 
 pytestmark = [pytest.mark.spawns, pytest.mark.hostile("reports")]

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scripts" / "crosslane"
 
 # Lowest first. A node missing here fails the test: a new folder or top-level module takes its place explicitly.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"__init__", "archs", "errors", "log", "costs", "keeper", "contain", "runner", "paths", "atomic",
+    frozenset({"__init__", "archs", "errors", "log", "process", "paths", "atomic",
                "userpaths", "bounded", "treecheck", "stamps", "locks", "registry", "report", "inherit", "sessions",
                "wheelzip"}),
     frozenset({"config"}),
@@ -35,7 +35,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"preflight"}),
     frozenset({"baremetal"}),
     frozenset({"suites"}),
-    frozenset({"plan", "overlap", "repro", "pipeline", "buildreport", "reportdiff", "artifacts", "localci"}),
+    frozenset({"plan", "overlap", "repro", "pipeline", "reports", "artifacts", "localci"}),
     frozenset({"cli"}),
 )
 

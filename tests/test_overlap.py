@@ -19,8 +19,8 @@ from crosslane.context import Context
 from crosslane.errors import Terminated, UsageError
 from crosslane.log import Log
 from crosslane.plan import RunPlan
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 
 BUILDS = {Arch.RISCV64: ("dep", "compared", "late"), Arch.AMD64: ("dep", "compared")}
 

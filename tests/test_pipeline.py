@@ -21,8 +21,8 @@ from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.guest import sysroot
 from crosslane.host import buildtools
 from crosslane.log import Log, Progress
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 from crosslane.smokes.payloads import canary_payload
 from crosslane.smokes.payloads import path as payload_path
 

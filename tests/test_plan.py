@@ -141,8 +141,8 @@ def test_a_smoke_the_cpu_leaves_out_of_a_whole_arch_run_is_skipped_with_why(
     from crosslane import pipeline
     from crosslane.context import Context
     from crosslane.log import Log
+    from crosslane.process.runner import Runner
     from crosslane.report import Verdict
-    from crosslane.runner import Runner
 
     job = plan.for_smoke(cfg, Arch.RISCV64, [], "novector", environ={})
     assert job.profiles_of("executorch-xnnpack") == ()

@@ -22,8 +22,8 @@ from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import command, target
 from crosslane_helpers import REPO
 
@@ -125,7 +125,7 @@ def test_a_program_that_kills_its_keeper_leaves_nothing_behind(tmp_path: Path, m
 
 def test_the_unlogged_commands_are_contained_and_bounded_too(tmp_path: Path, marker: str) -> None:
     """contain.run, subprocess.run's stand-in for gitexport's cat-file and nox -l."""
-    from crosslane import contain
+    from crosslane.process import contain
 
     started = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired) as raised:
@@ -155,8 +155,8 @@ STARTS = {"subprocess": {"run", "Popen", "call", "check_call", "check_output", "
           "pty": {"spawn", "fork"}, "asyncio": {"create_subprocess_exec", "create_subprocess_shell"}}
 # Where a process may start other than through contain.start: the keeper itself, and programs that only ever run
 # inside a contained tree (the runner starts them), never in crosslane's own process.
-STARTERS = {"contain.py": "the one place a keeper starts",
-            "keeper.py": "forks and execs the program it keeps",
+STARTERS = {"process/contain.py": "the one place a keeper starts",
+            "process/keeper.py": "forks and execs the program it keeps",
             "host/enter_root.py": "a program the runner runs (under unshare): it mounts, then execs the command",
             "models/gguf_to_genai.py": "a program the runner runs with the converter venv's python"}
 

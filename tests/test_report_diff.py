@@ -12,15 +12,17 @@ from types import MappingProxyType
 
 import pytest
 
-from crosslane import buildreport, pipeline, reportdiff
+from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
+from crosslane.reports import build as buildreport
+from crosslane.reports import diff as reportdiff
 
 ARCH = Arch.RISCV64
 

@@ -12,7 +12,7 @@ import pytest
 
 from crosslane.errors import MissingPrerequisite, StepFailed, Terminated
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 pytestmark = pytest.mark.spawns
 

@@ -19,8 +19,8 @@ from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.plan import RunPlan
 from crosslane.policy import consistency
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 
 
 def test_plan_follows_each_components_arches() -> None:

@@ -61,3 +61,21 @@ def test_a_held_lock_whose_file_is_not_text_is_still_one_line(tmp_path: Path) ->
                 locks.hold(lock, "the build tree", Log(io.StringIO()), wait=False):
             pass
     assert caught.value.exit_code == 3 and os.linesep not in caught.value.one_line()
+
+
+def test_stamps_roundtrip(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "a.c").write_text("int a;")
+    (tree / "sub" / "b.c").write_text("int b;")
+    (tree / "link").symlink_to("a.c")
+    first = stamps.tree_digest(tree)
+    (tree / "sub" / "b.c").write_text("int b2;")
+    assert stamps.tree_digest(tree) != first
+    key = stamps.key({"x": 1})
+    assert not stamps.is_current(tmp_path, key)
+    stamps.write(tmp_path, key, {"x": 1})
+    assert stamps.is_current(tmp_path, key)
+    assert not stamps.is_current(tmp_path, stamps.key({"x": 2}))
+    stamps.clear(tmp_path)
+    assert stamps.read(tmp_path) is None

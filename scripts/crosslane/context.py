@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crosslane import costs
 from crosslane.archs import Arch
 from crosslane.config import Config, Profile
 from crosslane.errors import MissingPrerequisite
@@ -20,7 +19,8 @@ from crosslane.guest.sysroot import Sysroot
 from crosslane.host import buildtools, toolchains
 from crosslane.log import Log
 from crosslane.paths import build_root
-from crosslane.runner import Runner
+from crosslane.process import costs
+from crosslane.process.runner import Runner
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from crosslane.plan import RunPlan
 from crosslane.report import Row
 
 WHEN = ("auto", "beside", "after")
-# Measured on 2 cores (docs/architecture.md, "Smokes beside builds"): beside the builds the main job took 2477 s,
-# after them 2779 s; on one core a smoke beside a build could only slow it.
+# On two cores the main job ends sooner with smokes beside its builds (bench/README.md, "Dated figures"); on one core a
+# smoke beside a build could only slow it.
 BESIDE_FROM_CORES = 2
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, buildreport, costs, locks, overlap, plan, recipes, report, repro, smokes, stamps
+from crosslane import atomic, locks, overlap, plan, recipes, report, repro, smokes, stamps
 from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
 from crosslane.config import PinnedSource, Profile
@@ -22,9 +22,11 @@ from crosslane.models import hostenv
 from crosslane.plan import RunPlan
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
+from crosslane.process import costs
 from crosslane.recipes import cmake, cmake_cache, cmake_wheel
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Verdict
+from crosslane.reports import build as buildreport
 from crosslane.shipping import folder as shipping_folder
 from crosslane.shipping import index as simple_index
 from crosslane.smokes import site as smoke_site

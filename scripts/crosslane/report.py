@@ -92,7 +92,7 @@ class Row:
 
     @property
     def time(self) -> str:
-        """The time column: "12.3s/20.1s" (wall/CPU), "" when not measured."""
+        """The time column: wall/CPU seconds to one decimal ("<wall>s/<cpu>s"), "" when not measured."""
         return f"{self.wall:.1f}s/{self.cpu:.1f}s" if self.wall or self.cpu else ""
 
     @property

@@ -88,7 +88,7 @@ def test_a_case_that_cannot_run_on_bare_metal_is_a_usage_error(cfg: Config) -> N
     from crosslane.context import Context
     from crosslane.errors import UsageError
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
 
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     target = cfg.baremetal["rv64-elf"]

@@ -16,8 +16,8 @@ from crosslane.config import BareMetalBuild, Config, ToolRootSpec
 from crosslane.context import Context
 from crosslane.host import toolroot
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import executorch
 
 

@@ -21,8 +21,8 @@ from crosslane.errors import StepFailed
 from crosslane.gates import papers as papers_gate
 from crosslane.host import toolroot
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import executorch
 
 pytestmark = [pytest.mark.cross, pytest.mark.spawns]

@@ -15,8 +15,8 @@ from crosslane import config as config_mod
 from crosslane.baremetal import run as bm_run
 from crosslane.host import hostsetup, toolroot
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane_helpers import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.network, pytest.mark.spawns]

@@ -21,8 +21,8 @@ from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import ConfigError, UsageError
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 
 
 def test_pull_requests_build_only_when_a_build_input_changed(cfg: Config) -> None:
@@ -223,3 +223,18 @@ def test_the_build_job_runs_in_a_clean_clone_as_actions_would(repo: Path, tmp_pa
     rows = json.loads((clone / "build" / "reports" / f"build-{arch}-{component}.json").read_text())
     steps = {(row["component"], row["check"]): row["verdict"] for row in rows}
     assert steps[(component, "build")] == "PASS" and "FAIL" not in steps.values(), rows
+
+
+def test_ci_matrix_is_derived_from_versions_toml(cfg: object, repo: Path) -> None:
+    from crosslane.cli import matrix
+    from crosslane.config import Config
+
+    assert isinstance(cfg, Config)
+    nightly = matrix.plan(cfg, event="schedule")
+    assert sorted({row["arch"] for row in nightly.build}) == sorted(a.value for a in cfg.arches)
+    riscv = [row["profile"] for row in nightly.smoke if row["arch"] == "riscv64"]
+    assert riscv == ["novector", "rvv128", "rvv256", "rvv512"]
+    workflow = (repo / ".github/workflows/ci.yml").read_text()
+    assert 'invoke matrix --event "$EVENT"' in workflow and '>> "$GITHUB_OUTPUT"' in workflow
+    assert "fromJSON(needs.plan.outputs.build)" in workflow and "fromJSON(needs.plan.outputs.smoke)" in workflow
+    assert "riscv64" not in workflow, "the workflow must not list arches by hand"

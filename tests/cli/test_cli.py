@@ -57,7 +57,7 @@ def test_nox_lists_sessions_per_arch(repo: Path) -> None:
 
 def test_setup_packages_and_dpkg_query(cfg: Config) -> None:
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
 
     wanted = hostsetup.packages_needed(cfg, [Arch.RISCV64])
     assert {"gcc-riscv64-linux-gnu", "clang-19", "qemu-user-static"} <= set(wanted)

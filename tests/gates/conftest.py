@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 ATOMIC_C = """
 #include <stdint.h>

@@ -15,8 +15,8 @@ from crosslane.gates import dtneeded, elf
 from crosslane.gates import wheel as wheel_gate
 from crosslane.gates.verify import verify
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Row, Verdict
-from crosslane.runner import Runner
 from gatekit import make_wheel
 
 

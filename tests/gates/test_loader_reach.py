@@ -17,8 +17,8 @@ from crosslane.context import Context
 from crosslane.gates.verify import verify
 from crosslane.guest import qemu
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Row, Verdict
-from crosslane.runner import Runner
 
 pytestmark = pytest.mark.cross
 

@@ -17,8 +17,8 @@ from crosslane.config import Config, Profile
 from crosslane.context import Context
 from crosslane.gates import vector_code
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 
 pytestmark = [pytest.mark.cross]
 

@@ -16,7 +16,7 @@ from crosslane.features.probes import Probes
 from crosslane.guest import qemu
 from crosslane.host import toolroot
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 
 def with_emulator(cfg: Config, root: Path, monkeypatch: pytest.MonkeyPatch) -> Config:

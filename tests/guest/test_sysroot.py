@@ -123,7 +123,7 @@ def test_real_sysroot(sysroots: dict[Arch, Path], cfg: Config, arch: Arch) -> No
 @pytest.mark.network
 def test_second_call_does_nothing(sysroots: dict[Arch, Path], cfg: Config) -> None:
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
 
     runner = Runner(Log())
     again = sysroot.ensure(runner, cfg.sysroot, Arch.RISCV64)

@@ -11,7 +11,7 @@ import pytest
 from crosslane.errors import MissingPrerequisite
 from crosslane.host import probecache, toolchains
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 pytestmark = pytest.mark.spawns
 

@@ -18,7 +18,7 @@ from crosslane.config import ToolRootSpec
 from crosslane.host import toolroot
 from crosslane.host.enter_root import CANNOT_ENTER
 from crosslane.log import Log
-from crosslane.runner import Result, Runner
+from crosslane.process.runner import Result, Runner
 
 pytestmark = [pytest.mark.spawns, pytest.mark.hostile("6 roots and boards as boundaries")]
 

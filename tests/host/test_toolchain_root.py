@@ -14,7 +14,7 @@ import pytest
 from crosslane.config import ToolRootSpec
 from crosslane.host import toolchains, toolroot
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 pytestmark = pytest.mark.spawns  # the entry probe runs unshare
 

@@ -16,7 +16,7 @@ from crosslane.config import ToolRootSpec
 from crosslane.errors import StepFailed
 from crosslane.host import hostsetup, toolroot
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 SPEC = ToolRootSpec(name="probe", suite="forky", mirror="http://deb.debian.org/debian", packages=(),
                     architectures=("amd64",))

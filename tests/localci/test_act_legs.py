@@ -17,8 +17,8 @@ from crosslane.errors import UsageError
 from crosslane.localci import actlog, check
 from crosslane.localci.legs import LegPlan
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 
 pytestmark = pytest.mark.spawns
 

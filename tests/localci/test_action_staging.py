@@ -16,7 +16,7 @@ from crosslane.errors import IntegrityError, MissingPrerequisite, StepFailed
 from crosslane.localci import staging
 from crosslane.localci.pins import ActionPin
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 pytestmark = pytest.mark.spawns
 

@@ -14,8 +14,8 @@ from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite
 from crosslane.localci import check, pins
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Row, Verdict
-from crosslane.runner import Runner
 from crosslane.sources import pinned
 
 pytestmark = [pytest.mark.slow, pytest.mark.spawns]

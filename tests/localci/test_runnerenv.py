@@ -10,7 +10,7 @@ import pytest
 
 from crosslane.localci import runnerenv
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 
 @pytest.mark.spawns

@@ -18,7 +18,7 @@ from crosslane.config import Config
 from crosslane.log import Log
 from crosslane.models import executorch_etdump, hostenv
 from crosslane.paths import cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane_helpers import FIXTURES
 
 

@@ -18,7 +18,7 @@ from crosslane.config import ModelSpec
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite, StepFailed
 from crosslane.log import Log
 from crosslane.models import hostenv, prepare, wheel_member
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane_helpers import executable, versions_header
 
 GGUF = b"GGUF" + bytes(range(256)) * 8

@@ -20,8 +20,8 @@ from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane_helpers import probes
 
 pytestmark = [pytest.mark.cross, pytest.mark.network]

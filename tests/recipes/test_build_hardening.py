@@ -21,8 +21,8 @@ from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 
 pytestmark = [pytest.mark.cross, pytest.mark.network]
 ARCH = Arch.RISCV64
@@ -131,7 +131,7 @@ def test_gate_verdicts_are_reused_only_for_the_same_outputs(cfg: Config, built: 
 
 
 def test_the_report_carries_what_the_build_recorded(cfg: Config, built: Path) -> None:
-    from crosslane import buildreport
+    from crosslane.reports import build as buildreport
 
     # invoke build wrote it (README: every build writes the arch's report), with the canary's build in it
     written = json.loads((built.parent.parent / "reports" / f"report-{ARCH.value}.json").read_text())

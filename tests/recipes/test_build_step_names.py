@@ -16,9 +16,9 @@ from crosslane.archs import Arch
 from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.recipes import cmake
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 
 PROJECT = """cmake_minimum_required(VERSION 3.20)
 project(steps C)

@@ -19,9 +19,9 @@ from crosslane.context import Context
 from crosslane.host import toolroot
 from crosslane.log import Log
 from crosslane.paths import cache_dir
+from crosslane.process.runner import Runner
 from crosslane.recipes import cargo_root
 from crosslane.recipes.crosswire import HOST_LEAK_VARS
-from crosslane.runner import Runner
 
 pytestmark = [pytest.mark.slow, pytest.mark.cross, pytest.mark.network]
 

@@ -15,8 +15,8 @@ from crosslane.context import Context
 from crosslane.gates import elf
 from crosslane.host import buildtools
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.recipes import cmake_toolchain
-from crosslane.runner import Runner
 
 pytestmark = pytest.mark.cross
 

@@ -16,8 +16,8 @@ from crosslane.archs import Arch
 from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 
 pytestmark = [pytest.mark.cross, pytest.mark.network]
 

@@ -22,9 +22,9 @@ from crosslane.config import Component, Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.recipes import cmake
 from crosslane.report import Check, Verdict
-from crosslane.runner import Runner
 from crosslane_helpers import fresh_cache, versions_header
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]

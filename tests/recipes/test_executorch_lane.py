@@ -15,8 +15,8 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.sources import pinned
 from crosslane_helpers import pinned_source
 

@@ -12,8 +12,8 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.recipes import cmake, cmake_toolchain
-from crosslane.runner import Runner
 from crosslane_helpers import cmake_binary
 
 CACHE = """\

@@ -19,8 +19,8 @@ from crosslane.archs import Arch, info
 from crosslane.config import Config, PinnedSource
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.sources import pinned
 
 pytestmark = [pytest.mark.slow, pytest.mark.cross, pytest.mark.qemu]

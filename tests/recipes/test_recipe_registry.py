@@ -14,10 +14,10 @@ from crosslane.errors import ConfigError
 from crosslane.features.probes import Probes
 from crosslane.log import Log
 from crosslane.preflight import doctor
+from crosslane.process.runner import Runner
 from crosslane.recipes import Built
 from crosslane.registry import RECIPES
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 from crosslane.sources.worktree import Prepared
 from crosslane_helpers import versions_header
 

@@ -16,9 +16,9 @@ from crosslane.archs import Arch
 from crosslane.errors import StepFailed
 from crosslane.gates import manylinux, provenance
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.recipes import wheel_repair
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from gatekit import make_wheel
 
 pytestmark = pytest.mark.spawns

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from crosslane.config import Profile
+from crosslane.process.runner import OUTPUT_LINES, Result
 from crosslane.report import Verdict
-from crosslane.runner import OUTPUT_LINES, Result
 from crosslane.smokes import command
 
 RVV128 = Profile("rvv128", "rv64,v=true,vlen=128")

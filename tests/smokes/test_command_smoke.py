@@ -15,8 +15,8 @@ from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import command
 from crosslane_helpers import REPO
 

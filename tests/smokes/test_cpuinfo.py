@@ -11,8 +11,8 @@ from crosslane.archs import Arch
 from crosslane.config import Config, Profile
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.registry import SMOKES
-from crosslane.runner import Runner
 from crosslane.smokes import cpuinfo, load
 
 RISCV = "Instruction sets:\n\tBase Integer: yes\n\tCompressed: yes\n\tVector: {v}\n"

@@ -101,7 +101,7 @@ def test_an_unreadable_summary_is_removed_with_its_program(cfg: Config, tmp_path
     from crosslane.context import Context
     from crosslane.errors import StepFailed
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
 
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path))
     case = Case("add", "xnnpack", False, ())

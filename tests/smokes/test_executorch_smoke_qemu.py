@@ -18,8 +18,8 @@ from crosslane.config import Config
 from crosslane.config.cases import Case
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import executorch, payload
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu]

@@ -356,8 +356,8 @@ def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_pat
     from crosslane.archs import Arch
     from crosslane.context import Context
     from crosslane.log import Log
+    from crosslane.process.runner import Result, Runner
     from crosslane.report import Verdict
-    from crosslane.runner import Result, Runner
     from crosslane.smokes import genai, payload, sentinel, wheel_install
 
     cfg = config_mod.load(Path(__file__).resolve().parents[2] / "versions.toml")

@@ -16,8 +16,8 @@ from crosslane.config import Profile
 from crosslane.context import Context
 from crosslane.gates.vector_code import VectorCode
 from crosslane.log import Log
+from crosslane.process.runner import Result, Runner
 from crosslane.report import Verdict
-from crosslane.runner import Result, Runner
 from crosslane.smokes import genai, payload, sentinel, wheel_install
 
 CFG = config_mod.load(Path(__file__).resolve().parents[2] / "versions.toml")

@@ -116,7 +116,7 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
                                    packages: list[dict[str, str]], verdict: str, words: str) -> None:
     from crosslane.context import Context
     from crosslane.log import Log
-    from crosslane.runner import Runner
+    from crosslane.process.runner import Runner
 
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     root = tmp_path / "sysroot"
@@ -141,8 +141,8 @@ def test_each_run_row_carries_its_own_time_not_the_smokes() -> None:
     total, filled in for rows without a time of their own, does not replace it (every genai@profile row read 452.3 s,
     the whole smoke's, in a main job)."""
     from crosslane import report
+    from crosslane.process.runner import Result
     from crosslane.report import Verdict
-    from crosslane.runner import Result
     from crosslane.smokes import sentinel
 
     rows = [payload.row("genai", payload.Attempt(Arch.RISCV64, Profile(name, "rv64"),

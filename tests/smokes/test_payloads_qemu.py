@@ -14,8 +14,8 @@ from crosslane.archs import Arch
 from crosslane.cli import actions
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import payload
 from crosslane.smokes import site as target_site
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crosslane.report import Verdict
+from crosslane.smokes import sentinel
 from crosslane.smokes.sentinel import decide
 
 CASES = [
@@ -41,3 +42,35 @@ def test_decide(output: str, returncode: int, verdict: Verdict, words: str) -> N
 def test_timeout_wins() -> None:
     outcome = decide("X", "X-BIND OK: fine", 0, timed_out=True)
     assert (outcome.verdict, outcome.reason) == (Verdict.FAIL, "timed out")
+
+
+OK = "PROVEN something\nCANARY-BIND OK: fine"
+
+
+@pytest.mark.parametrize("output,rc,verdict,reason", [
+    (OK, 0, Verdict.PASS, "fine"),
+    ("", 0, Verdict.FAIL, "no CANARY-BIND sentinel: the program did not run (exit 0)"),
+    ("CANARY-BIND FAIL: broken", 0, Verdict.FAIL, "CANARY-BIND FAIL: broken (exit 0, expected 1)"),
+    ("CANARY-BIND FAIL: broken", 1, Verdict.FAIL, "CANARY-BIND FAIL: broken"),
+    ("CANARY-BIND ABSENT: empty payload", 4, Verdict.FAIL, "CANARY-BIND ABSENT: empty payload"),
+    ("CANARY-BIND SKIP: not installed", 3, Verdict.SKIP, "not installed"),
+    (OK, 1, Verdict.FAIL, "CANARY-BIND OK but exit 1"),
+    (OK, -11, Verdict.FAIL, "crashed with SIGSEGV"),
+    (OK, -4, Verdict.FAIL, "crashed with SIGILL"),
+    (OK + "\nCANARY-BIND OK: twice", 0, Verdict.FAIL, "2 CANARY-BIND sentinels; exactly one is allowed"),
+    (OK + "\ntrailing", 0, Verdict.FAIL, "CANARY-BIND sentinel is not the last line"),
+    ("OTHER-BIND OK: x", 0, Verdict.FAIL, "no CANARY-BIND sentinel: the program did not run (exit 0)"),
+], ids=["ok", "silent", "fail-rc0", "fail", "absent", "skip", "ok-rc1", "segv", "sigill", "two", "not-last",
+        "other-name"])
+def test_sentinel_decides_not_rc(output: str, rc: int, verdict: Verdict, reason: str) -> None:
+    outcome = sentinel.decide("CANARY", output, rc)
+    assert (outcome.verdict, outcome.reason) == (verdict, reason)
+
+
+def test_sentinel_timeout() -> None:
+    assert sentinel.decide("X", OK, 0, timed_out=True).reason == "timed out"
+
+
+def test_crash_reason_from_shell_code() -> None:
+    assert sentinel.crash_reason(139) == "SIGSEGV"
+    assert sentinel.crash_reason(1) is None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import costs, report
+from crosslane import report
 from crosslane.archs import Arch
 from crosslane.cli import actions
 from crosslane.config import Config
@@ -19,8 +19,9 @@ from crosslane.context import Context
 from crosslane.errors import UsageError
 from crosslane.guest.sysroot import MANIFEST, Sysroot
 from crosslane.log import Log
+from crosslane.process import costs
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.smokes import genai
 from crosslane.smokes import site as target_site
 

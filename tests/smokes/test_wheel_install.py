@@ -15,7 +15,7 @@ from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane.smokes import wheel_install
 
 pytestmark = [pytest.mark.qemu, pytest.mark.network]

@@ -17,7 +17,7 @@ from crosslane import config as config_mod
 from crosslane.context import Context
 from crosslane.host import toolroot
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane.smokes import wheel_install
 from gatekit import make_wheel, record_line
 

@@ -12,7 +12,7 @@ import pytest
 
 from crosslane.archs import Arch
 from crosslane.errors import PatchConflict
-from crosslane.runner import Result
+from crosslane.process.runner import Result
 from crosslane.sources import patches
 from crosslane.sources.patches import State
 from crosslane_helpers import diff, edit, quiet_context, sha256, tree_hash, write_config_text

@@ -18,7 +18,7 @@ from crosslane.cli import commands
 from crosslane.config import DebianSource, GitSource, SysrootSpec
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.log import Log
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane.sources import debsrc, net, pinned, safe_extract, worktree
 from crosslane_helpers import git, pinned_source, quiet_context, sha256, tarball, write_config_text
 

@@ -12,8 +12,8 @@ from crosslane import config
 from crosslane.config import GitSource, PinnedSource
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.recipes import cmake
-from crosslane.runner import Runner
 from crosslane.sources import gitexport, pinned
 from crosslane_helpers import versions_header
 

@@ -18,8 +18,8 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Verdict
-from crosslane.runner import Runner
 from crosslane.suites import junit, verdict
 from crosslane.suites.junit import Case, Outcome
 

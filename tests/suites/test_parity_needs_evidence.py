@@ -12,8 +12,8 @@ from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 from crosslane.suites import SuiteRun, stage, verdict
 from crosslane.suites.junit import Case, Outcome
 

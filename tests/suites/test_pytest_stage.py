@@ -15,8 +15,8 @@ from crosslane.archs import Arch
 from crosslane.config import Component, Config, SuiteSpec, TreeSource, WheelSpec
 from crosslane.context import Context
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Verdict
-from crosslane.runner import Runner
 from crosslane.suites import pytest_suite, stage
 from crosslane.suites.junit import Case, Outcome
 

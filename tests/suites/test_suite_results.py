@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from crosslane.process.runner import Result
 from crosslane.report import Check, Verdict
-from crosslane.runner import Result
 from crosslane.suites import ctest, junit, pytest_suite, verdict
 from crosslane.suites.junit import Case, Outcome
 

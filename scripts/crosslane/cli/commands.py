@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import assert_never
 
-from crosslane import buildreport, paths, report, reportdiff, userpaths
 from crosslane import config as config_mod
+from crosslane import paths, report, userpaths
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.cli import actions
 from crosslane.cli.arguments import optional_path, parse_path
@@ -27,9 +27,11 @@ from crosslane.errors import (
     VerdictFailed,
 )
 from crosslane.log import Log
+from crosslane.process.runner import Runner
 from crosslane.registry import suggestion
 from crosslane.report import Check
-from crosslane.runner import Runner
+from crosslane.reports import build as buildreport
+from crosslane.reports import diff as reportdiff
 
 Action = Callable[[Context], list[report.Row]]
 

@@ -21,7 +21,7 @@ from crosslane.errors import MissingPrerequisite
 from crosslane.guest import qemu
 from crosslane.host import buildtools, probecache, toolchains, toolroot
 from crosslane.host.probecache import identity, read_cached, write_cached
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 PROBE_TIMEOUT = 30.0
 VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+)+")

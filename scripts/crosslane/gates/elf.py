@@ -145,7 +145,7 @@ def _py_inits(dynstr: bytes) -> tuple[str, ...]:
 
 def _undefined_symbols(elf: ELFFile, dynstr: bytes) -> list[tuple[str, bool]]:
     """(name, weak) of every symbol .dynsym takes from other objects, unpacked with struct directly: pyelftools'
-    per-symbol parsing costs ~70 µs a symbol, and libstdc++ has thousands."""
+    per-symbol parsing is slow, and libstdc++ has thousands (docs/findings.md, "What tools cost")."""
     from elftools.elf.sections import SymbolTableSection
 
     dynsym = elf.get_section_by_name(".dynsym")

@@ -36,7 +36,7 @@ def read_sysconfig_var(sysconfigdata: Path, name: str) -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _sysconfig_vars(sysconfigdata: Path, mtime_ns: int) -> dict[str, str]:
-    """Every constant build_time_vars entry (parsed once per file version: ~5 ms of ast each time)."""
+    """Every constant build_time_vars entry (parsed once per file version: its ast is read on every probe otherwise)."""
     found: dict[str, str] = {}
     tree = ast.parse(sysconfigdata.read_text())
     for node in tree.body:

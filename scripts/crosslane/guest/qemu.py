@@ -12,7 +12,7 @@ from crosslane.errors import MissingPrerequisite
 from crosslane.guest import guest_root
 from crosslane.guest.sysroot import Sysroot
 from crosslane.host import probecache, toolroot
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 
 def qemu_binary(runner: Runner, arch: Arch) -> str:
@@ -56,9 +56,9 @@ def from_toolroot(root: Path, name: str, arch: Arch) -> str:
     return str(path)
 
 
-# RISC-V extensions whose qemu property was spelled with a capital Z before qemu 8.2 (Zfh=true; measured under 7.2:
-# zfh=true is "Property 'rv64-riscv-cpu.zfh' not found"). 8.2 added the lower-case names and deprecated these,
-# 10.1 removed them (qemu's docs/about/deprecated.rst, removed-features.rst). Every other extension is lower-case.
+# RISC-V extensions whose qemu property was spelled with a capital Z before qemu 8.2 (Zfh=true; 7.2 refuses zfh=true).
+# 8.2 added the lower-case names and deprecated these, 10.1 removed them (qemu's docs/about/deprecated.rst,
+# removed-features.rst). Every other extension is lower-case.
 CAPITAL_Z_UNTIL = (8, 2)
 CAPITAL_Z = frozenset({"zifencei", "zicsr", "zihintntl", "zihintpause", "zawrs", "zfa", "zfh", "zfhmin", "zve32f",
                        "zve64f", "zve64d"})

@@ -27,7 +27,7 @@ from crosslane.config import SysrootSpec
 from crosslane.errors import IntegrityError, MissingPrerequisite, StepFailed
 from crosslane.log import Progress
 from crosslane.paths import cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 # Bump when the assembly below changes, so old sysroots are not reused.
 FORMAT = 4

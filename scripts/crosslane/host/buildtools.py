@@ -10,7 +10,7 @@ from crosslane import atomic
 from crosslane.config import Tools
 from crosslane.errors import MissingPrerequisite
 from crosslane.paths import cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.errors import MissingPrerequisite
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from crosslane import atomic
 from crosslane.paths import cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 
 def identity(path: str | Path) -> list[object]:

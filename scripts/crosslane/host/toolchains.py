@@ -25,7 +25,7 @@ from crosslane.config import Toolchain, ToolRootSpec
 from crosslane.errors import MissingPrerequisite
 from crosslane.host import probecache, toolroot
 from crosslane.paths import build_root, cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 RVV_PROBE = """\
 #include <riscv_vector.h>

@@ -28,7 +28,7 @@ from crosslane.config import ToolRootSpec
 from crosslane.errors import IntegrityError, MissingPrerequisite
 from crosslane.host import probecache
 from crosslane.paths import cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 FORMAT = 1  # bump when the assembly below changes, so old roots are not reused
 MANIFEST = "crosslane-toolroot.json"

@@ -25,8 +25,8 @@ from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.localci import actlog, legs, pins, runnerenv, staging
 from crosslane.localci.legs import LegPlan
+from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Runner
 
 WORKFLOW = Path(".github/workflows/ci.yml")
 PLATFORMS = ("ubuntu-24.04", "ubuntu-latest")

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 # The event kinds the workflow answers; the payload fields act and the workflow's expressions read.
 EVENTS = ("push", "pull_request", "schedule", "workflow_dispatch")

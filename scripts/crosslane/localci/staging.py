@@ -22,7 +22,7 @@ from crosslane.config import GitSource, SysrootSpec
 from crosslane.errors import IntegrityError, MissingPrerequisite, StepFailed
 from crosslane.localci.pins import ActionPin
 from crosslane.paths import cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane.sources import pinned
 
 BUNDLE_SCRIPTS = ("package", "release")  # what actions name the script that bundles dist/ with ncc

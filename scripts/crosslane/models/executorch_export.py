@@ -208,7 +208,7 @@ def export(model_name: str, backend: str, quantize: bool, out: Path) -> dict[str
     if quantize:
         # The reference of a quantized case is the host's own run of the same lowered program: the PT2E eager
         # simulation differs from any int8 kernel by rounding compounded layer by layer, which on random weights
-        # is more than the tolerance (mv2: max abs 0.30 on x86 and on riscv64 alike, measured), so an eager
+        # is more than the tolerance (docs/lanes.md gives the figure), so an eager
         # reference would fail every CPU and prove nothing. The host's int8 result is what the target must match.
         from executorch.runtime import Runtime  # type: ignore[import-not-found]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from crosslane import atomic, locks
 from crosslane.errors import MissingPrerequisite
 from crosslane.paths import cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane.sources import pinned
 
 READY = "crosslane-ready.json"

@@ -12,8 +12,8 @@ from crosslane import atomic
 from crosslane.config import ModelSpec
 from crosslane.errors import StepFailed
 from crosslane.models import hostenv, wheel_member
+from crosslane.process.runner import Runner
 from crosslane.registry import CONVERTERS
-from crosslane.runner import Runner
 
 REFERENCE = "crosslane-reference.json"
 CONVERT_TIMEOUT = 1800.0

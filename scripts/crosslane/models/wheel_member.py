@@ -9,7 +9,7 @@ from pathlib import Path
 
 from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 CHUNK = 1 << 20
 DOWNLOAD_TIMEOUT = 1800.0

@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import contain, sessions
+from crosslane import sessions
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.config import Config, jsonschema, tomlcompat, version_of
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
+from crosslane.process import contain
 from crosslane.registry import Registry
 from crosslane.report import Check, Row, Verdict
 

@@ -410,8 +410,8 @@ class NinjaEdges:
 
 def fresh_configure(build: BuildPlan) -> tuple[str, ...]:
     """The configure command, with --fresh when the build tree's cache may hold other arguments than these: a -D
-    dropped from versions.toml stays in CMakeCache.txt otherwise (measured: a test fixture's -DFLIP=ON outlived
-    its removal), and a compiler the toolchain file names anew is never detected again (measured: a tool root's
+    dropped from versions.toml stays in CMakeCache.txt otherwise (a test fixture's -DFLIP=ON outlived
+    its removal), and a compiler the toolchain file names anew is never detected again (a tool root's
     new compiler wrapper in the toolchain file, the old one still in rules.ninja). The last stamp says what
     configured the tree; without one (a failed or foreign build) it is unknown."""
     if not (build.build_dir / "CMakeCache.txt").is_file():

@@ -20,8 +20,8 @@ from crosslane.context import Context
 from crosslane.errors import StepFailed
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
+from crosslane.process.runner import Runner
 from crosslane.recipes import cmake_cache
-from crosslane.runner import Runner
 from crosslane.shipping import folder, inventory, provenance
 from crosslane.shipping import wheel as wheel_papers
 from crosslane.shipping.inventory import Inventory

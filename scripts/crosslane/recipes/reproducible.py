@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crosslane.config import Component, GitSource, TreeSource
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane.sources import pinned
 
 CACHE_NAME = "/crosslane-cache/"

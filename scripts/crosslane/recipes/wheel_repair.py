@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 
 from crosslane.errors import StepFailed
 from crosslane.gates import manylinux
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 
 TIMEOUT = 1800.0
 
@@ -72,7 +72,7 @@ def dropped_metadata(text: str, drop: Sequence[str]) -> str:
 def drop_requires(wheel: Path, drop: Sequence[str], *, compress: bool = True) -> Path:
     """Rewrite *wheel* in place without the requirements in *drop*: METADATA edited and its RECORD line renewed,
     every other member copied as it is. With compress=False the members are stored: the repair that follows packs
-    the whole wheel again, so deflating here would be work thrown away (a 20 MB wheel: seconds of a cold build)."""
+    the whole wheel again, so deflating here would be work thrown away."""
     if not drop:
         return wheel
     partial = wheel.with_name(f".{wheel.name}.{os.getpid()}.part")
@@ -125,7 +125,6 @@ def repair(runner: Runner, wheel: Path, out: Path, search: str) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     # -z 0: the papers step packs the wheel again (fixed order and times), so a deflate here would be thrown away
-    # (level 6 of a riscv64 genai wheel's 61 MB: ~1.8 s, measured)
     result = runner.run([sys.executable, "-m", "auditwheel", "repair", "--plat", "auto", "--ldpaths", search,
                          "-z", "0", "-w", str(out), str(wheel)], timeout=TIMEOUT, env=tool_env(), check=False)
     repaired = sorted(out.glob("*.whl"))

@@ -1,6 +1,6 @@
 """The CycloneDX side of sbom.py: the document built with CycloneDX's own library and checked against its 1.6
 schema. Imported only when a document is made or validated: the library's JSON validation imports jsonschema and
-its format checkers (rfc3987_syntax builds a grammar on import: 0.7 s measured), which every command would pay."""
+its format checkers (rfc3987_syntax builds a grammar on import), which every command would pay."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _licences(expression: str | None) -> list[LicenseExpression]:
 def where_from(source: Source) -> dict[str, str] | None:
     """The purl qualifiers that say where a source not on GitHub came from: its repository (vcs_url) or its download
     (download_url, checksum). In the purl rather than as an external reference: the schema checks a reference's URL
-    with rfc3987_syntax's Earley parser, ~60 ms each (profiled), and the purl states it once."""
+    with rfc3987_syntax's Earley parser, slowly, and the purl states it once."""
     if not source.url.startswith(("https://", "http://", "git://")):
         return None
     if source.archive:

@@ -55,7 +55,7 @@ def read_text(path: Path) -> str | None:
 
 @functools.cache
 def spdx_licensing() -> Licensing:
-    """The SPDX licence index, built once: building it takes ~75 ms (measured), and a wheel's papers ask ~95 times."""
+    """The SPDX licence index, built once: a wheel's papers ask for it once per licence expression."""
     return get_spdx_licensing()
 
 

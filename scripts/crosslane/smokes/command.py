@@ -29,9 +29,9 @@ from crosslane.config import Profile
 from crosslane.context import Context
 from crosslane.errors import ConfigError
 from crosslane.policy import lanes
+from crosslane.process.runner import OUTPUT_LINES, Result
 from crosslane.recipes.cmake import substitute
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import OUTPUT_LINES, Result
 from crosslane.smokes import compare, sentinel, target
 
 OUTPUT_LIMIT = 16 << 20  # a JSON output file read back: bounded

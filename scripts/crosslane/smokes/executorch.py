@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic, costs
+from crosslane import atomic
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.config.cases import Case
@@ -31,6 +31,7 @@ from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
 from crosslane.paths import cache_dir
+from crosslane.process import costs
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import payload, sentinel, target
 
@@ -42,9 +43,8 @@ MIN_AGREEMENT = 0.9
 # than add's 2 KB on any CPU (a hang is still bounded, and named, never a flake).
 MODEL_BYTES_UNIT = 16e6
 # Side by side (one per core), each run with the runner's default threadpool on every core (THREADS None: qemu-user's
-# threads are host threads). Measured on 2 cores (bench_executorch, the 12 default cases): one mv2 run takes 1.0 s wall
-# and 1.85 s CPU, so side by side and one after another differ only by noise (13.7 vs 12.1 s, then 11.0 vs 11.9 s);
-# single-threaded runs side by side are no faster (13.0, 13.3 s) and would stop running XNNPACK's threadpool.
+# threads are host threads): single-threaded runs side by side are no faster, and they would stop running XNNPACK's
+# threadpool, code the smoke proves (bench_executorch; docs/architecture.md, on what a run costs).
 PARALLEL = True
 THREADS: int | None = None  # the runner's --cpu_threads (the bench sets 1 to measure the matrix's own parallelism)
 HOSTENV = "executorch-aot"

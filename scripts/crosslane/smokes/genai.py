@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import costs
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import ArchConfig, Component, Constrained, Profile, version_of
 from crosslane.context import Context
@@ -24,6 +23,7 @@ from crosslane.gates import compiled, provenance, vector_code
 from crosslane.guest import cpython
 from crosslane.models import prepare
 from crosslane.paths import cache_dir
+from crosslane.process import costs
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Check, Row, Verdict
 from crosslane.shipping import folder as shipping_folder

@@ -24,8 +24,8 @@ from crosslane import archs
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
+from crosslane.process.runner import Result
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Result
 from crosslane.smokes import compare, sentinel, target
 from crosslane.smokes.payloads import path as payload_path
 
@@ -121,8 +121,8 @@ def command(ctx: Context, arch: Arch, profile: Profile, payload: Payload) -> lis
 def bytecode_folder(ctx: Context, arch: Arch) -> Path:
     """Where the target's interpreter keeps the bytecode it compiles (PYTHONPYCACHEPREFIX), for every run of the
     arch in this build folder. The sysroot's Python files come without bytecode (Debian's postinst compiles it, and
-    a sysroot runs no postinst), so under qemu every run compiled numpy and the stdlib modules it imports again:
-    about 6 s of CPU for `import numpy` on riscv64. Nothing is written beside the sysroot's files."""
+    a sysroot runs no postinst), so under qemu every run compiled numpy and the stdlib modules it imports again
+    (docs/architecture.md, on what a run costs). Nothing is written beside the sysroot's files."""
     return ctx.build_root / arch.value / "pycache"
 
 

@@ -36,8 +36,8 @@ def crash_reason(returncode: int) -> str | None:
 
 
 def signal_of(returncode: int) -> str | None:
-    """The signal a program run without a shell died of: only a negative return code says so (qemu-user dies of
-    its guest's fatal signal; measured for the host's and a tool root's qemu). An exit status of 132 is a
+    """The signal a program run without a shell died of: only a negative return code says so (qemu-user, the host's
+    and a tool root's alike, dies of its guest's fatal signal). An exit status of 132 is a
     program's own choice, no evidence of SIGILL."""
     return crash_reason(returncode) if returncode < 0 else None
 

@@ -8,13 +8,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar, cast
 
-from crosslane import costs, report
+from crosslane import report
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
 from crosslane.guest import cpython, guest_root, qemu
+from crosslane.process import costs
+from crosslane.process.runner import Result
 from crosslane.report import Row
-from crosslane.runner import Result
 
 T = TypeVar("T")
 U = TypeVar("U")

@@ -1,35 +1,12 @@
 """The install test: each of the lane's wheels installed the way a user on a board installs it, in a clean root.
 
-For a wheel of CPython X.Y: a root of the Debian suite whose system Python that is (`wheel.install_suites`,
-default the sysroot's suite) holding python X.Y, its venv module and `wheel.install_packages` only (the
-distribution packages that stand for requirements no index has a wheel of for the arch: numpy on riscv64; the
-requirements the index has for the target are downloaded on the host into the folder pip installs from),
-made by the sysroot machinery (apt, the archive's signatures) once and copied fresh for every test. Inside the
-copy (chroot, a private mount and network namespace: no network), under qemu-user with the arch's default
-CPU profile:
-
-    pythonX.Y -m venv --without-pip --system-site-packages /crosslane/venv
-    /crosslane/venv/bin/python <the root's pip wheel, unpacked>/pip install --only-binary=:all: \
-        --index-url file:///crosslane/index/simple --find-links /crosslane/wheels D==V
-                                                   (the lane's wheels as a PEP 503 index, shipping/index.py)
-    /crosslane/venv/bin/python <genai payload>     (tiers 1–5 with the smoke's model)
-
-`--without-pip`: venv runs ensurepip in a child process, and qemu-user cannot start a target binary from a
-target binary without binfmt_misc; the pip it would install is the distribution's wheel, run here directly (from
-its files unpacked once, `pip_tree`, so that its bytecode is compiled once).
-PASS needs pip's own "Successfully installed D-V" line, the payload's sentinel (tier 4's tokens equal the
-host reference) and the ORT it mapped being the one the wheel bundles, inside the venv.
-
-Each run adds evidence, not a repeat (`evidence`): where every ELF file pip installed into the venv (the wheel's and
-its requirements') is, by sha256, a file in the site the arch's smoke runs passed every tier with on every profile
-(`Proof`), the install test
-proves what only it can (pip's resolution, the installed layout, that the installed module loads and generates)
-with a short generation: SHORT_TOKENS tokens, equal to the reference's first, and no constrained tier. Where only
-CPython extension modules are other bytes (another CPython's build of the same library bytes), every call the full
-run makes into them is still made once and compared exactly: the short generation and a short constrained one,
-SHORT_TOKENS guided tokens equal to the first the smoke made on the default profile. The control's wheels map
-PyPI's ORT, which no smoke loads (the control's own run maps the sysroot's Debian ORT): the first of them runs every
-tier, and what it passed with is the others' proof (`run`).
+A root of the Debian suite whose system Python the wheel is for, made by the sysroot machinery once and copied fresh
+for every test, runs under qemu-user with no network: a venv without pip (ensurepip would start a target program from
+a target program, which qemu-user cannot without binfmt_misc), the root's own pip installing the wheel from the lane's
+index (shipping/index.py), then the genai payload from the venv. PASS needs pip's "Successfully installed D-V", the
+payload's sentinel and the ORT it mapped being the wheel's own, inside the venv. Where the smoke already proved the
+same ELF bytes (`Proof`, by sha256), the payload runs its short form: each run adds evidence, not a repeat. The steps
+in full: docs/lanes.md, "Install test"; the evidence rule: docs/architecture.md, on what a run costs.
 """
 
 from __future__ import annotations
@@ -59,14 +36,14 @@ from crosslane.gates import elf, provenance
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
 from crosslane.paths import cache_dir
+from crosslane.process.runner import Result
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Result
 from crosslane.shipping import index
 from crosslane.smokes import compare, payload, payloads, sentinel, site, target
 
 VENV = PurePosixPath("/crosslane/venv")
 # The generation of a wheel whose bytes the smoke proved: the first token is the prompt's pass, the second the one
-# decode step over the kept past that every further token repeats (each costs ~4.6 s of CPU under qemu on riscv64).
+# decode step over the kept past that every further token repeats (docs/architecture.md, on what a run costs).
 SHORT_TOKENS = 2
 WHEELS = PurePosixPath("/crosslane/wheels")  # the requirements downloaded on the host
 INDEX = PurePosixPath("/crosslane/index")  # the lane's wheels, as `invoke index` writes them
@@ -133,8 +110,8 @@ def pip_wheel(root: Path) -> Path | None:
 
 def pip_tree(wheel: Path) -> Path:
     """The root's pip wheel unpacked once into the cache, by its sha256. Run from the wheel, a zip, pip compiled
-    every module it imports on every start (zipimport keeps no bytecode): `pip install --help` took 32 s of CPU
-    under qemu-riscv64 7.2 from the wheel, 3 s from an unpacked copy holding its bytecode (measured 2026-12-06).
+    every module it imports on every start (zipimport keeps no bytecode), far more CPU under qemu than
+    a start from an unpacked copy (docs/architecture.md, on what a run costs).
     The pip steps bind it writable, so the first run of each CPython leaves the bytecode the next ones read; pip
     runs no code of the wheels it installs, and the payload's step, which does, does not see it."""
     final = cache_dir() / "pip" / f"{wheel.stem}-{stamps.file_sha256(wheel)[:16]}"
@@ -437,7 +414,7 @@ def run(ctx: Context, arch: Arch, component: str, wheels: Sequence[Path], genera
     *arch* (Proof). With nothing proven on an arch of one profile (the amd64 control's wheels, which map PyPI's ORT,
     loaded by no smoke), the first wheel's test runs every tier first, and what it passed with is the proof of the
     others: another CPython's wheel of the same build holds the same library bytes and PyPI's ORT the same
-    libonnxruntime.so (measured: one sha256 across its cp313 and cp314 wheels, 2026-12-06)."""
+    libonnxruntime.so (one sha256 across its cp313 and cp314 wheels; docs/architecture.md, on what a run costs)."""
     def test(given: Proof) -> Callable[[Path], tuple[Row, Proof]]:
         return lambda w: install_one(ctx, arch, component, w, generation, base_timeout, wheels, given)
 

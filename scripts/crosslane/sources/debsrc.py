@@ -16,7 +16,7 @@ from pathlib import Path
 
 from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane.sources import net
 
 APT_TIMEOUT = 600.0

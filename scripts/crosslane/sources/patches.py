@@ -32,8 +32,8 @@ from crosslane.archs import Arch
 from crosslane.config import Component, PatchSpec
 from crosslane.errors import ConfigError, PatchConflict
 from crosslane.host import probecache
+from crosslane.process.runner import Result, Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Result, Runner
 
 PATCH = ("patch", "--batch", "--forward", "--binary", "-F0", "--no-backup-if-mismatch", "-r", "-")
 PATCH_TIMEOUT = 120.0

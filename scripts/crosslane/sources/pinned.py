@@ -40,7 +40,7 @@ from crosslane.config import (
 )
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
 from crosslane.paths import cache_dir
-from crosslane.runner import Runner
+from crosslane.process.runner import Runner
 from crosslane.sources import debsrc, gitexport, net, safe_extract
 
 FETCH_TIMEOUT = 1800.0

@@ -27,9 +27,9 @@ from packaging.utils import canonicalize_name
 from crosslane.archs import Arch
 from crosslane.config import Component, GitSource, Profile, SuiteSpec, SysrootSpec
 from crosslane.context import Context
+from crosslane.process.runner import Result
 from crosslane.recipes import cmake
 from crosslane.report import Check, Row, Verdict
-from crosslane.runner import Result
 from crosslane.smokes import genai, payload, sentinel, site, target, wheel_install
 from crosslane.sources import pinned, worktree
 from crosslane.suites import SuiteRun, junit

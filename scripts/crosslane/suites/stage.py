@@ -1,5 +1,5 @@
 """The upstream-tests stage: each component's suite on the chosen profiles, judged, compared with the amd64 control,
-every case recorded beside its results for the build report (buildreport.py reads them back)."""
+every case recorded beside its results for the build report (reports/build.py reads them back)."""
 
 from __future__ import annotations
 

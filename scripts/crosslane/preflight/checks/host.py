@@ -13,7 +13,7 @@ from crosslane.report import Verdict
 
 # Minimum host tool versions, and why: onnxruntime-genai needs cmake >= 3.26; ninja 1.10 is the first
 # with the restat/dyndep features CMake's Ninja generator relies on; qemu 7.2 is the first with RVV 1.0.
-# Compared as numeric release tuples, stdlib only: packaging's specifiers cost a no-op build ~5 ms of imports,
+# Compared as numeric release tuples, stdlib only: packaging's specifiers would be imports a no-op build pays for,
 # and a tool's version here is a release number (a suffix such as "-14" or "rc1" does not change the verdict).
 MINIMUMS = {"cmake": (3, 26), "ninja": (1, 10), "qemu": (7, 2)}
 

@@ -197,8 +197,8 @@ LOADED: dict[str, tuple[Any, Any, Any]] = {}  # model folder -> (the module, og.
 
 
 def loaded(og: Any, model_dir: str) -> tuple[Any, Any]:
-    """The model and its tokenizer, loaded on first use: tiers 4 and 5 share one load (under qemu a load of the
-    tier-4 model is ~20 s of the run; loading it twice proves nothing the first load did not). Only a load by this
+    """The model and its tokenizer, loaded on first use: tiers 4 and 5 share one load (under qemu a load is a large
+    part of the run, and loading it twice proves nothing the first load did not). Only a load by this
     same module is reused."""
     found = LOADED.get(model_dir)
     if found is None or found[0] is not og:

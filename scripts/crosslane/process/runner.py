@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crosslane import contain, costs
 from crosslane.errors import MissingPrerequisite, StepFailed, Terminated
 from crosslane.log import INTERESTING_ENV, Log
+from crosslane.process import contain, costs
 
-if TYPE_CHECKING:  # plumbum is imported where a program is run: `invoke verify` runs none (~70 ms)
+if TYPE_CHECKING:  # plumbum is imported where a program is run: `invoke verify` runs none
     from plumbum.commands.base import BaseCommand
 
 LONGEST_TIMEOUT = 7 * 86400.0

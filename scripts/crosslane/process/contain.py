@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from crosslane import keeper
-from crosslane.keeper import end_tree, mark_subreaper, processes, send
+from crosslane.process import keeper
+from crosslane.process.keeper import end_tree, mark_subreaper, processes, send
 
 HARD = keeper.GRACE + 3.0  # after a stop: a keeper still there is ended from outside, its tree with it
 DRAIN = 1.0  # after the keeper has ended: reading what its tree wrote last

@@ -1,4 +1,4 @@
-"""`invoke report-diff OLD NEW`: what changed between two build reports (buildreport.py, same schema) — pins and
+"""`invoke report-diff OLD NEW`: what changed between two build reports (reports/build.py, same schema) — pins and
 versions, verdicts, sizes and timings — one line per change, so a reviewer sees a bump's whole effect. Every field
 taken from a report is printed as the summary prints a cell (report.shown): a newline in a component, package or
 test name would otherwise forge lines of its own, a verdict or a `::error::` workflow command on CI among them."""
@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from crosslane import bounded, buildreport
-from crosslane.buildreport import SCHEMA
+from crosslane import bounded
 from crosslane.errors import UsageError
 from crosslane.report import MAX_CELL, REPORT_FIX, Row, shown
+from crosslane.reports import build as buildreport
+from crosslane.reports.build import SCHEMA
 
 # What identifies a component's build inputs in a report (the stamp's inputs) and the figures worth comparing.
 PINS = ("source", "fetchcontent", "patches", "compiler", "cmake", "ninja", "sysroot", "wheel", "cmake_args")

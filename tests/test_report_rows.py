@@ -1,0 +1,24 @@
+"""A run's rows as the summary table, markdown and JSON (report.py), read back equal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from crosslane import report
+from crosslane.report import Check, Row, Verdict
+
+
+def test_report_table_and_json(tmp_path: Path) -> None:
+    rows = [Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "ok", subject="cli", profile="rvv128"),
+            Row("c", "a", Check.GATE, Verdict.FAIL, "x|y", subject="s")]
+    text = report.table(rows)
+    assert text.splitlines()[0].split() == ["component", "arch", "step", "verdict", "wall/cpu", "reason"]
+    assert "cli@rvv128" in text
+    assert "x\\|y" in report.markdown(rows)  # a cell's | escaped, as GitHub's tables read it
+    report.write_json(rows, tmp_path / "r.json")
+    written = json.loads((tmp_path / "r.json").read_text())
+    assert written[1]["verdict"] == "FAIL"
+    assert (written[0]["check"], written[0]["subject"], written[0]["profile"]) == ("smoke", "cli", "rvv128")
+    assert [Row.from_dict(d) for d in written] == rows
+    assert report.failed(rows) == rows[1:]
