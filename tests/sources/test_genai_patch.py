@@ -1,8 +1,9 @@
 """The onnxruntime-genai riscv64 patches (patches/onnxruntime-genai/) on a fixture of their target files.
 
 The fixture is cmake/target_platform.cmake reduced to the Linux branch of v0.15.2, with that branch's
-text unchanged, and the lines of src/python/py/_dll_directory.py that patch 002's hunk sees, so the real
-patches from patches/ apply to it as they do to the tagged tree.
+text unchanged, the lines of src/python/py/_dll_directory.py that patch 002's hunk sees and the ORT_HOME branch of
+cmake/ortlib.cmake that patch 003's sees, so the real patches from patches/ apply to it as they do to the tagged
+tree.
 """
 
 from __future__ import annotations
@@ -49,6 +50,22 @@ DLL_DIRECTORY = """\
             raise ImportError("Could not find the onnxruntime package.")
 """
 
+ORTLIB = """\
+# Fixture: onnxruntime-genai v0.15.2 cmake/ortlib.cmake, the ORT_HOME branch's non-Apple lines.
+if (ORT_HOME)
+  if (APPLE)
+    message(FATAL_ERROR "APPLE is not part of this fixture")
+  elseif (CMAKE_SYSTEM_NAME MATCHES "AIX")
+    set(ORT_HEADER_DIR ${ORT_HOME}/include/onnxruntime)
+    set(ORT_LIB_DIR ${ORT_HOME}/lib)
+  else()
+    set(ORT_HEADER_DIR ${ORT_HOME}/include)
+    set(ORT_LIB_DIR ${ORT_HOME}/lib)
+  endif()
+endif()
+message(STATUS "ORT_HEADER_DIR=${ORT_HEADER_DIR}")
+"""
+
 # Evaluates the file the way onnxruntime-genai's CMakeLists reaches it on Linux, without a project().
 CHECK = """\
 set(CMAKE_SYSTEM_NAME Linux)
@@ -67,6 +84,7 @@ def genai_tree(tmp_path: Path) -> Path:
     (tree / "cmake/target_platform.cmake").write_text(FIXTURE)
     (tree / "src/python/py").mkdir(parents=True)
     (tree / "src/python/py/_dll_directory.py").write_text(DLL_DIRECTORY)
+    (tree / "cmake/ortlib.cmake").write_text(ORTLIB)
     return tree
 
 
@@ -81,12 +99,12 @@ def evaluate(cfg: Config, tree: Path, processor: str) -> subprocess.CompletedPro
 def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) -> None:
     ctx = quiet_context(cfg)
     first = actions.patch(ctx, "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=False)
-    assert [(r.verdict.value, r.reason.split(": ", 1)[1]) for r in first] == [("PASS", "APPLICABLE→applied")] * 2
+    assert [(r.verdict.value, r.reason.split(": ", 1)[1]) for r in first] == [("PASS", "APPLICABLE→applied")] * 3
     patched = tree_hash(genai_tree)
     assert 'elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^riscv64.*")' in (genai_tree / "cmake/target_platform.cmake"
                                                                        ).read_text()
     again = actions.patch(ctx, "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=True)
-    assert [r.reason.split(": ", 1)[1] for r in again] == ["APPLIED (already; skipped)"] * 2
+    assert [r.reason.split(": ", 1)[1] for r in again] == ["APPLIED (already; skipped)"] * 3
     assert "ORT_LIB_PATH" in (genai_tree / "src/python/py/_dll_directory.py").read_text()
     assert tree_hash(genai_tree) == patched
 
@@ -96,7 +114,7 @@ def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) 
 def test_patch_is_not_for_other_arches(cfg: Config, genai_tree: Path, arch: Arch) -> None:
     before = tree_hash(genai_tree)
     rows = actions.patch(quiet_context(cfg), "onnxruntime-genai", arch, str(genai_tree), check=False)
-    assert [r.verdict.value for r in rows] == ["SKIP", "SKIP"] and all("NOT-FOR-ARCH" in r.reason for r in rows)
+    assert [r.verdict.value for r in rows] == ["SKIP"] * 3 and all("NOT-FOR-ARCH" in r.reason for r in rows)
     assert tree_hash(genai_tree) == before
 
 
@@ -111,3 +129,25 @@ def test_riscv64_is_unsupported_before_and_recognised_after(cfg: Config, genai_t
         after = evaluate(cfg, genai_tree, info(arch).cmake_processor)
         assert after.returncode == 0, after.stderr
         assert f"genai_target_platform={expected}" in after.stdout
+
+
+def header_dir(cfg: Config, tree: Path, ort_home: Path) -> str:
+    done = subprocess.run([cmake_binary(cfg), f"-DORT_HOME={ort_home}", "-DCMAKE_SYSTEM_NAME=Linux", "-P",
+                           str(tree / "cmake/ortlib.cmake")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return next(line.split("=", 1)[1] for line in (done.stdout + done.stderr).splitlines()
+                if "ORT_HEADER_DIR=" in line)
+
+
+@pytest.mark.spawns
+def test_ort_headers_are_found_in_onnxruntime_s_own_install_layout(cfg: Config, genai_tree: Path,
+                                                                    tmp_path: Path) -> None:
+    installed, released = tmp_path / "installed", tmp_path / "released"
+    (installed / "include/onnxruntime").mkdir(parents=True)
+    (installed / "include/onnxruntime/onnxruntime_c_api.h").write_text("")
+    (released / "include").mkdir(parents=True)
+    (released / "include/onnxruntime_c_api.h").write_text("")
+    assert header_dir(cfg, genai_tree, installed) == f"{installed}/include"  # before: the header is not there
+    actions.patch(quiet_context(cfg), "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=False)
+    assert header_dir(cfg, genai_tree, installed) == f"{installed}/include/onnxruntime"
+    assert header_dir(cfg, genai_tree, released) == f"{released}/include"
