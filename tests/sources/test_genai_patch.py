@@ -2,7 +2,7 @@
 
 The fixture is cmake/target_platform.cmake reduced to the Linux branch of v0.15.2, with that branch's
 text unchanged, the lines of src/python/py/_dll_directory.py that patch 002's hunk sees and the ORT_HOME branch of
-cmake/ortlib.cmake that patch 003's sees, so the real patches from patches/ apply to it as they do to the tagged
+cmake/ortlib.cmake that patch 003's sees and the three places patch 004 changes, so the real patches from patches/ apply to it as they do to the tagged
 tree.
 """
 
@@ -66,6 +66,58 @@ endif()
 message(STATUS "ORT_HEADER_DIR=${ORT_HEADER_DIR}")
 """
 
+# Fixture: onnxruntime-genai v0.15.2's three places that name OrtApi::SessionReleaseCapturedGraph (patch 004), each
+# with the lines its hunk sees.
+RELEASE_CAPTURED_GRAPH = {
+    "src/models/model.cpp": """\
+State::~State() {
+  // Release captured graph resources in the EP.
+  // Note: the EP contract is to no-op when the id was never captured (e.g., when
+  // graph_capture_this_run was always false for this State). The call is wrapped
+  // in try/catch because destructors must not throw -- a throw during unwinding
+  // would call std::terminate.
+#if ORT_API_VERSION >= 27
+  if (graph_capture_session_ && graph_id_value_ > 0) {
+    try {
+      graph_capture_session_->ReleaseCapturedGraph(graph_id_value_);
+    } catch (...) {
+      // Best-effort cleanup; swallow to keep the destructor non-throwing.
+      if (g_log.enabled && g_log.ort_lib) {
+        Log("ort_lib") << "ReleaseCapturedGraph(id=" << graph_id_value_
+                       << ") failed: unknown exception" << std::endl;
+      }
+    }
+  }
+#endif
+
+""",
+    "src/models/onnxruntime_api.h": """\
+
+  void Run(_In_opt_ const OrtRunOptions* run_options, const OrtIoBinding&);  ///< Wraps OrtApi::RunWithBinding
+
+  void SetEpDynamicOptions(_In_opt_ const char* const* keys, const char* const* values, size_t kv_len);
+
+#if ORT_API_VERSION >= 27
+  void ReleaseCapturedGraph(int graph_annotation_id);  ///< Wraps OrtApi::SessionReleaseCapturedGraph (ORT 1.27+)
+#endif
+
+  static void operator delete(void* p) { Ort::api->ReleaseSession(reinterpret_cast<OrtSession*>(p)); }
+  Ort::Abstract make_abstract;
+""",
+    "src/models/onnxruntime_inline.h": """\
+inline void OrtSession::SetEpDynamicOptions(const char* const* keys, const char* const* values, size_t kv_len) {
+  Ort::ThrowOnError(Ort::api->SetEpDynamicOptions(this, keys, values, kv_len));
+}
+
+#if ORT_API_VERSION >= 27
+inline void OrtSession::ReleaseCapturedGraph(int graph_annotation_id) {
+  Ort::ThrowOnError(Ort::api->SessionReleaseCapturedGraph(this, graph_annotation_id));
+}
+#endif
+
+""",
+}
+
 # Evaluates the file the way onnxruntime-genai's CMakeLists reaches it on Linux, without a project().
 CHECK = """\
 set(CMAKE_SYSTEM_NAME Linux)
@@ -85,6 +137,9 @@ def genai_tree(tmp_path: Path) -> Path:
     (tree / "src/python/py").mkdir(parents=True)
     (tree / "src/python/py/_dll_directory.py").write_text(DLL_DIRECTORY)
     (tree / "cmake/ortlib.cmake").write_text(ORTLIB)
+    (tree / "src/models").mkdir(parents=True)
+    for name, text in RELEASE_CAPTURED_GRAPH.items():
+        (tree / name).write_text(text)
     return tree
 
 
@@ -99,12 +154,12 @@ def evaluate(cfg: Config, tree: Path, processor: str) -> subprocess.CompletedPro
 def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) -> None:
     ctx = quiet_context(cfg)
     first = actions.patch(ctx, "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=False)
-    assert [(r.verdict.value, r.reason.split(": ", 1)[1]) for r in first] == [("PASS", "APPLICABLE→applied")] * 3
+    assert [(r.verdict.value, r.reason.split(": ", 1)[1]) for r in first] == [("PASS", "APPLICABLE→applied")] * 4
     patched = tree_hash(genai_tree)
     assert 'elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^riscv64.*")' in (genai_tree / "cmake/target_platform.cmake"
                                                                        ).read_text()
     again = actions.patch(ctx, "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=True)
-    assert [r.reason.split(": ", 1)[1] for r in again] == ["APPLIED (already; skipped)"] * 3
+    assert [r.reason.split(": ", 1)[1] for r in again] == ["APPLIED (already; skipped)"] * 4
     assert "ORT_LIB_PATH" in (genai_tree / "src/python/py/_dll_directory.py").read_text()
     assert tree_hash(genai_tree) == patched
 
@@ -114,7 +169,7 @@ def test_patch_applies_then_reapplies_as_a_no_op(cfg: Config, genai_tree: Path) 
 def test_patch_is_not_for_other_arches(cfg: Config, genai_tree: Path, arch: Arch) -> None:
     before = tree_hash(genai_tree)
     rows = actions.patch(quiet_context(cfg), "onnxruntime-genai", arch, str(genai_tree), check=False)
-    assert [r.verdict.value for r in rows] == ["SKIP"] * 3 and all("NOT-FOR-ARCH" in r.reason for r in rows)
+    assert [r.verdict.value for r in rows] == ["SKIP"] * 4 and all("NOT-FOR-ARCH" in r.reason for r in rows)
     assert tree_hash(genai_tree) == before
 
 
@@ -151,3 +206,23 @@ def test_ort_headers_are_found_in_onnxruntime_s_own_install_layout(cfg: Config, 
     actions.patch(quiet_context(cfg), "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=False)
     assert header_dir(cfg, genai_tree, installed) == f"{installed}/include/onnxruntime"
     assert header_dir(cfg, genai_tree, released) == f"{released}/include"
+
+
+def compiled_calls(tree: Path, api_version: int) -> list[str]:
+    """The lines naming the captured-graph release that survive the preprocessor at *api_version*."""
+    kept = []
+    for name in RELEASE_CAPTURED_GRAPH:
+        done = subprocess.run(["cpp", "-P", f"-DORT_API_VERSION={api_version}", str(tree / name)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        kept += [line for line in done.stdout.splitlines() if "ReleaseCapturedGraph(" in line]
+    return kept
+
+
+@pytest.mark.spawns
+def test_an_api_27_without_the_captured_graph_release_compiles_no_call_to_it(cfg: Config, genai_tree: Path) -> None:
+    before = compiled_calls(genai_tree, 27)  # the pinned ORT's API 27 lacks the member these call
+    assert any("Ort::api->SessionReleaseCapturedGraph(" in line for line in before)
+    actions.patch(quiet_context(cfg), "onnxruntime-genai", Arch.RISCV64, str(genai_tree), check=False)
+    assert compiled_calls(genai_tree, 27) == []
+    assert compiled_calls(genai_tree, 28) == before
