@@ -1,10 +1,9 @@
 """The onnxruntime-genai riscv64 patches (patches/onnxruntime-genai/) on a fixture of their target files.
 
 The fixture is cmake/target_platform.cmake reduced to the Linux branch of v0.15.2, with that branch's
-text unchanged, the lines of src/python/py/_dll_directory.py that patch 002's hunk sees and the ORT_HOME branch of
-cmake/ortlib.cmake that patch 003's sees and the three places patch 004 changes, so the real patches from patches/ apply to it as they do to the tagged
-tree.
-"""
+text unchanged, the lines of src/python/py/_dll_directory.py that patch 002's hunk sees, the ORT_HOME branch of
+cmake/ortlib.cmake that patch 003's sees and the three places patch 004 changes, so the real patches from patches/
+apply to it as they do to the tagged tree."""
 
 from __future__ import annotations
 
