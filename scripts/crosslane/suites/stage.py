@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import atomic
+from crosslane import atomic, controls
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config, Profile, SuiteSpec
 from crosslane.context import Context
@@ -77,7 +77,9 @@ def describe(config: Config, arch: Arch, names: Sequence[str], profiles: Sequenc
         spec = config.components[name].tests
         if spec is not None:
             shown = ", ".join(p.name for p in chosen_profiles(spec, profiles)) or "no profile of this run"
-            control = " and the amd64 control" if spec.control and arch is not CONTROL_ARCH and \
+            shared = controls.shared_with(config, name)
+            whose = f" ({shared}'s)" if shared != name else ""
+            control = f" and the amd64 control{whose}" if spec.control and arch is not CONTROL_ARCH and \
                 config.builds(name, CONTROL_ARCH) else ""
             lines.append(f"upstream tests {name} ({spec.kind}) on {arch} {shown}{control}")
     return lines
@@ -94,14 +96,15 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
     if spec.control and arch is not CONTROL_ARCH and ctx.config.builds(name, CONTROL_ARCH) and judged:
         arch_cfg = ctx.config.arches[CONTROL_ARCH]
         profile = arch_cfg.profile(arch_cfg.default_profile)
-        with ctx.log.group(f"upstream tests: {name} on the amd64 control ({profile.name})"):
-            theirs = suite(ctx, CONTROL_ARCH, name, [profile])
+        shared = controls.shared_with(ctx.config, name)  # its own control test build, or the same one of another's
+        with ctx.log.group(f"upstream tests: {shared} on the amd64 control ({profile.name})"):
+            theirs = suite(ctx, CONTROL_ARCH, shared, [profile])
         rows += [dataclasses.replace(r, control=True) for r in theirs.rows]
-        control_judged = judge_all(ctx, CONTROL_ARCH, name, theirs, control=True)
+        control_judged = judge_all(ctx, CONTROL_ARCH, shared, theirs, control=True)
         if control_judged:
             control = control_judged[0][1]
             rows.append(verdict.row(name, CONTROL_ARCH.value, profile.name, control, control=True,
-                                    where=exempt_table(name, CONTROL_ARCH)))
+                                    where=exempt_table(shared, CONTROL_ARCH)))
             rows += [verdict.parity(name, arch.value, p, j, control) for p, j in judged]
         else:
             failed = "; ".join(r.reason for r in theirs.rows if r.verdict is Verdict.FAIL)[:300]
