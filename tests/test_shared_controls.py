@@ -45,6 +45,9 @@ def test_the_repositorys_components_each_build_their_own_control() -> None:
                  'pythons = ["3.13", "3.14", "3.15"]', "onnxruntime-genai", id="riscv64-entries-only"),
     pytest.param('[components.onnxruntime-genai-v.smoke]\ntimeout = 900', "onnxruntime-genai", id="smoke-only"),
     pytest.param('arch_cmake_args = { amd64 = ["-DX=1"] }', "onnxruntime-genai-v", id="amd64-arguments"),
+    # The amd64 stamp lists every patch of the series (a riscv64-only one as NOT-FOR-ARCH): another series is
+    # another amd64 stamp, though amd64 applies none of it.
+    pytest.param('patches = []', "onnxruntime-genai-v", id="another-patch-series"),
     pytest.param('toolchain = { amd64 = "gcc" }', "onnxruntime-genai-v", id="amd64-toolchain"),
     pytest.param('cmake_args = ["-DUSE_CUDA=OFF"]', "onnxruntime-genai-v", id="every-arch-arguments"),
     pytest.param('[components.onnxruntime-genai-v.tests]\ntimeout = 900', "onnxruntime-genai-v",

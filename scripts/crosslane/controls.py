@@ -5,7 +5,8 @@ control is that one's, built once.
 A variant (`extends`) that changes only another arch's build, e.g. an ExecuTorch runner built with another riscv64
 compiler, would otherwise build on amd64 what its base already builds there, and its control test build again. "The
 same" is decided on what the amd64 build's stamp inputs come from (recipes/cmake.plan; suites/ctest.test_plan for the
-test build): versions.toml's entries with every other arch's dropped. The rest of a stamp (sysroot, compiler
+test build): versions.toml's entries with every other arch's dropped, save the patch series, which the stamp lists
+whole. The rest of a stamp (sysroot, compiler
 identity, build tools) is the arch's, the same for both; only the name and the folders differ, by construction.
 Pure: the configuration's model only, so a plan (`--dry-run`) shows the decision.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import Component, Config, SuiteSpec
+from crosslane.config import Component, Config, PatchSpec, SuiteSpec
 
 V = TypeVar("V")
 
@@ -45,11 +46,18 @@ def _suite(spec: SuiteSpec | None) -> SuiteSpec | None:
                                exempt=_control_only(spec.exempt))
 
 
+def _on_control(series: Sequence[PatchSpec]) -> tuple[PatchSpec, ...]:
+    """A series as the amd64 stamp records it: every patch with its pin, and whether amd64 applies it (a patch for
+    another arch is still listed there, as NOT-FOR-ARCH: sources/patches.stamp_inputs)."""
+    return tuple(dataclasses.replace(p, arches=(CONTROL_ARCH,) if CONTROL_ARCH in p.arches else ()) for p in series)
+
+
 def inputs(config: Config, name: str) -> ControlInputs:
     """*name*'s control inputs. Where it runs (arches, job) and its smoke are left out: they change no byte built."""
     component = config.components[name]
-    patches = {dep: kept for dep, found in component.fetchcontent_patches.items()
-               if (kept := tuple(p for p in found if CONTROL_ARCH in p.arches))}
+    # A FetchContent dependency's series is in the stamp only when amd64 applies one of it (recipes/cmake.py).
+    patches = {dep: _on_control(found) for dep, found in component.fetchcontent_patches.items()
+               if any(CONTROL_ARCH in p.arches for p in found)}
     wheel = dataclasses.replace(component.wheel, bundle=_control_only(component.wheel.bundle),
                                 drop_requires=_control_only(component.wheel.drop_requires),
                                 symbol_versions=_control_only(component.wheel.symbol_versions))
@@ -59,7 +67,7 @@ def inputs(config: Config, name: str) -> ControlInputs:
         source_of="", arch_cmake_args=_control_only(component.arch_cmake_args),
         cpu_extensions=_control_only(component.cpu_extensions),
         sysroot_packages=_control_only(component.sysroot_packages), providers=_control_only(component.providers),
-        patches=tuple(p for p in component.patches if CONTROL_ARCH in p.arches), fetchcontent_patches=patches,
+        patches=_on_control(component.patches), fetchcontent_patches=patches,
         wheel=wheel)
     lane = config.lanes.get((name, CONTROL_ARCH))
     return ControlInputs(build=build, toolchain=config.toolchain_for(name, CONTROL_ARCH).name,
