@@ -4,12 +4,22 @@ or its suite as the control runs it, keeps its own. The run plans, the CI matrix
 
 from __future__ import annotations
 
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
 import pytest
 
 from crosslane import config, controls, plan
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.cli import matrix
-from crosslane.suites import stage
+from crosslane.config import Profile
+from crosslane.context import Context
+from crosslane.log import Log
+from crosslane.process.runner import Runner
+from crosslane.report import Check, Verdict
+from crosslane.suites import SuiteRun, stage
+from crosslane.suites.junit import Case, Outcome
 from crosslane_helpers import REPO
 
 OURS = (REPO / "versions.toml").read_text(encoding="utf-8")
@@ -89,3 +99,24 @@ def test_the_riscv64_main_jobs_plan_is_unchanged_by_a_twin_built_when_named() ->
     before = plan.for_arch(ours_with(""), Arch.RISCV64)
     after = plan.for_arch(ours_with(EXECUTORCH_GCC), Arch.RISCV64)
     assert after.describe() == before.describe()
+
+
+def test_variants_sharing_a_control_test_build_share_its_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite itself is a stand-in here (what it runs is the suites' tests' business): the control's runs are
+    counted."""
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    cfg = ours_with(EXECUTORCH_GCC)
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    profiles = [p for p in cfg.arches[Arch.RISCV64].profiles if p.name in ("novector", "rvv128")]
+    ran: list[tuple[Arch, str]] = []
+
+    def suite(ctx: Context, arch: Arch, name: str, chosen: Sequence[Profile]) -> SuiteRun:
+        ran.append((arch, name))
+        return SuiteRun(cases={p.name: (Case("op_add.works", Outcome.PASSED, 0.1, ""),) for p in chosen})
+
+    monkeypatch.setattr(stage, "suite", suite)
+    rows = stage.run(ctx, Arch.RISCV64, ["executorch-portable", "executorch-portable-gcc2"], profiles)
+    assert [each for each in ran if each[0] is CONTROL_ARCH] == [(CONTROL_ARCH, "executorch-portable")]
+    parity = [(r.component, r.profile, r.verdict) for r in rows if r.check is Check.PARITY]
+    assert parity == [(name, p.name, Verdict.PASS) for name in ("executorch-portable", "executorch-portable-gcc2")
+                      for p in profiles], rows

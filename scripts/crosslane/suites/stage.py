@@ -85,7 +85,23 @@ def describe(config: Config, arch: Arch, names: Sequence[str], profiles: Sequenc
     return lines
 
 
-def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> list[Row]:
+ControlRun = tuple[SuiteRun, list[tuple[str, Judged]]]  # a control suite's run and its verdict per profile
+ControlRuns = dict[str, ControlRun]  # per control test build
+
+
+def control_suite(ctx: Context, name: str, profile: Profile, ran: ControlRuns) -> ControlRun:
+    """The amd64 control's suite that *name* compares with (controls.py), run once per command: variants sharing
+    one control test build share its run too."""
+    shared = controls.shared_with(ctx.config, name)
+    if shared not in ran:
+        with ctx.log.group(f"upstream tests: {shared} on the amd64 control ({profile.name})"):
+            theirs = suite(ctx, CONTROL_ARCH, shared, [profile])
+        ran[shared] = theirs, judge_all(ctx, CONTROL_ARCH, shared, theirs, control=True)
+    return ran[shared]
+
+
+def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile], *,
+                  ran: ControlRuns | None = None) -> list[Row]:
     spec = ctx.config.components[name].tests
     assert spec is not None
     chosen = ctx.profiles_of(name, arch, chosen_profiles(spec, profiles))
@@ -96,15 +112,12 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
     if spec.control and arch is not CONTROL_ARCH and ctx.config.builds(name, CONTROL_ARCH) and judged:
         arch_cfg = ctx.config.arches[CONTROL_ARCH]
         profile = arch_cfg.profile(arch_cfg.default_profile)
-        shared = controls.shared_with(ctx.config, name)  # its own control test build, or the same one of another's
-        with ctx.log.group(f"upstream tests: {shared} on the amd64 control ({profile.name})"):
-            theirs = suite(ctx, CONTROL_ARCH, shared, [profile])
+        theirs, control_judged = control_suite(ctx, name, profile, {} if ran is None else ran)
         rows += [dataclasses.replace(r, control=True) for r in theirs.rows]
-        control_judged = judge_all(ctx, CONTROL_ARCH, shared, theirs, control=True)
         if control_judged:
             control = control_judged[0][1]
             rows.append(verdict.row(name, CONTROL_ARCH.value, profile.name, control, control=True,
-                                    where=exempt_table(shared, CONTROL_ARCH)))
+                                    where=exempt_table(controls.shared_with(ctx.config, name), CONTROL_ARCH)))
             rows += [verdict.parity(name, arch.value, p, j, control) for p, j in judged]
         else:
             failed = "; ".join(r.reason for r in theirs.rows if r.verdict is Verdict.FAIL)[:300]
@@ -119,7 +132,8 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
 
 def run(ctx: Context, arch: Arch, names: Sequence[str], profiles: Sequence[Profile]) -> list[Row]:
     rows: list[Row] = []
+    ran: ControlRuns = {}
     for name in names:
         if ctx.config.components[name].tests is not None:
-            rows += run_component(ctx, arch, name, profiles)
+            rows += run_component(ctx, arch, name, profiles, ran=ran)
     return rows
