@@ -22,6 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = (
                "userpaths", "bounded", "treecheck", "stamps", "locks", "registry", "report", "inherit", "sessions",
                "wheelzip"}),
     frozenset({"config"}),
+    frozenset({"controls"}),
     frozenset({"host"}),
     frozenset({"guest"}),
     frozenset({"context"}),

@@ -373,18 +373,12 @@ def run_baremetal(ctx: Context, name: str, cases: Sequence[str] = ()) -> list[Ro
 
 def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     """`invoke sources`: every pinned source the arch's job needs (each component's own and its FetchContent
-    dependencies), fetched and verified into the cache, so a later build needs no network (CROSSLANE_OFFLINE=1)."""
+    dependencies), fetched and verified into the cache, so a later build needs no network (CROSSLANE_OFFLINE=1).
+    Each distinct pin once, under the cache name the builds read (pinned.cache_name)."""
 
-    wanted: list[tuple[str, str, Sequence[PinnedSource]]] = []
-    for name in plan.components_for(ctx.config, arch, names):
-        component = ctx.config.components[name]
-        if isinstance(component.sources[0], PinnedSource):
-            wanted.append((name, name, pinned.pinned_only(component.sources)))
-        wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.fetchcontent.items()]
-        if component.tests is not None:  # what its upstream tests' build reads too
-            wanted += [(name, f"{name}+{dep}", specs) for dep, specs in component.tests.fetchcontent.items()]
+    wanted = staged_pins(ctx, arch, names)
     rows = []
-    for index, (owner, cache_name, specs) in enumerate(wanted, 1):
+    for index, (owner, cache_name, specs) in enumerate(wanted.values(), 1):
         fetched = pinned.fetch_pinned(ctx.runner, cache_name, specs, ctx.config.sysroot, arch=arch.value)
         size = sum(p.stat().st_size for p in fetched.path.rglob("*") if p.is_file() and not p.is_symlink()) \
             if fetched.path.is_dir() else 0
@@ -393,6 +387,29 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
         rows.append(Row(owner, arch.value, Check.SOURCE, verdict,
                         f"{size / 1e6:.1f} MB; {fetched.served_by}", subject=cache_name.partition('+')[2] or 'main'))
     return rows + stage_hostenvs(ctx, arch, names)
+
+
+StagedPins = dict[tuple[Path, ...], tuple[str, str, Sequence[PinnedSource]]]
+
+
+def staged_pins(ctx: Context, arch: Arch, names: Sequence[str]) -> StagedPins:
+    """The cache entries of each pinned source (and its mirrors) → (the first component of the job that needs it, its
+    cache name, its pins), in job order: the variants of one project name the same entries, so they are fetched
+    once."""
+    wanted: StagedPins = {}
+
+    def add(owner: str, cache_name: str, specs: Sequence[PinnedSource]) -> None:
+        wanted.setdefault(tuple(pinned.cache_entry(cache_name, s) for s in specs), (owner, cache_name, specs))
+
+    for name in plan.components_for(ctx.config, arch, names):
+        component = ctx.config.components[name]
+        if isinstance(component.sources[0], PinnedSource):
+            add(name, pinned.cache_name(component), pinned.pinned_only(component.sources))
+        # what its upstream tests' build reads too
+        suite = component.tests.fetchcontent if component.tests is not None else {}
+        for dep, specs in [*component.fetchcontent.items(), *suite.items()]:
+            add(name, pinned.cache_name(component, dep), specs)
+    return wanted
 
 
 def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:

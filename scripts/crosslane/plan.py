@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from crosslane import controls
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config, Profile
 from crosslane.errors import UsageError
@@ -31,6 +32,12 @@ class RunPlan:
     setup_components: tuple[str, ...] | None = field(default=None)  # None: every toolchain's host packages
     # Per smoke whose `smoke.profiles` narrows the run's profiles: the ones it runs on (absent: all of `profiles`).
     smoke_profiles: Mapping[str, tuple[Profile, ...]] = field(default_factory=dict)
+    # Per component whose amd64 control is another's (controls.py): that one, which the control builds instead.
+    shared_controls: Mapping[str, str] = field(default_factory=dict)
+
+    def control_of(self, name: str) -> str:
+        """The component whose control build *name*'s smoke and suite compare with."""
+        return self.shared_controls.get(name, name)
 
     @property
     def arches(self) -> tuple[Arch, ...]:
@@ -52,7 +59,7 @@ class RunPlan:
         if not others:
             return ((self.arch, own),) if own else ()
         compared = {name for _, names in others for name in names}
-        cut = max((i + 1 for i, name in enumerate(own) if name in compared), default=len(own))
+        cut = max((i + 1 for i, name in enumerate(own) if self.control_of(name) in compared), default=len(own))
         steps = [(self.arch, own[:cut]), *others, (self.arch, own[cut:])]
         return tuple((arch, names) for arch, names in steps if names)
 
@@ -61,8 +68,9 @@ class RunPlan:
         arch's order (its dependencies come first, so they are among them; the control's copy too)."""
         found: dict[Arch, frozenset[str]] = {}
         for arch, names in self.builds.items():
-            if name in names:
-                found[arch] = frozenset(names[:names.index(name) + 1])
+            built = name if arch is self.arch else self.control_of(name)
+            if built in names:
+                found[arch] = frozenset(names[:names.index(built) + 1])
         return found
 
     def describe(self) -> list[str]:
@@ -72,6 +80,7 @@ class RunPlan:
         for arch, names in self.builds.items():
             role = " (the control)" if arch is not self.arch else ""
             lines.append(f"build {arch}{role}: {', '.join(names) or 'nothing'}")
+        lines += [f"control of {name}: {twin}'s (the same amd64 build)" for name, twin in self.shared_controls.items()]
         by_profiles: dict[tuple[str, ...], list[str]] = {}
         for name in self.smokes:
             by_profiles.setdefault(tuple(p.name for p in self.profiles_of(name)), []).append(name)
@@ -141,16 +150,17 @@ def for_arch(config: Config, arch: Arch, requested: Sequence[str] = (), *,
     """`invoke all` / `nox -s build-<arch>[-<component>]`: the orchestrated run (experimental lanes on)."""
     names = tuple(expand_families(config, arch, requested)) or config.arches[arch].components
     builds = {arch: components_for(config, arch, names)}  # unknown names are a UsageError before anything reads them
-    control = () if arch is CONTROL_ARCH else config.controlled(names)
-    if control:
-        builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, control)
+    controlled = () if arch is CONTROL_ARCH else config.controlled(names)
+    if controlled:
+        builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, controls.controls_of(config, controlled))
     asked = expand_families(config, arch, requested)
     smokes = tuple(n for n in builds[arch] if not asked or n in asked)
     profiles = profiles_for(config, arch)
     return RunPlan(arch, MappingProxyType(builds), smokes, profiles,
                    _lanes(config, builds, orchestrated=True, environ=environ), whole_arch=not requested,
                    setup_components=builds[arch] if requested else None,
-                   smoke_profiles=narrowed(config, arch, smokes, profiles))
+                   smoke_profiles=narrowed(config, arch, smokes, profiles),
+                   shared_controls=MappingProxyType(controls.shared(config, controlled)))
 
 
 def for_build(config: Config, arch: Arch, requested: Sequence[str] = (), *, orchestrated: bool = False,
@@ -223,7 +233,8 @@ def for_tests(config: Config, arch: Arch, requested: Sequence[str] = (), profile
     control = tuple(n for n in names if arch is not CONTROL_ARCH and config.builds(n, CONTROL_ARCH)
                     and (spec := config.components[n].tests) is not None and spec.control)
     if control:
-        builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, control)
+        builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, controls.controls_of(config, control))
     return RunPlan(arch, MappingProxyType(builds), names, profiles_for(config, arch, profile),
                    _lanes(config, builds, orchestrated=True, environ=environ), whole_arch=False,
-                   setup_components=tuple(dict.fromkeys(n for b in builds.values() for n in b)))
+                   setup_components=tuple(dict.fromkeys(n for b in builds.values() for n in b)),
+                   shared_controls=MappingProxyType(controls.shared(config, control)))

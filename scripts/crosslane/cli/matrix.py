@@ -16,6 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from crosslane import controls
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config
 from crosslane.errors import UsageError
@@ -63,11 +64,13 @@ def plan(config: Config, *, event: str = "push", arch: str = "", component: str 
     for each in arches:
         names = [n for n in config.arches[each].components if not component or n == component]
         if component and not names and config.builds(component, each):
-            names = [component]
+            # built there only as the control (Config.builds): its shared one, when another builds the same
+            names = [component if each in config.components[component].arches else
+                     controls.shared_with(config, component)]
         for name in names:
             add(each, name)
             if each is not CONTROL_ARCH and config.controlled([name]):
-                add(CONTROL_ARCH, name)
+                add(CONTROL_ARCH, controls.shared_with(config, name))
     full = event in FULL_EVENTS
     smoke = [{"arch": each.value, "profile": p.name} for each in arches
              for p in config.arches[each].profiles if full or p.name == config.arches[each].default_profile]

@@ -120,8 +120,10 @@ def fetchcontent_args(ctx: Context, component: Component, arch: Arch) -> FetchCo
         if any(arch in spec.arches for spec in patched):
             # Patched in a per-arch copy, as a component's own source is (plan, then apply; the copy is remade
             # when the pin or a patch changes), never in the shared cache entry.
+            # Its own copy per variant (name), from the project's cache entry (source_of, as `invoke sources` staged).
             dep = dataclasses.replace(component, name=f"{component.name}+{name}", sources=specs, patches=patched,
-                                      fetchcontent={}, fetchcontent_patches={}, source_of="", writable_source=False,
+                                      fetchcontent={}, fetchcontent_patches={},
+                                      source_of=pinned.cache_name(component, name), writable_source=False,
                                       source_dirname="")
             prepared = worktree.prepare(ctx, dep, arch)
             args.append(f"-DFETCHCONTENT_SOURCE_DIR_{name.upper()}={prepared.path}")
@@ -129,7 +131,7 @@ def fetchcontent_args(ctx: Context, component: Component, arch: Arch) -> FetchCo
                      for r in prepared.rows]
             pins[name] = {"source": prepared.source_id, "patches": list(prepared.patch_inputs)}
             continue
-        fetched = pinned.fetch_pinned(ctx.runner, f"{component.name}+{name}", specs, ctx.config.sysroot,
+        fetched = pinned.fetch_pinned(ctx.runner, pinned.cache_name(component, name), specs, ctx.config.sysroot,
                                       arch=arch.value)
         args.append(f"-DFETCHCONTENT_SOURCE_DIR_{name.upper()}={fetched.path}")
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS  # a dry run fetched nothing

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from crosslane import controls
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
@@ -81,9 +82,11 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     if not (install / CLI).is_file():
         return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
                     f"{install / CLI} missing: invoke build --arch {arch} --component {component}")]
-    control_off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, component) / "install")
+    # A target compares with its shared control (controls.py); the control arch with its own build.
+    control = component if arch is CONTROL_ARCH else controls.shared_with(ctx.config, component)
+    control_off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, control) / "install")
     compare = control_off is None
-    control_bits = control_checksum(ctx, component, timeout)[0] if compare else None
+    control_bits = control_checksum(ctx, control, timeout)[0] if compare else None
     versus = "= control" if compare else f"(no control: {CONTROL_ARCH} lane off by {control_off})"
     python = cpython.locate(ctx.sysroot(arch).path, arch)
 

@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from crosslane import controls
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile
 from crosslane.context import Context
@@ -37,9 +38,9 @@ from crosslane.smokes import compare, sentinel, target
 OUTPUT_LIMIT = 16 << 20  # a JSON output file read back: bounded
 
 
-def values(ctx: Context, arch: Arch, component: str, profile: Profile, output: Path) -> dict[str, object]:
+def values(ctx: Context, arch: Arch, built: str, profile: Profile, output: Path) -> dict[str, object]:
     vlen = profile.vlen(arch)
-    return {"install": str(ctx.component_dir(arch, component) / "install"), "profile": profile.name,
+    return {"install": str(ctx.component_dir(arch, built) / "install"), "profile": profile.name,
             "vlen": str(vlen) if vlen else "", "vector": "yes" if profile.vector_enabled(arch) else "no",
             "output": str(output), "arch": arch.value}
 
@@ -78,16 +79,16 @@ def outputs(options: Mapping[str, object], result: Result, written: Path) -> tup
     return ({"json": data}, "")
 
 
-def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout: float
+def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout: float, built: str = ""
              ) -> tuple[int, str, bool, Mapping[str, object] | None, str, Mapping[str, object]]:
     """(exit status, output, timed out, the outputs compared, why there are none, the placeholders' values) of one
-    run."""
+    run of *component*'s command on the install folder of *built* (default: its own)."""
     spec = ctx.config.components[component].smoke
     assert spec is not None
     options = spec.options
     with tempfile.TemporaryDirectory(prefix="crosslane-smoke-") as tmp:
         written = Path(tmp) / "output.json"
-        filled = values(ctx, arch, component, profile, written)
+        filled = values(ctx, arch, built or component, profile, written)
         declared = options["argv"]
         assert isinstance(declared, tuple)  # config reads argv as a list of strings
         argv = [fill(str(a), filled, component) for a in declared]
@@ -173,14 +174,16 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
            done: Sequence[tuple[Row, Mapping[str, object] | None, str]], options: Mapping[str, object],
            timeout: float) -> list[Row]:
     """A parity row per profile that passed and was not expected to fail: its outputs against the control's."""
-    off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, component) / "install")
+    # A target compares with its shared control (controls.py); the control arch with its own build.
+    built = component if arch is CONTROL_ARCH else controls.shared_with(ctx.config, component)
+    off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, built) / "install")
     if off is not None:
         return [Row(component, arch.value, Check.PARITY, Verdict.SKIP,
                     f"no control: the {CONTROL_ARCH} lane is off by {off}: policy, not drift", subject="command")]
     control_config = ctx.config.arches[CONTROL_ARCH]
     control_profile = control_config.profile(control_config.default_profile)
     returncode, output, timed_out, control_outputs, why, _ = run_once(ctx, CONTROL_ARCH, component, control_profile,
-                                                                      timeout)
+                                                                      timeout, built)
     if control_outputs is None or returncode != 0 or timed_out:
         return [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
                     f"the {CONTROL_ARCH} control gave nothing to compare with ({why or tail(output)})",

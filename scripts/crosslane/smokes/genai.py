@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane import controls
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import ArchConfig, Component, Constrained, Profile, version_of
 from crosslane.context import Context
@@ -216,12 +217,13 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     rows += [dataclasses.replace(r, reason=r.reason + note) if r.profile in shorts else r
              for r in (payload.row(component, a, "genai") for a in attempts)]
     rows += loaded_ort(ctx, arch, component, attempts, mine.site if given else None)
+    shared = component if arch is CONTROL_ARCH else controls.shared_with(ctx.config, component)  # its control build
     if not given:  # the lane's wheels, every CPython's, as a user installs them (and the control's)
-        tested = [arch] if arch is CONTROL_ARCH else [arch, CONTROL_ARCH]
+        tested = [(arch, component)] if arch is CONTROL_ARCH else [(arch, component), (CONTROL_ARCH, shared)]
         proven = proven_bytes(ctx, arch, mine.site, attempts, generation)
-        for each in tested:
-            built = cmake_wheel.wheels(ctx.component_dir(each, component) / "install")
-            rows += wheel_install.run(ctx, each, component, built, generation, base,
+        for each, built_by in tested:
+            built = cmake_wheel.wheels(ctx.component_dir(each, built_by) / "install")
+            rows += wheel_install.run(ctx, each, built_by, built, generation, base,
                                       proven if each is arch else wheel_install.Proof())
     if arch is CONTROL_ARCH or "GENAI_MODEL_DIR" not in generation:
         return rows
@@ -230,12 +232,12 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     # A given wheel is compared with a given amd64 wheel of the same component; the lane's control is another
     # build (another version, other flags) and says nothing about it.
     control_wheel = (site.given_wheel(given, CONTROL_ARCH) if len(given) > 1 else None) if given else \
-        lane_wheel(ctx, CONTROL_ARCH, component)
+        lane_wheel(ctx, CONTROL_ARCH, shared)
     if given and control_wheel is None:
         return rows + [Row(component, arch.value, Check.PARITY, Verdict.SKIP,
                            f"a given wheel is compared only with a given {CONTROL_ARCH} wheel: pass --wheel "
                            f"<{component} {CONTROL_ARCH} wheel> too", profile=a.profile.name) for a in attempts]
-    theirs = install_site(ctx, CONTROL_ARCH, component, control_wheel)
+    theirs = install_site(ctx, CONTROL_ARCH, shared, control_wheel)
     if theirs.site is None:
         return rows + [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
                            f"no {CONTROL_ARCH} control to compare with: {theirs.row.reason}", profile=a.profile.name)

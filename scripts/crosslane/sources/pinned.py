@@ -128,6 +128,13 @@ def cached(component: str, spec: PinnedSource) -> Path | None:
     return entry / "tree" if (entry / PIN_FILE).is_file() and (entry / "tree").is_dir() else None
 
 
+def cache_name(component: Component, dependency: str = "") -> str:
+    """The name a component's pinned source (or its FetchContent *dependency*'s) is cached under: the project's,
+    so the variants of one project (source_of) read one entry per pin, which `invoke sources` stages once."""
+    owner = component.source_of or component.name
+    return f"{owner}+{dependency}" if dependency else owner
+
+
 def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override: Path | None = None, *,
           arch: str = "<arch>") -> Fetched:
     """The component's pristine source tree: the override, a cached pin, or the first mirror that serves."""
@@ -136,9 +143,7 @@ def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override:
     first = component.sources[0]
     if isinstance(first, TreeSource):
         return Fetched(first.path, identity(first), f"tree {first.path.name} (in this repository)")
-    # Variants of one project (source_of) share its cache entry.
-    return fetch_pinned(runner, component.source_of or component.name, pinned_only(component.sources), defaults,
-                        arch=arch)
+    return fetch_pinned(runner, cache_name(component), pinned_only(component.sources), defaults, arch=arch)
 
 
 def pinned_only(specs: Sequence[SourceSpec]) -> list[PinnedSource]:

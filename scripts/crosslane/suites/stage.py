@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import atomic
+from crosslane import atomic, controls
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config, Profile, SuiteSpec
 from crosslane.context import Context
@@ -77,13 +77,31 @@ def describe(config: Config, arch: Arch, names: Sequence[str], profiles: Sequenc
         spec = config.components[name].tests
         if spec is not None:
             shown = ", ".join(p.name for p in chosen_profiles(spec, profiles)) or "no profile of this run"
-            control = " and the amd64 control" if spec.control and arch is not CONTROL_ARCH and \
+            shared = controls.shared_with(config, name)
+            whose = f" ({shared}'s)" if shared != name else ""
+            control = f" and the amd64 control{whose}" if spec.control and arch is not CONTROL_ARCH and \
                 config.builds(name, CONTROL_ARCH) else ""
             lines.append(f"upstream tests {name} ({spec.kind}) on {arch} {shown}{control}")
     return lines
 
 
-def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> list[Row]:
+ControlRun = tuple[SuiteRun, list[tuple[str, Judged]]]  # a control suite's run and its verdict per profile
+ControlRuns = dict[str, ControlRun]  # per control test build
+
+
+def control_suite(ctx: Context, name: str, profile: Profile, ran: ControlRuns) -> ControlRun:
+    """The amd64 control's suite that *name* compares with (controls.py), run once per command: variants sharing
+    one control test build share its run too."""
+    shared = controls.shared_with(ctx.config, name)
+    if shared not in ran:
+        with ctx.log.group(f"upstream tests: {shared} on the amd64 control ({profile.name})"):
+            theirs = suite(ctx, CONTROL_ARCH, shared, [profile])
+        ran[shared] = theirs, judge_all(ctx, CONTROL_ARCH, shared, theirs, control=True)
+    return ran[shared]
+
+
+def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile], *,
+                  ran: ControlRuns | None = None) -> list[Row]:
     spec = ctx.config.components[name].tests
     assert spec is not None
     chosen = ctx.profiles_of(name, arch, chosen_profiles(spec, profiles))
@@ -94,14 +112,12 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
     if spec.control and arch is not CONTROL_ARCH and ctx.config.builds(name, CONTROL_ARCH) and judged:
         arch_cfg = ctx.config.arches[CONTROL_ARCH]
         profile = arch_cfg.profile(arch_cfg.default_profile)
-        with ctx.log.group(f"upstream tests: {name} on the amd64 control ({profile.name})"):
-            theirs = suite(ctx, CONTROL_ARCH, name, [profile])
+        theirs, control_judged = control_suite(ctx, name, profile, {} if ran is None else ran)
         rows += [dataclasses.replace(r, control=True) for r in theirs.rows]
-        control_judged = judge_all(ctx, CONTROL_ARCH, name, theirs, control=True)
         if control_judged:
             control = control_judged[0][1]
             rows.append(verdict.row(name, CONTROL_ARCH.value, profile.name, control, control=True,
-                                    where=exempt_table(name, CONTROL_ARCH)))
+                                    where=exempt_table(controls.shared_with(ctx.config, name), CONTROL_ARCH)))
             rows += [verdict.parity(name, arch.value, p, j, control) for p, j in judged]
         else:
             failed = "; ".join(r.reason for r in theirs.rows if r.verdict is Verdict.FAIL)[:300]
@@ -116,7 +132,8 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
 
 def run(ctx: Context, arch: Arch, names: Sequence[str], profiles: Sequence[Profile]) -> list[Row]:
     rows: list[Row] = []
+    ran: ControlRuns = {}
     for name in names:
         if ctx.config.components[name].tests is not None:
-            rows += run_component(ctx, arch, name, profiles)
+            rows += run_component(ctx, arch, name, profiles, ran=ran)
     return rows
