@@ -1,7 +1,9 @@
 """The cmake recipe: cross configure, build and install one component for one arch, skipped when current.
 
-plan() turns the component, the arch's toolchain, sysroot and prepared source into a BuildPlan; execute()
-runs it unless the stamp (keyed by every input) says the install folder is current.
+prepare() does what a build needs done first (the source prepared, its FetchContent dependencies fetched, the host
+venvs made, the source's commit time read); plan() turns that, the component, the arch's toolchain and sysroot into a
+BuildPlan, writing and running nothing; execute() runs it unless the stamp (keyed by every input) says the install
+folder is current.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from crosslane.context import Context
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.features.probes import Probes
 from crosslane.guest import guest_root, qemu
-from crosslane.host import toolroot
+from crosslane.host import buildtools, toolroot
 from crosslane.log import Progress
 from crosslane.models import hostenv
 from crosslane.paths import cache_dir
@@ -41,7 +43,7 @@ HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUST
                   "CMAKE_TOOLCHAIN_FILE", "CMAKE_GENERATOR", "CMAKE_PREFIX_PATH", "CMAKE_INSTALL_PREFIX")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildPlan:
     """One CMake build, planned: its source, build, install folders and toolchain file."""
 
@@ -198,93 +200,134 @@ def expand(component: Component, arch: Arch, values: dict[str, object]) -> tuple
     return tuple(expanded)
 
 
-def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None,
-         prepared: Prepared | None = None, *, folder: Path | None = None, python: str | None = None,
-         emulator: Sequence[str] | None = None, fetchcontent: FetchContent | None = None,
-         in_build_tree: bool = False) -> BuildPlan:
-    """The build of *component* for *arch* as data: commands, environment, stamp inputs. *prepared* is the
-    source the pipeline prepared (prepared here when a caller gives none), and *fetchcontent* its FetchContent
-    dependencies (likewise); *folder* holds the build and install folders and the stamp (default: the
-    component's folder); *python* is the target CPython it builds for; *emulator* replaces the default
-    profile's qemu line as CMAKE_CROSSCOMPILING_EMULATOR (then the toolchain file is the folder's own);
-    *in_build_tree*: the programs run where they are built (a test build), so they keep the build-tree RPATH."""
+@dataclass(frozen=True, kw_only=True)
+class Staged:
+    """What prepare() made ready for one build, the disk and network work a plan reads the results of."""
+
+    source: Prepared  # the source tree: fetched, copied, patched
+    fetchcontent: FetchContent  # the FetchContent dependencies, fetched (or prepared in a patched copy)
+    hostenvs: Mapping[str, str]  # {hostenv[name]}: each host venv's python, made
+    epoch: int  # SOURCE_DATE_EPOCH: the source's commit time (git)
+
+
+def prepare(ctx: Context, component: Component, arch: Arch, source: Prepared | None = None, *,
+            fetchcontent: FetchContent | None = None) -> Staged:
+    """The one step before a build that writes, downloads and runs: the build tools installed, the source prepared
+    (unless the pipeline did), the FetchContent dependencies fetched (unless given: a wheel build's CPythons share
+    them), the host venvs made and the source's commit time read with git. plan() then only reads."""
+    ctx.tools()
+    return Staged(source=source or worktree.prepare(ctx, component, arch),
+                  fetchcontent=fetchcontent_args(ctx, component, arch) if fetchcontent is None else fetchcontent,
+                  hostenvs=host_pythons(ctx, component),
+                  epoch=reproducible.source_date_epoch(ctx.runner, component, ctx.config.root))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Toolchain:
+    """The toolchain file a build configures with, and the emulator line CMake's try-runs use."""
+
+    path: Path
+    text: str
+    default_emulator: tuple[str, ...]
+
+
+def toolchain_for(ctx: Context, component: Component, arch: Arch, folder: Path,
+                  emulator: Sequence[str] | None) -> Toolchain:
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
-    tools = ctx.tools()
-    prepared = prepared or worktree.prepare(ctx, component, arch)
-    source, source_id = prepared.path, prepared.source_id
-    folder = folder or ctx.component_dir(arch, component.name)
-    build_dir, install_dir = folder / "build", folder / "install"
     arch_cfg = ctx.config.arches[arch]
     profile = ctx.default_profile_of(component.name, arch)  # with its cpu_extensions, for its configure's try-runs
     default_emulator = qemu.target_command(ctx.qemu(arch), ctx.build_root, root, profile)
     # The arch's toolchain file is shared by the components that run on the arch's profile as it is
     shared = emulator is None and profile == arch_cfg.profile(arch_cfg.default_profile)
-    toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake" \
+    path = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake" \
         if shared else folder / "toolchain.cmake"
-    toolchain_text = cmake_toolchain.render(compiler, root.path, list(emulator or default_emulator),
-                                            ctx.runner.find("ccache"))
-    probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
-    wiring = crosswire.wire(probes, component, arch, compiler, root.path)
-    if fetchcontent is None:
-        fetchcontent = fetchcontent_args(ctx, component, arch)
-    fc_args, fc_rows, fc_pins = fetchcontent
-    values = template_values(ctx, arch, component, python) | dict(wiring.placeholders) | {
-        "source": str(source), "hostenv": host_pythons(ctx, component), "fetchcontent": fetchcontent_dirs(fc_args)}
-    args = expand(component, arch, values) + wiring.cmake_args
-    rust = cargo_root.wire(ctx, component, arch)
-    if rust is not None:
-        args = (*args, *rust.cmake_args)
-    fc_rows = [dataclasses.replace(r, arch=arch.value) for r in fc_rows]
-    target_python = ctx.target_python(arch, python)
-    files = {python_wrapper_path(ctx, arch, target_python.version): python_wrapper(default_emulator,
-                                                                                 target_python.interpreter),
-             **(rust.files if rust else {})}
-    epoch = reproducible.source_date_epoch(ctx.runner, component, ctx.config.root)
-    env = {**wiring.env, **(rust.env if rust else {}), "SOURCE_DATE_EPOCH": str(epoch)}
-    include = folder / PROJECT_INCLUDE
-    files[include] = reproducible.project_include(
-        reproducible.prefix_maps(build_dir, ctx.build_root, ctx.config.root, cache_dir()))
+    text = cmake_toolchain.render(compiler, root.path, list(emulator or default_emulator), ctx.runner.find("ccache"))
+    return Toolchain(path=path, text=text, default_emulator=tuple(default_emulator))
+
+
+def configure_command(ctx: Context, component: Component, arch: Arch, *, source: Path, folder: Path,
+                      toolchain_file: Path, args: Sequence[str], in_build_tree: bool) -> list[str]:
+    tools = buildtools.planned(ctx.config.tools)
     deps = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
-    configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(build_dir), "-G", "Ninja",
-                 f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
-                 f"-DCMAKE_INSTALL_PREFIX={install_dir}", "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_PROJECT_INCLUDE={include}"]
+    configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(folder / "build"),
+                 "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
+                 f"-DCMAKE_INSTALL_PREFIX={folder / 'install'}", "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_PROJECT_INCLUDE={folder / PROJECT_INCLUDE}"]
     if not in_build_tree:
         configure.append("-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON")
     if deps:
         joined = ";".join(str(d) for d in deps)
         configure += [f"-DCMAKE_PREFIX_PATH={joined}", f"-DCMAKE_FIND_ROOT_PATH={joined}"]
-    configure += [*args, *fc_args]
+    return [*configure, *args]
+
+
+def stamp_inputs(ctx: Context, component: Component, arch: Arch, staged: Staged, *, toolchain: Toolchain,
+                 configure: Sequence[str], project_include: str, env: Mapping[str, str], unset: Sequence[str],
+                 rust: cargo_root.RustFromRoot | None) -> dict[str, object]:
+    """Every input of the build, the stamp's key: a change to any of them makes the build stale."""
     inputs: dict[str, object] = {
-        "component": component.name, "arch": arch.value, "source": source_id, "compiler": compiler.identity,
-        "sysroot": root.key, "cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja,
-        "toolchain_file": toolchain_text, "configure": configure, "project_include": files[include],
-        "papers": PAPERS_FORMAT,
+        "component": component.name, "arch": arch.value, "source": staged.source.source_id,
+        "compiler": ctx.compiler(component.name, arch).identity, "sysroot": ctx.sysroot(arch).key,
+        "cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja, "toolchain_file": toolchain.text,
+        "configure": list(configure), "project_include": project_include, "papers": PAPERS_FORMAT,
         "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key")
                     for dep in component.dependencies(arch)},
     }
-    if fc_pins:
-        inputs["fetchcontent"] = fc_pins
-    if component.collect:
-        inputs["collect"] = list(component.collect)
-    if prepared.patch_inputs:
-        inputs["patches"] = list(prepared.patch_inputs)
-    if env or wiring.unset:
-        inputs["env"] = {"set": env, "unset": list(wiring.unset)}
+    optional: dict[str, object] = {
+        "fetchcontent": staged.fetchcontent[2], "collect": list(component.collect),
+        "patches": list(staged.source.patch_inputs),
+        "env": {"set": dict(env), "unset": list(unset)} if env or unset else None}
+    inputs |= {key: value for key, value in optional.items() if value}
     if rust is not None:
         # The wrappers name the Python that runs crosslane (each nox session has its own venv): not a build input.
         inputs["toolroot"] = {"name": rust.spec.name, "key": toolroot.root_key(rust.spec),
                               "wrappers": {path.name: text.replace(sys.executable, "<python>")
                                            for path, text in rust.files.items()},
                               "crates": dict(component.crates)}
+    return inputs
+
+
+def plan(ctx: Context, component: Component, arch: Arch, staged: Staged, probes: Probes | None = None, *,
+         folder: Path | None = None, python: str | None = None, emulator: Sequence[str] | None = None,
+         in_build_tree: bool = False) -> BuildPlan:
+    """The build of *component* for *arch* as data: commands, environment, stamp inputs, from what prepare() made
+    (*staged*), the configuration and the facts already found (compiler, sysroot, probes); it writes, fetches and
+    runs nothing. *folder* holds the build and install folders and the stamp (default: the component's folder);
+    *python* is the target CPython it builds for; *emulator* replaces the default profile's qemu line as
+    CMAKE_CROSSCOMPILING_EMULATOR (then the toolchain file is the folder's own); *in_build_tree*: the programs run
+    where they are built (a test build), so they keep the build-tree RPATH."""
+    folder = folder or ctx.component_dir(arch, component.name)
+    build_dir, source = folder / "build", staged.source.path
+    toolchain = toolchain_for(ctx, component, arch, folder, emulator)
+    probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
+    wiring = crosswire.wire(probes, component, arch, ctx.compiler(component.name, arch), ctx.sysroot(arch).path)
+    fc_args, fc_rows, _ = staged.fetchcontent
+    values = template_values(ctx, arch, component, python) | dict(wiring.placeholders) | {
+        "source": str(source), "hostenv": dict(staged.hostenvs), "fetchcontent": fetchcontent_dirs(fc_args)}
+    rust = cargo_root.wire(ctx, component, arch)
+    args = [*expand(component, arch, values), *wiring.cmake_args, *(rust.cmake_args if rust else ())]
+    target_python = ctx.target_python(arch, python)
+    include = folder / PROJECT_INCLUDE
+    files = {python_wrapper_path(ctx, arch, target_python.version):
+             python_wrapper(list(toolchain.default_emulator), target_python.interpreter),
+             **(rust.files if rust else {}),
+             include: reproducible.project_include(
+                 reproducible.prefix_maps(build_dir, ctx.build_root, ctx.config.root, cache_dir()))}
+    env = {**wiring.env, **(rust.env if rust else {}), "SOURCE_DATE_EPOCH": str(staged.epoch)}
+    configure = configure_command(ctx, component, arch, source=source, folder=folder,
+                                  toolchain_file=toolchain.path, args=[*args, *fc_args], in_build_tree=in_build_tree)
+    inputs = stamp_inputs(ctx, component, arch, staged, toolchain=toolchain, configure=configure,
+                          project_include=files[include], env=env, unset=wiring.unset, rust=rust)
+    cmake = str(buildtools.planned(ctx.config.tools).cmake)
     # The host's compiler flags would reach the cross compilers and freeze in CMakeCache.txt: the build's
     # environment has none of them (what a build needs comes from versions.toml, so it is in the stamp).
-    unset = tuple(dict.fromkeys((*wiring.unset, *HOST_FLAG_VARS)))
-    return BuildPlan(component, arch, source, build_dir, install_dir, toolchain_file, toolchain_text,
-                     tuple(configure), (str(tools.cmake), "--build", str(build_dir), "--parallel"),
-                     (str(tools.cmake), "--install", str(build_dir)), inputs, (*prepared.rows, *fc_rows), env,
-                     unset, files)
+    return BuildPlan(component=component, arch=arch, source=source, build_dir=build_dir,
+                     install_dir=folder / "install", toolchain_file=toolchain.path, toolchain_text=toolchain.text,
+                     configure=tuple(configure), build=(cmake, "--build", str(build_dir), "--parallel"),
+                     install=(cmake, "--install", str(build_dir)), stamp_inputs=inputs,
+                     rows=(*staged.source.rows, *(dataclasses.replace(r, arch=arch.value) for r in fc_rows)),
+                     env=env, unset=tuple(dict.fromkeys((*wiring.unset, *HOST_FLAG_VARS))), files=files)
 
 
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
@@ -498,7 +541,7 @@ class CMakeRecipe:
 
     def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
             force: bool) -> Built:
-        planned = plan(ctx, component, arch, probes, source)
+        planned = plan(ctx, component, arch, prepare(ctx, component, arch, source), probes)
 
         def with_papers() -> None:
             papers.for_folder(ctx, component, arch, planned.source, fetchcontent_dirs(planned.configure),
