@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, locks, overlap, plan, recipes, report, repro, smokes, stamps
+from crosslane import atomic, locks, outline, overlap, plan, recipes, report, repro, smokes, stamps
 from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
 from crosslane.config import PinnedSource, Profile
@@ -83,6 +83,10 @@ def build(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str] | None = 
     probes = Probes(ctx.runner, ctx.config, ctx.compiler)
     ordered = tuple(names) if names is not None else job.builds[arch]
     states = {name: job.lane(name, arch) for name in ordered}
+    if ctx.runner.dry_run and outline.show(ctx, job, [(arch, ordered)]):
+        # Without the tools and sysroot setup would make, no build can be planned further: nothing is installed.
+        return [Row(name, arch.value, Check.BUILD, Verdict.SKIP, "dry run: would build once setup and the sysroot "
+                                                                 "made what the plan lists") for name in ordered]
     if not ctx.runner.dry_run:  # the compilers' tool roots, made on first use as sysroots are (preflight runs them)
         chains = [ctx.config.toolchain_for(n, arch) for n in ordered if states[n].enabled]
         for name in dict.fromkeys(chain.toolroot for chain in chains if chain.toolroot):
@@ -280,6 +284,7 @@ def run(ctx: Context, job: RunPlan, *, smokes_beside: bool) -> list[Row]:
             "smokes once every build ended"] if job.smokes else []
     ctx.log.info("\n".join(f"plan: {line}" for line in [*job.describe(), *wheel_selection(ctx, job), *when]))
     if ctx.runner.dry_run:
+        outline.show(ctx, job, job.steps())
         return []
     with ctx.ledger.stage("setup and sysroots"):
         rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)
