@@ -208,18 +208,25 @@ class Staged:
     fetchcontent: FetchContent  # the FetchContent dependencies, fetched (or prepared in a patched copy)
     hostenvs: Mapping[str, str]  # {hostenv[name]}: each host venv's python, made
     epoch: int  # SOURCE_DATE_EPOCH: the source's commit time (git)
+    entry_mode: toolroot.EntryMode = "root"  # how a tool root's cargo and rustc wrappers enter it (probed)
 
 
 def prepare(ctx: Context, component: Component, arch: Arch, source: Prepared | None = None, *,
             fetchcontent: FetchContent | None = None) -> Staged:
     """The one step before a build that writes, downloads and runs: the build tools installed, the source prepared
     (unless the pipeline did), the FetchContent dependencies fetched (unless given: a wheel build's CPythons share
-    them), the host venvs made and the source's commit time read with git. plan() then only reads."""
+    them), the host venvs made, the source's commit time read with git, and the tools probed (compiler, emulator, a
+tool root's entry mode). plan() then only reads."""
     ctx.tools()
+    # The facts found by running a tool, found here once: plan() reads them from the context's memo.
+    ctx.compiler(component.name, arch)
+    ctx.qemu(arch)
+    # preflight names the fix when no entry mode works
+    mode = (toolroot.entry_mode(ctx.runner) or "root") if component.toolroot else "root"
     return Staged(source=source or worktree.prepare(ctx, component, arch),
                   fetchcontent=fetchcontent_args(ctx, component, arch) if fetchcontent is None else fetchcontent,
                   hostenvs=host_pythons(ctx, component),
-                  epoch=reproducible.source_date_epoch(ctx.runner, component, ctx.config.root))
+                  epoch=reproducible.source_date_epoch(ctx.runner, component, ctx.config.root), entry_mode=mode)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -305,7 +312,7 @@ def plan(ctx: Context, component: Component, arch: Arch, staged: Staged, probes:
     fc_args, fc_rows, _ = staged.fetchcontent
     values = template_values(ctx, arch, component, python) | dict(wiring.placeholders) | {
         "source": str(source), "hostenv": dict(staged.hostenvs), "fetchcontent": fetchcontent_dirs(fc_args)}
-    rust = cargo_root.wire(ctx, component, arch)
+    rust = cargo_root.wire(ctx, component, arch, mode=staged.entry_mode)
     args = [*expand(component, arch, values), *wiring.cmake_args, *(rust.cmake_args if rust else ())]
     target_python = ctx.target_python(arch, python)
     include = folder / PROJECT_INCLUDE
