@@ -131,3 +131,30 @@ def test_a_dry_run_in_a_fresh_clone_prints_the_plan_and_writes_nothing(tmp_path:
     assert lines[canary + 4].startswith("plan:     cmake args: "), out
     assert f"plan: would make the {arch} sysroot (Debian " in out, out
     assert "plan: would install cmake " in out, out
+
+
+def test_the_outline_says_built_before_stale_or_never_built(cfg: Config, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the stamps already written and versions.toml alone: never built, up to date as far as the configuration
+    says, or which of its inputs changed (a pinned tool, a dependency rebuilt)."""
+    import dataclasses
+
+    from crosslane import outline, stamps
+    from crosslane.policy.lanes import LaneState
+
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    ctx = Context(cfg, Runner(Log(io.StringIO())))
+    component, on = cfg.components["canary"], LaneState("canary", Arch.RISCV64, enabled=True, setting="default")
+    assert outline.build_status(ctx, component, Arch.RISCV64, on) == "would build (never built)"
+    folder = ctx.component_dir(Arch.RISCV64, "canary")
+    (folder / "install" / "bin").mkdir(parents=True)
+    inputs = {"cmake": cfg.tools.cmake, "ninja": cfg.tools.ninja, "depends": {}}
+    stamps.write(folder, "k", inputs, outputs=folder / "install")
+    assert outline.build_status(ctx, component, Arch.RISCV64, on).startswith("up to date unless")
+    newer = Context(dataclasses.replace(cfg, tools=dataclasses.replace(cfg.tools, cmake="9.9.9")), ctx.runner)
+    assert outline.build_status(newer, component, Arch.RISCV64, on) == \
+        "would build (cmake changed since the last build)"
+    (folder / "install" / "bin" / "extra").write_text("not what the build installed")
+    assert "install folder changed" in outline.build_status(ctx, component, Arch.RISCV64, on)
+    off = dataclasses.replace(on, enabled=False, setting="CROSSLANE_LANE_CANARY_RISCV64=0")
+    assert outline.build_status(ctx, component, Arch.RISCV64, off).startswith("lane off by CROSSLANE_LANE_CANARY")

@@ -7,7 +7,7 @@ installs nothing, and needs neither the network nor a sysroot, so `--dry-run` pr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import assert_never
 
@@ -19,6 +19,7 @@ from crosslane.guest import sysroot
 from crosslane.host import buildtools, hostsetup, toolroot
 from crosslane.plan import RunPlan
 from crosslane.policy.lanes import LaneState
+from crosslane.sources import patches
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,12 +76,26 @@ def build_status(ctx: Context, component: Component, arch: Arch, state: LaneStat
     if component.recipe == "provided":
         return "would record the sysroot's package"
     folder = ctx.component_dir(arch, component.name)
-    recorded = (stamps.read(folder) or {}).get("key")
-    if not isinstance(recorded, str):
+    stamp = stamps.read(folder) or {}
+    recorded, inputs = stamp.get("key"), stamp.get("inputs")
+    if not isinstance(recorded, str) or not isinstance(inputs, Mapping):
         return "would build (never built)"
     if not stamps.is_current(folder, recorded, outputs=folder / "install"):
         return "would build (its install folder changed since the last build)"
-    return "up to date unless an input changed (the build step compares its stamp)"
+    changed = changed_inputs(ctx, component, arch, inputs)
+    if changed:
+        return f"would build ({', '.join(changed)} changed since the last build)"
+    return "up to date unless its source, compiler or sysroot changed (the build step compares every input)"
+
+
+def changed_inputs(ctx: Context, component: Component, arch: Arch, inputs: Mapping[str, object]) -> list[str]:
+    """The stamp's inputs the configuration alone decides that are not what it says now."""
+    now: dict[str, object] = {
+        "cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja,
+        "patches": patches.stamp_inputs(ctx.config.root, component, arch),
+        "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key")
+                    for dep in component.dependencies(arch)}}
+    return [name for name, value in now.items() if inputs.get(name, [] if name == "patches" else None) != value]
 
 
 def outline(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str]) -> list[BuildOutline]:
