@@ -346,7 +346,42 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
             if argv:
                 ctx.runner.run(argv, env=build.env, unset=build.unset)
         return Row(name, arch, Check.BUILD, Verdict.SKIP, "dry run")
-    setup_started = time.monotonic()
+    phases = Phases()
+    configure = write_inputs(ctx, build)
+    # ccache appends one line per compilation here: the report's cache hits and misses for this build.
+    stats_log = build.folder / "ccache-stats.log"
+    stats_log.unlink(missing_ok=True)
+    env = compile_env(ctx, build, stats_log)
+    phases.mark("setup")
+    progress = Progress(ctx.log, f"build {name} ({arch})")
+    started = time.monotonic()
+    failed = run_steps(ctx, build, configure, env, progress, phases)  # it closes the progress line of a failure
+    if failed is not None:
+        return failed
+    progress.close()
+    counts = ccache_counts(stats_log)
+    stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
+                 facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
+                        "phases": phases.seconds})
+    return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
+
+
+class Phases:
+    """Seconds per phase, in the stamp: the split a cold build's overhead is measured by (bench_genai)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._since = time.monotonic()
+
+    def mark(self, done: str) -> None:
+        now = time.monotonic()
+        self.seconds[done] = round(now - self._since, 2)
+        self._since = now
+
+
+def write_inputs(ctx: Context, build: BuildPlan) -> tuple[str, ...]:
+    """The plan applied to disk before configuring: the old stamp and install folder gone, the guest root, the tool
+    root and the plan's files made; the configure command to run (fresh_configure)."""
     configure = fresh_configure(build)
     stamps.clear(build.folder)
     stamps.remove(build.install_dir)
@@ -362,16 +397,20 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     cmake_toolchain.write(build.toolchain_file, build.toolchain_text)
     for path, text in build.files.items():
         cmake_toolchain.write(path, text).chmod(0o755)
-    progress = Progress(ctx.log, f"build {name} ({arch})")
-    started = time.monotonic()
-    # ccache appends one line per compilation here: the report's cache hits and misses for this build.
-    stats_log = build.folder / "ccache-stats.log"
-    stats_log.unlink(missing_ok=True)
+    return configure
+
+
+def compile_env(ctx: Context, build: BuildPlan, stats_log: Path) -> dict[str, str]:
     # Paths under the base are hashed relative to it, so a fresh clone (another build root) hits the cache.
     base = reproducible.ccache_base(ctx.build_root, ctx.config.root)
-    env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(base),
-           "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache")), **remote_cache()}
+    return {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(base),
+            "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache")), **remote_cache()}
 
+
+def run_steps(ctx: Context, build: BuildPlan, configure: Sequence[str], env: Mapping[str, str], progress: Progress,
+              phases: Phases) -> Row | None:
+    """configure, compile, install (and collect), package: the FAIL row of the step that failed, else None."""
+    name, arch = build.component.name, build.arch.value
     edges = NinjaEdges()
 
     def on_line(line: str) -> None:
@@ -379,21 +418,11 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         if line.startswith("[") and "/" in line.split("]")[0]:
             progress.advance(0, line.split("]")[0] + "]")
 
-    # Seconds per phase, in the stamp: the split a cold build's overhead is measured by (bench_genai).
-    phases: dict[str, float] = {"setup": round(time.monotonic() - setup_started, 2)}
-    mark = time.monotonic()
-
-    def phase(done: str) -> None:
-        nonlocal mark
-        phases[done] = round(time.monotonic() - mark, 2)
-        mark = time.monotonic()
-
     step = "configure"
     try:
         ctx.runner.run(configure, timeout=1800, env=build.env, unset=build.unset)
-        phase("configure")
-        cache = build.build_dir / "CMakeCache.txt"
-        unpinned = unpinned_fetchcontent(cache.read_text(errors="replace")) if cache.is_file() else []
+        phases.mark("configure")
+        unpinned = unpinned_in(build.build_dir)
         if unpinned:
             progress.close()
             table = f"[components.{name}.fetchcontent.{unpinned[0]}]"
@@ -407,32 +436,36 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         except StepFailed:
             step = edges.failed_step()
             raise
-        phase("compile")
+        phases.mark("compile")
         step = "install"
-        if build.install:
-            ctx.runner.run(build.install, timeout=600, env=build.env, unset=build.unset)
-        else:  # a tree that is run where it was built (a test build): nothing to install
-            build.install_dir.mkdir(parents=True, exist_ok=True)
-        for name_in_build in build.component.collect:
-            collect(build.build_dir / name_in_build, build.install_dir / "bin")
-        reproducible.relocatable_pkgconfig(build.install_dir)
-        phase("install")
+        install_outputs(ctx, build)
+        phases.mark("install")
         if build.finish is not None:
             step = "package"
             build.finish()
-            phase("package")
+            phases.mark("package")
     except StepFailed as exc:
         progress.close()
         ctx.log.error(exc.message)
         if exc.detail:
             ctx.log.info(exc.detail)
         return Row(name, arch, Check.BUILD, Verdict.FAIL, f"{step} failed; see the output tail above")
-    progress.close()
-    counts = ccache_counts(stats_log)
-    stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
-                 facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
-                        "phases": phases})
-    return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
+    return None
+
+
+def unpinned_in(build_dir: Path) -> list[str]:
+    cache = build_dir / "CMakeCache.txt"
+    return unpinned_fetchcontent(cache.read_text(errors="replace")) if cache.is_file() else []
+
+
+def install_outputs(ctx: Context, build: BuildPlan) -> None:
+    if build.install:
+        ctx.runner.run(build.install, timeout=600, env=build.env, unset=build.unset)
+    else:  # a tree that is run where it was built (a test build): nothing to install
+        build.install_dir.mkdir(parents=True, exist_ok=True)
+    for name_in_build in build.component.collect:
+        collect(build.build_dir / name_in_build, build.install_dir / "bin")
+    reproducible.relocatable_pkgconfig(build.install_dir)
 
 
 NINJA_STATUS = re.compile(r"\[\d+/\d+\] (.+)")
