@@ -85,7 +85,8 @@ def test_scalar_only_build_fails_on_vector_profiles(built: Path, cfg: Config, tm
     # Past the preflight on purpose: the smoke must still catch what the preflight predicted.
     from crosslane.recipes import cmake
 
-    assert cmake.execute(ctx, cmake.plan(ctx, canary, Arch.RISCV64)).verdict is Verdict.PASS
+    planned = cmake.plan(ctx, canary, Arch.RISCV64, cmake.prepare(ctx, canary, Arch.RISCV64))
+    assert cmake.execute(ctx, planned).verdict is Verdict.PASS
     rows = {r.label: r for r in pipeline.smoke_components(ctx, Arch.RISCV64, ["canary"], "rvv256")}
     assert rows["cli@rvv256"].verdict is Verdict.FAIL
     assert "silent scalar fallback" in rows["cli@rvv256"].reason
@@ -143,7 +144,9 @@ def test_build_gates_catch_a_foreign_binary(built: Path, cfg: Config, tmp_path: 
 
     ctx = context(cfg)
     install = tmp_path / "install"
-    shutil.copytree(cmake.plan(ctx, cfg.components["canary"], Arch.RISCV64).install_dir, install, symlinks=True)
+    canary = cfg.components["canary"]
+    planned = cmake.plan(ctx, canary, Arch.RISCV64, cmake.prepare(ctx, canary, Arch.RISCV64))
+    shutil.copytree(planned.install_dir, install, symlinks=True)
     assert [r.label for r in pipeline.gate_install(ctx, "canary", Arch.RISCV64, [install])] == ["gates"]
     shutil.copy(built / "amd64/canary/install/bin/canary-cli", install / "bin/canary-cli")
     rows = pipeline.gate_install(ctx, "canary", Arch.RISCV64, [install])

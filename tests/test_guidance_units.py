@@ -115,7 +115,6 @@ def test_a_component_takes_its_rust_from_the_tool_root(cfg: config.Config, monke
     from crosslane.process.runner import Runner
 
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
-    monkeypatch.setattr(toolroot, "entry_mode", lambda runner: "root")
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     wired = cargo_root.wire(ctx, cfg.components["onnxruntime-genai"], Arch.RISCV64)
     assert wired is not None and "-DRust_CARGO_TARGET=riscv64gc-unknown-linux-gnu" in wired.cmake_args

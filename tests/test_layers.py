@@ -36,7 +36,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"preflight"}),
     frozenset({"baremetal"}),
     frozenset({"suites"}),
-    frozenset({"plan", "overlap", "repro", "pipeline", "reports", "artifacts", "localci"}),
+    frozenset({"plan", "outline", "overlap", "repro", "pipeline", "reports", "artifacts", "localci"}),
     frozenset({"cli"}),
 )
 

@@ -8,14 +8,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, locks, overlap, plan, recipes, report, repro, smokes, stamps
+from crosslane import atomic, locks, outline, overlap, plan, recipes, report, repro, smokes, stamps
 from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
 from crosslane.config import PinnedSource, Profile
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.features.probes import Probes
-from crosslane.gates import compiled, provenance, vector_code, vector_sources, verify
+from crosslane.gates import compiled, elf, provenance, vector_code, vector_sources, verify
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools, hostsetup, toolroot
 from crosslane.models import hostenv
@@ -83,6 +83,10 @@ def build(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str] | None = 
     probes = Probes(ctx.runner, ctx.config, ctx.compiler)
     ordered = tuple(names) if names is not None else job.builds[arch]
     states = {name: job.lane(name, arch) for name in ordered}
+    if ctx.runner.dry_run and outline.show(ctx, job, [(arch, ordered)]):
+        # Without the tools and sysroot setup would make, no build can be planned further: nothing is installed.
+        return [Row(name, arch.value, Check.BUILD, Verdict.SKIP, "dry run: would build once setup and the sysroot "
+                                                                 "made what the plan lists") for name in ordered]
     if not ctx.runner.dry_run:  # the compilers' tool roots, made on first use as sysroots are (preflight runs them)
         chains = [ctx.config.toolchain_for(n, arch) for n in ordered if states[n].enabled]
         for name in dict.fromkeys(chain.toolroot for chain in chains if chain.toolroot):
@@ -170,13 +174,14 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
     # A dependency's install folder is where the build found it, not where the target's loader looks: an installed
     # program reaches a library through its RUNPATH or the sysroot. A wheel's members load into a Python process
     # that may already hold the dependency (its own wheel imported first), so they still resolve against it.
-    found = verify.run(ctx, arch, list(paths), staging, require_papers=True, staging_for_files=False)
+    reader = elf.Reader()  # every gate below takes its ELF facts from it: each file is read once
+    found = verify.run(ctx, arch, list(paths), staging, require_papers=True, staging_for_files=False, reader=reader)
     failed = [r for r in found if r.verdict is Verdict.FAIL]
     # Each wheel on its own (one per CPython): one without the feature must not pass beside one with it.
     wheels = [p for p in paths if p.is_file() and p.suffix == ".whl"]
     declared = ctx.config.components[name].compiled
-    features = [r for w in wheels for r in compiled.rows(name, arch, w, declared)] if wheels else \
-        compiled.rows(name, arch, ctx.component_dir(arch, name) / "install", declared)
+    features = [r for w in wheels for r in compiled.rows(name, arch, w, declared, reader)] if wheels else \
+        compiled.rows(name, arch, ctx.component_dir(arch, name) / "install", declared, reader)
     if failed:
         return [*(Row(name, arch.value, Check.GATE, r.verdict, f"{r.component}: {r.reason}",
                       subject=r.subject) for r in failed), *(r for r in features if r.verdict is Verdict.FAIL)]
@@ -185,10 +190,12 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
     summary = Row(name, arch.value, Check.GATE, Verdict.PASS,
                   f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor"
                   + (f" ({floor})" if floor else ""))
-    return [summary, *features, *build_provenance(ctx, name, arch, builds), *vector_placement(ctx, name, arch, builds)]
+    return [summary, *features, *build_provenance(ctx, name, arch, builds),
+            *vector_placement(ctx, name, arch, builds, reader)]
 
 
-def vector_placement(ctx: Context, name: str, arch: Arch, builds: Sequence[Path] = ()) -> list[Row]:
+def vector_placement(ctx: Context, name: str, arch: Arch, builds: Sequence[Path] = (),
+                     reader: elf.Reader | None = None) -> list[Row]:
     """versions.toml's `vector_sources`: the vector code of a RISC-V build is only where it is declared."""
     component = ctx.config.components[name]
     if not component.vector_sources or info(arch).vector_cpu_property is None:
@@ -198,7 +205,7 @@ def vector_placement(ctx: Context, name: str, arch: Arch, builds: Sequence[Path]
     for build in builds or (ctx.component_dir(arch, name) / "build",):
         root = cmake_cache.source_tree(build, component.source_subdir)
         rows += vector_sources.rows(name, arch, build, root or build, shipping_folder.elf_files(install),
-                                    component.vector_sources)
+                                    component.vector_sources, reader)
     return rows
 
 
@@ -280,6 +287,7 @@ def run(ctx: Context, job: RunPlan, *, smokes_beside: bool) -> list[Row]:
             "smokes once every build ended"] if job.smokes else []
     ctx.log.info("\n".join(f"plan: {line}" for line in [*job.describe(), *wheel_selection(ctx, job), *when]))
     if ctx.runner.dry_run:
+        outline.show(ctx, job, job.steps())
         return []
     with ctx.ledger.stage("setup and sysroots"):
         rows = setup(ctx, job.arches, job.setup_components) + sysroots(ctx, job.arches)

@@ -103,7 +103,8 @@ def test_environment_each_step_receives(tmp_path: Path, monkeypatch: pytest.Monk
     triple = info(arch).rust_target
     cross = crosswire.is_cross(arch)
     for name in ("rusty", "tools", "plain"):
-        row = cmake.execute(ctx, cmake.plan(ctx, cfg.components[name], arch))
+        component = cfg.components[name]
+        row = cmake.execute(ctx, cmake.plan(ctx, component, arch, cmake.prepare(ctx, component, arch)))
         assert row.verdict.value == "PASS", row
     for step in ("configure", "build", "install"):
         for name in ("rusty", "tools"):

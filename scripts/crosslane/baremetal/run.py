@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from crosslane.gates import elf
 from crosslane.report import Verdict
 
 TRAP_RE = re.compile(r"^CROSSLANE-TRAP nonce=(\S*) mcause=(\d+) mepc=(0x[0-9a-f]+) mtval=(0x[0-9a-f]+)\s*$", re.M)
@@ -107,25 +108,13 @@ class Watchdog:
         ask_monitor(self.monitor, "quit")
 
 
-def symbolize(elf: Path, pc: int) -> str:
+def symbolize(program: Path, pc: int) -> str:
     """"function+0xoff" for *pc* from the ELF's symbol table ("" when no function contains it)."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
-
-    best: tuple[int, str] | None = None
-    try:
-        with elf.open("rb") as handle:
-            table = ELFFile(handle).get_section_by_name(".symtab")
-            if not isinstance(table, SymbolTableSection):
-                return ""
-            for symbol in table.iter_symbols():
-                start, size = symbol["st_value"], symbol["st_size"]
-                if symbol["st_info"]["type"] == "STT_FUNC" and start <= pc < start + max(size, 1) \
-                        and (best is None or start > best[0]):
-                    best = (start, symbol.name)
-    except (OSError, ELFError):
+    found = elf.read(program)
+    if isinstance(found, elf.ElfDefect):
         return ""
+    best = max(((start, name) for start, size, name in found.functions if start <= pc < start + max(size, 1)),
+               default=None)
     return f"{best[1]}+{pc - best[0]:#x}" if best else ""
 
 

@@ -10,19 +10,19 @@ different wheel).
 
 from __future__ import annotations
 
-import io
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from crosslane.archs import Arch
+from crosslane.gates import elf
 from crosslane.report import Check, Row, Verdict
 
 MAX_LIBRARY = 1 << 30
 
 
-def _libraries(root: Path) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of every shared library under *root*, inside wheels too."""
+def _libraries(root: Path, reader: elf.Reader) -> Iterator[tuple[str, elf.ElfInfo | elf.ElfDefect]]:
+    """(name, ELF facts) of every shared library under *root*, inside wheels too."""
     paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
     for path in paths:
         if path.name.endswith(".whl"):
@@ -30,48 +30,34 @@ def _libraries(root: Path) -> Iterator[tuple[str, bytes]]:
                 with zipfile.ZipFile(path) as wheel:
                     for member in wheel.infolist():
                         if ".so" in member.filename.rsplit("/", 1)[-1] and member.file_size <= MAX_LIBRARY:
-                            yield f"{path.name}:{member.filename}", wheel.read(member)
+                            yield f"{path.name}:{member.filename}", elf.read_data(path / member.filename,
+                                                                                  wheel.read(member))
             except (zipfile.BadZipFile, OSError):
                 continue
         elif ".so" in path.name and path.stat().st_size <= MAX_LIBRARY:
-            yield str(path.relative_to(root)) if path != root else path.name, path.read_bytes()
+            yield str(path.relative_to(root)) if path != root else path.name, reader.read(path)
 
 
-def _exported(data: bytes, wanted: set[str]) -> set[str]:
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
-
-    try:
-        elf = ELFFile(io.BytesIO(data))
-        table = elf.get_section_by_name(".dynsym")
-        if not isinstance(table, SymbolTableSection):
-            return set()
-        return {s.name for s in table.iter_symbols() if s.name in wanted and s["st_shndx"] != "SHN_UNDEF"}
-    except (ELFError, ValueError, KeyError, IndexError):
-        return set()
-
-
-def found(root: Path, symbols: Mapping[str, str]) -> dict[str, str | None]:
+def found(root: Path, symbols: Mapping[str, str], reader: elf.Reader | None = None) -> dict[str, str | None]:
     """feature → the library exporting its symbol (None: none does)."""
     result: dict[str, str | None] = dict.fromkeys(symbols)
     wanted = set(symbols.values())
     if not wanted or not root.exists():
         return result
-    for name, data in _libraries(root):
-        if data[:4] != b"\x7fELF":
+    for name, facts in _libraries(root, reader or elf.Reader()):
+        if isinstance(facts, elf.ElfDefect):
             continue
-        exported = _exported(data, wanted)
         for feature, symbol in symbols.items():
-            if result[feature] is None and symbol in exported:
+            if result[feature] is None and symbol in facts.exported:
                 result[feature] = name
     return result
 
 
-def rows(component: str, arch: Arch, root: Path, symbols: Mapping[str, str]) -> list[Row]:
+def rows(component: str, arch: Arch, root: Path, symbols: Mapping[str, str], reader: elf.Reader | None = None
+         ) -> list[Row]:
     """One gate row per declared feature: compiled in (the library that proves it) or not."""
     result = []
-    for feature, where in found(root, symbols).items():
+    for feature, where in found(root, symbols, reader).items():
         if where is None:
             result.append(Row(component, arch.value, Check.GATE, Verdict.FAIL,
                               f"{feature} is not compiled in: no library of the build exports {symbols[feature]} "

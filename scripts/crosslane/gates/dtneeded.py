@@ -92,6 +92,11 @@ class Resolver:
             self._system = _unique([*staged, *self.artifacts, *system])
         return self._system
 
+    def knows(self, found: Sequence[elf.ElfInfo]) -> None:
+        """Facts already read (the scanned files, by elf.read): a library among them is not read again."""
+        for one in found:
+            self._cache.setdefault(one.path.resolve(), one)
+
     def read(self, path: Path) -> elf.ElfInfo | elf.ElfDefect:
         key = path.resolve()
         if key not in self._cache:

@@ -1,17 +1,22 @@
 """ELF facts read once with pyelftools: every file opened once, everything read inside one `with`.
 
-Files are recognized by their magic, not their name. A file that claims to be ELF (magic, or a `.so`
-name) but cannot be parsed becomes an `ElfDefect` naming the file: never a crash.
+Every gate takes its facts from here (the loader's, the exported symbols, the code digest, the RVV instruction
+count, the functions of .symtab), through a `Reader` a gate run shares: a file read is not read again while its
+stat is unchanged. Files are recognized by their magic, not their name. A file that claims to be ELF (magic, or
+a `.so` name) but cannot be parsed becomes an `ElfDefect` naming the file: never a crash.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import mmap
+import os
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from crosslane.archs import ArchInfo, by_elf_machine
 
@@ -32,6 +37,15 @@ STB_WEAK = 2
 NT_GNU_PROPERTY_TYPE_0 = 5
 GNU_PROPERTY_X86_ISA_1_NEEDED = 0xC0008002
 EM_X86_64 = 62
+STT_FUNC = 2
+# What a repair leaves alone: the program's code and data. patchelf rewrites .dynamic, .dynstr, the version
+# tables and may move sections; these keep their bytes.
+CODE_SECTIONS = (".text", ".rodata", ".data.rel.ro", ".data", ".init_array", ".fini_array")
+# RVV's major opcodes: OP-V, and LOAD-FP / STORE-FP with a vector width (0, 5, 6, 7; the scalar ones are 1-4).
+OP_V = 0x57
+LOAD_FP, STORE_FP = 0x07, 0x27
+VECTOR_WIDTHS = frozenset({0, 5, 6, 7})
+SHF_EXECINSTR = 0x4
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,14 @@ class ElfInfo:
     undefined: frozenset[str] = frozenset()
     # x86-64 only: the GNU_PROPERTY_X86_ISA_1_NEEDED bits of .note.gnu.property (x86-64-v2 = 2, v3 = 4, v4 = 8).
     x86_isa_needed: int = 0
+    # Names of the symbols it defines in .dynsym: what it exports (gates/compiled.py).
+    exported: frozenset[str] = frozenset()
+    # sha256 over CODE_SECTIONS, None when it has none or one runs past the file (gates/provenance.py).
+    code_digest: str | None = None
+    # RISC-V only: the RVV instructions of its executable sections (gates/vector_code.py); None for other machines.
+    vector_instructions: int | None = None
+    # (start, size, name) of every function .symtab names: a program counter named (baremetal/run.py).
+    functions: tuple[tuple[int, int, str], ...] = field(default=(), repr=False)
 
     @property
     def arch(self) -> ArchInfo | None:
@@ -143,27 +165,82 @@ def _py_inits(dynstr: bytes) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _undefined_symbols(elf: ELFFile, dynstr: bytes) -> list[tuple[str, bool]]:
-    """(name, weak) of every symbol .dynsym takes from other objects, unpacked with struct directly: pyelftools'
+Symbol = tuple[str, int, int, int, int]  # name, st_info, st_shndx, st_value, st_size
+
+
+def _symbols(elf: ELFFile, table_name: str, strings: bytes) -> list[Symbol]:
+    """Every named symbol of *table_name* (.dynsym, .symtab), unpacked with struct directly: pyelftools'
     per-symbol parsing is slow, and libstdc++ has thousands (docs/findings.md, "What tools cost")."""
     from elftools.elf.sections import SymbolTableSection
 
-    dynsym = elf.get_section_by_name(".dynsym")
-    if not isinstance(dynsym, SymbolTableSection):
+    table = elf.get_section_by_name(table_name)
+    if not isinstance(table, SymbolTableSection):
         return []
     order = "<" if elf.little_endian else ">"
-    # (format, index of st_name, st_info, st_shndx): Elf64_Sym and Elf32_Sym order their fields differently.
-    fmt, name_at, info_at, shndx_at = (f"{order}IBBHQQ", 0, 1, 3) if elf.elfclass == 64 else (f"{order}IIIBBH", 0, 3, 5)
-    data = bytes(dynsym.data())
+    # (format, index of st_name, st_info, st_shndx, st_value, st_size): Elf64_Sym and Elf32_Sym order their fields
+    # differently.
+    fmt, name_at, info_at, shndx_at, value_at, size_at = (f"{order}IBBHQQ", 0, 1, 3, 4, 5) if elf.elfclass == 64 \
+        else (f"{order}IIIBBH", 0, 3, 5, 1, 2)
+    data = bytes(table.data())
     usable = len(data) - len(data) % struct.calcsize(fmt)
     found = []
     for fields in struct.iter_unpack(fmt, data[:usable]):
         offset = fields[name_at]
-        if fields[shndx_at] == 0 and offset:
-            end = dynstr.find(b"\0", offset)
-            found.append((dynstr[offset:end if end >= 0 else None].decode("ascii", "replace"),
-                          fields[info_at] >> 4 == STB_WEAK))
+        if offset:
+            end = strings.find(b"\0", offset)
+            found.append((strings[offset:end if end >= 0 else None].decode("ascii", "replace"), fields[info_at],
+                          fields[shndx_at], fields[value_at], fields[size_at]))
     return found
+
+
+def _undefined_symbols(symbols: list[Symbol]) -> list[tuple[str, bool]]:
+    """(name, weak) of every symbol .dynsym takes from other objects."""
+    return [(name, info >> 4 == STB_WEAK) for name, info, shndx, _, _ in symbols if shndx == 0]
+
+
+def _functions(elf: ELFFile) -> tuple[tuple[int, int, str], ...]:
+    strtab = elf.get_section_by_name(".strtab")
+    strings = bytes(strtab.data()) if strtab is not None else b""
+    return tuple((value, size, name) for name, info, _, value, size in _symbols(elf, ".symtab", strings)
+                 if info & 0xF == STT_FUNC)
+
+
+def _code_digest(elf: ELFFile, size: int) -> str | None:
+    digest = hashlib.sha256()
+    found = 0
+    for name in CODE_SECTIONS:
+        section = elf.get_section_by_name(name)
+        if section is None:
+            continue
+        # a section header is a claim (the loader reads program headers): one past the file is no code
+        if section["sh_type"] != "SHT_NOBITS" and section["sh_offset"] + section["sh_size"] > size:
+            return None
+        digest.update(name.encode() + b"\0" + section.data() + b"\0")
+        found += 1
+    return digest.hexdigest() if found else None
+
+
+def count_vector_instructions(code: bytes) -> int:
+    """RVV instructions in a stream of RISC-V instructions (little-endian, RVC allowed)."""
+    found, offset, end = 0, 0, len(code) - 1
+    while offset < end:
+        low = code[offset]
+        if low & 0b11 != 0b11:
+            offset += 2
+            continue
+        if offset + 4 > len(code):
+            break
+        word = int.from_bytes(code[offset:offset + 4], "little")
+        opcode, width = word & 0x7F, (word >> 12) & 0x7
+        if opcode == OP_V or (opcode in (LOAD_FP, STORE_FP) and width in VECTOR_WIDTHS):
+            found += 1
+        offset += 4
+    return found
+
+
+def _vector_instructions(elf: ELFFile) -> int:
+    return sum(count_vector_instructions(section.data()) for section in elf.iter_sections()
+               if section["sh_flags"] & SHF_EXECINSTR and section["sh_type"] == "SHT_PROGBITS")
 
 
 def _x86_isa_needed(elf: ELFFile) -> int:
@@ -197,75 +274,114 @@ def corrupt_elf_errors() -> tuple[type[Exception], ...]:
     """What pyelftools raises on a corrupt or truncated file (every reader here turns these into a defect)."""
     from elftools.common.exceptions import ELFError, ELFParseError, ELFRelocationError
     return (ELFError, ELFParseError, ELFRelocationError, struct.error, ValueError, KeyError, UnicodeDecodeError,
-            EOFError)
+            EOFError, OverflowError)
 
 
 def read(path: Path) -> ElfInfo | ElfDefect:
     """The ELF facts of *path*, or a defect saying why it is not a readable ELF file."""
-    from elftools.elf.dynamic import DynamicSection
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.gnuversions import GNUVerNeedSection
-    from elftools.elf.segments import InterpSegment
-
     try:
         with path.open("rb") as handle:
-            if handle.read(4) != MAGIC:
-                return ElfDefect(path, "not an ELF file (no \\x7fELF magic)")
-            handle.seek(0)
-            elf = ELFFile(handle)
-            header = elf.header
-            bounds = _header_bounds(header, path.stat().st_size)
-            if bounds:
-                return ElfDefect(path, f"corrupt ELF: {bounds}")
-            needed: list[str] = []
-            soname: list[str] = []
-            runpath: list[str] = []
-            rpath: list[str] = []
-            interpreter = None
-            for segment in elf.iter_segments("PT_INTERP"):
-                if isinstance(segment, InterpSegment):
-                    interpreter = segment.get_interp_name()
-            dynamic = elf.get_section_by_name(".dynamic")
-            if isinstance(dynamic, DynamicSection):
-                needed = _strings(dynamic, "DT_NEEDED")
-                soname = _strings(dynamic, "DT_SONAME")
-                runpath = _strings(dynamic, "DT_RUNPATH")
-                rpath = _strings(dynamic, "DT_RPATH")
-            dynstr = _dynstr(elf)
-            machine = _raw_machine(elf)
-            undefined = _undefined_symbols(elf, dynstr)
-            needs: list[str] = []
-            by_library: list[tuple[str, tuple[str, ...]]] = []
-            verneed = elf.get_section_by_name(".gnu.version_r")
-            if isinstance(verneed, GNUVerNeedSection):
-                for entry, auxiliaries in verneed.iter_versions():
-                    versions = tuple(aux.name for aux in auxiliaries)
-                    by_library.append((str(entry.name), versions))
-                    needs += versions
-            return ElfInfo(
-                path=path,
-                machine=machine,
-                machine_name=machine_name(machine, str(header["e_machine"])),
-                elf_class=elf.elfclass,
-                little_endian=elf.little_endian,
-                elf_type=str(header["e_type"]),
-                e_flags=int(header["e_flags"]),
-                interpreter=interpreter,
-                needed=tuple(needed),
-                soname=soname[0] if soname else None,
-                runpath=tuple(runpath),
-                rpath=tuple(rpath),
-                undefined_atomics=tuple(sorted({n for n, _ in undefined if n.startswith(ATOMIC_STR)})),
-                py_inits=_py_inits(dynstr),
-                version_needs=tuple(sorted(set(needs))),
-                version_needs_by_library=tuple(by_library),
-                undefined=frozenset(n for n, weak in undefined if not weak),
-                x86_isa_needed=_x86_isa_needed(elf) if machine == EM_X86_64 else 0,
-            )
-    except corrupt_elf_errors() as exc:
-        return ElfDefect(path, f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
+            return _read_stream(path, handle, os.fstat(handle.fileno()).st_size)
     except OSError as exc:
         return ElfDefect(path, f"unreadable ({exc.strerror or exc})")
+
+
+def read_data(path: Path, data: bytes) -> ElfInfo | ElfDefect:
+    """read() of a file's bytes already in memory (a wheel's member, read from the zip): *path* names it."""
+    return _read_stream(path, io.BytesIO(data), len(data))
+
+
+def _read_stream(path: Path, handle: BinaryIO, size: int) -> ElfInfo | ElfDefect:
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        if handle.read(4) != MAGIC:
+            return ElfDefect(path, "not an ELF file (no \\x7fELF magic)")
+        handle.seek(0)
+        elf = ELFFile(handle)
+        bounds = _header_bounds(elf.header, size)
+        if bounds:
+            return ElfDefect(path, f"corrupt ELF: {bounds}")
+        return _facts(path, elf, size)
+    except corrupt_elf_errors() as exc:
+        return ElfDefect(path, f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
+
+
+def _loader_strings(elf: ELFFile) -> tuple[str | None, dict[str, list[str]]]:
+    """The interpreter and the .dynamic strings: DT_NEEDED, DT_SONAME, DT_RUNPATH, DT_RPATH."""
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.segments import InterpSegment
+
+    interpreter = None
+    for segment in elf.iter_segments("PT_INTERP"):
+        if isinstance(segment, InterpSegment):
+            interpreter = segment.get_interp_name()
+    dynamic = elf.get_section_by_name(".dynamic")
+    tags = {tag: _strings(dynamic, tag) if isinstance(dynamic, DynamicSection) else [] for tag in TAG_ATTRIBUTES}
+    return interpreter, tags
+
+
+def _version_needs(elf: ELFFile) -> list[tuple[str, tuple[str, ...]]]:
+    from elftools.elf.gnuversions import GNUVerNeedSection
+
+    verneed = elf.get_section_by_name(".gnu.version_r")
+    if not isinstance(verneed, GNUVerNeedSection):
+        return []
+    return [(str(entry.name), tuple(aux.name for aux in auxiliaries)) for entry, auxiliaries in verneed.iter_versions()]
+
+
+def _facts(path: Path, elf: ELFFile, size: int) -> ElfInfo:
+    header = elf.header
+    interpreter, tags = _loader_strings(elf)
+    dynstr = _dynstr(elf)
+    machine = _raw_machine(elf)
+    dynamic_symbols = _symbols(elf, ".dynsym", dynstr)
+    undefined = _undefined_symbols(dynamic_symbols)
+    by_library = _version_needs(elf)
+    return ElfInfo(
+        path=path,
+        machine=machine,
+        machine_name=machine_name(machine, str(header["e_machine"])),
+        elf_class=elf.elfclass,
+        little_endian=elf.little_endian,
+        elf_type=str(header["e_type"]),
+        e_flags=int(header["e_flags"]),
+        interpreter=interpreter,
+        needed=tuple(tags["DT_NEEDED"]),
+        soname=tags["DT_SONAME"][0] if tags["DT_SONAME"] else None,
+        runpath=tuple(tags["DT_RUNPATH"]),
+        rpath=tuple(tags["DT_RPATH"]),
+        undefined_atomics=tuple(sorted({n for n, _ in undefined if n.startswith(ATOMIC_STR)})),
+        py_inits=_py_inits(dynstr),
+        version_needs=tuple(sorted({v for _, versions in by_library for v in versions})),
+        version_needs_by_library=tuple(by_library),
+        undefined=frozenset(n for n, weak in undefined if not weak),
+        x86_isa_needed=_x86_isa_needed(elf) if machine == EM_X86_64 else 0,
+        exported=frozenset(name for name, _, shndx, _, _ in dynamic_symbols if shndx != 0),
+        code_digest=_code_digest(elf, size),
+        vector_instructions=_vector_instructions(elf) if machine == EM_RISCV else None,
+        functions=_functions(elf),
+    )
+
+
+StatKey = tuple[Path, int, int, int, int]  # path, device, inode, size, mtime: a file changed is read anew
+
+
+class Reader:
+    """read() once per file and stat: the gates of one run share one, so each reads a file's facts from it."""
+
+    def __init__(self) -> None:
+        self._read: dict[StatKey, ElfInfo | ElfDefect] = {}
+
+    def read(self, path: Path) -> ElfInfo | ElfDefect:
+        try:
+            st = path.stat()
+        except OSError as exc:
+            return ElfDefect(path, f"unreadable ({exc.strerror or exc})")
+        key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if key not in self._read:
+            self._read[key] = read(path)
+        return self._read[key]
 
 
 PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3

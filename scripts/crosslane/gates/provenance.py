@@ -10,14 +10,13 @@ Given the genai build folder, the chain root and the chain's ORT install:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
 
 from crosslane import stamps
 from crosslane.archs import Arch
-from crosslane.gates import row
+from crosslane.gates import elf, row
 from crosslane.report import Row, Verdict
 
 COMPONENT = "onnxruntime-genai"
@@ -92,42 +91,20 @@ def check_no_download(build: Path, arch: Arch) -> Row:
     return row(COMPONENT, arch, "ort-download", Verdict.PASS, "no downloaded ONNX Runtime in the build")
 
 
-# What a repair leaves alone: the program's code and data. patchelf rewrites .dynamic, .dynstr, the version
-# tables and may move sections; these keep their bytes.
-CODE_SECTIONS = (".text", ".rodata", ".data.rel.ro", ".data", ".init_array", ".fini_array")
+def code_digest(path: Path, reader: elf.Reader | None = None) -> str | None:
+    """sha256 over the name and contents of elf.CODE_SECTIONS (what a repair leaves alone: patchelf rewrites
+    .dynamic, .dynstr, the version tables); None for a file that is not ELF (or has none)."""
+    found = (reader or elf.Reader()).read(path)
+    return None if isinstance(found, elf.ElfDefect) else found.code_digest
 
 
-def code_digest(path: Path) -> str | None:
-    """sha256 over the name and contents of CODE_SECTIONS; None for a file that is not ELF (or has none)."""
-    from elftools.common.exceptions import ELFError  # where an ELF file is read: a no-op build reads none
-    from elftools.elf.elffile import ELFFile
-
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            elf = ELFFile(handle)
-            found = 0
-            for name in CODE_SECTIONS:
-                section = elf.get_section_by_name(name)
-                if section is None:
-                    continue
-                # a section header is a claim (the loader reads program headers): one past the file is no code
-                if section["sh_type"] != "SHT_NOBITS" and section["sh_offset"] + section["sh_size"] > size:
-                    return None
-                digest.update(name.encode() + b"\0" + section.data() + b"\0")
-                found += 1
-    except (OSError, ELFError, ValueError, OverflowError):  # pyelftools on a damaged header
-        return None
-    return digest.hexdigest() if found else None
-
-
-def same_library(ours: Path, chain: list[Path]) -> str | None:
+def same_library(ours: Path, chain: list[Path], reader: elf.Reader | None = None) -> str | None:
     """"same bytes", "same code" or None: how *ours* matches one of the chain's files of its name."""
     if stamps.file_sha256(ours) in {stamps.file_sha256(p) for p in chain}:
         return "same bytes"
-    code = code_digest(ours)
-    if code is not None and code in {code_digest(p) for p in chain}:
+    reader = reader or elf.Reader()
+    code = code_digest(ours, reader)
+    if code is not None and code in {code_digest(p, reader) for p in chain}:
         return "same code, dynamic section rewritten by the wheel repair"
     return None
 
@@ -143,9 +120,10 @@ def ort_libraries(folder: Path) -> dict[str, list[Path]]:
     return found
 
 
-def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:
+def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch, reader: elf.Reader | None = None) -> Row:
     ours = ort_libraries(shipped)
     chain = ort_libraries(ort_install)
+    reader = reader or elf.Reader()
     if not ours:
         return row(COMPONENT, arch, "ort-bytes", Verdict.FAIL,
                    f"{shipped}: no ONNX Runtime library shipped with genai (expected libonnxruntime.so*)")
@@ -155,10 +133,10 @@ def check_same_bytes(shipped: Path, ort_install: Path, arch: Arch) -> Row:
             problems.append(f"{name}: not in the chain's ORT install {ort_install}")
             continue
         problems += [f"{p.relative_to(shipped)}: bytes and code differ from the chain's {name}" for p in paths
-                     if same_library(p, chain[name]) is None]
+                     if same_library(p, chain[name], reader) is None]
     if problems:
         return row(COMPONENT, arch, "ort-bytes", Verdict.FAIL, "; ".join(problems))
-    how = sorted({same_library(p, chain[n]) or "" for n, paths in ours.items() for p in paths})
+    how = sorted({same_library(p, chain[n], reader) or "" for n, paths in ours.items() for p in paths})
     return row(COMPONENT, arch, "ort-bytes", Verdict.PASS,
                f"{', '.join(sorted(ours))}: the chain's ORT ({'; '.join(how)})")
 
@@ -182,7 +160,8 @@ def check_loaded(loaded: str, sysroot: Path, ort_install: Path, arch: Arch, subj
     return row(subject, arch, "ort-loaded", Verdict.PASS, f"{loaded}: {what} {found.name} ({how})")
 
 
-def check(build: Path, chain_root: Path, ort_install: Path, arch: Arch, shipped: Path | None = None) -> list[Row]:
+def check(build: Path, chain_root: Path, ort_install: Path, arch: Arch, shipped: Path | None = None,
+          reader: elf.Reader | None = None) -> list[Row]:
     """All three provenance checks. *shipped*: where genai's output lies (default: the build folder)."""
     if not build.is_dir():
         return [row(COMPONENT, arch, "ort-provenance", Verdict.FAIL, f"{build}: genai build folder missing")]
@@ -190,4 +169,4 @@ def check(build: Path, chain_root: Path, ort_install: Path, arch: Arch, shipped:
         return [row(COMPONENT, arch, "ort-provenance", Verdict.FAIL,
                     f"{ort_install}: the chain's ORT install is missing; build onnxruntime first")]
     return [check_ort_home(build, chain_root, arch), check_no_download(build, arch),
-            check_same_bytes(shipped or build, ort_install, arch)]
+            check_same_bytes(shipped or build, ort_install, arch, reader)]

@@ -14,12 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane.gates.elf import EM_RISCV, corrupt_elf_errors
+from crosslane.gates import elf
+from crosslane.gates.elf import count_vector_instructions as count
 
-OP_V = 0x57
-LOAD_FP, STORE_FP = 0x07, 0x27
-VECTOR_WIDTHS = frozenset({0, 5, 6, 7})
-SHF_EXECINSTR = 0x4
+__all__ = ["VectorCode", "count", "scan", "summary"]
 
 
 @dataclass(frozen=True)
@@ -32,40 +30,15 @@ class VectorCode:
     why: str = ""
 
 
-def count(code: bytes) -> int:
-    """RVV instructions in a stream of RISC-V instructions (little-endian, RVC allowed)."""
-    found, offset, end = 0, 0, len(code) - 1
-    while offset < end:
-        low = code[offset]
-        if low & 0b11 != 0b11:
-            offset += 2
-            continue
-        if offset + 4 > len(code):
-            break
-        word = int.from_bytes(code[offset:offset + 4], "little")
-        opcode, width = word & 0x7F, (word >> 12) & 0x7
-        if opcode == OP_V or (opcode in (LOAD_FP, STORE_FP) and width in VECTOR_WIDTHS):
-            found += 1
-        offset += 4
-    return found
-
-
-def scan(path: Path) -> VectorCode:
-    """The vector instructions of *path*'s executable sections; a file that is no RISC-V ELF is not scanned."""
-    from elftools.elf.elffile import ELFFile  # pyelftools: imported where an ELF file is read
-
-    try:
-        with path.open("rb") as handle:
-            elf = ELFFile(handle)
-            if elf["e_machine"] not in ("EM_RISCV", EM_RISCV):
-                return VectorCode(path, scanned=False, why="not RISC-V")
-            total = sum(count(section.data()) for section in elf.iter_sections()
-                        if section["sh_flags"] & SHF_EXECINSTR and section["sh_type"] == "SHT_PROGBITS")
-    except OSError as exc:
-        return VectorCode(path, scanned=False, why=f"unreadable ({exc.strerror or exc})")
-    except corrupt_elf_errors() as exc:  # an install folder may come from a pack that crossed a job
-        return VectorCode(path, scanned=False, why=f"corrupt ELF ({type(exc).__name__})")
-    return VectorCode(path, total)
+def scan(path: Path, reader: elf.Reader | None = None) -> VectorCode:
+    """The vector instructions of *path*'s executable sections (gates/elf.py counts them as it reads the file); a
+    file that is no RISC-V ELF is not scanned."""
+    found = (reader or elf.Reader()).read(path)
+    if isinstance(found, elf.ElfDefect):  # an install folder may come from a pack that crossed a job
+        return VectorCode(path, scanned=False, why=found.reason)
+    if found.vector_instructions is None:
+        return VectorCode(path, scanned=False, why="not RISC-V")
+    return VectorCode(path, found.vector_instructions)
 
 
 def summary(results: list[VectorCode]) -> str:

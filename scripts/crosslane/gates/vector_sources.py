@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane.archs import Arch
-from crosslane.gates import vector_code
+from crosslane.gates import elf, vector_code
 from crosslane.report import Check, Row, Verdict
 
 # `build <output>.o: <RULE>_COMPILER__<target>_<config> <source> | …`: CMake's Ninja generator, C and C++.
@@ -72,7 +72,7 @@ def _declared(source: str, patterns: Sequence[str]) -> bool:
 
 
 def rows(component: str, arch: Arch, build_dir: Path, source_root: Path, installed: Sequence[Path],
-         patterns: Sequence[str]) -> list[Row]:
+         patterns: Sequence[str], reader: elf.Reader | None = None) -> list[Row]:
     """One row: where the vector code is (PASS), or the first file that breaks the declaration (FAIL)."""
     def row(verdict: Verdict, reason: str) -> Row:
         return Row(component, arch.value, Check.GATE, verdict, reason, subject="vector-sources")
@@ -92,7 +92,8 @@ def rows(component: str, arch: Arch, build_dir: Path, source_root: Path, install
     if empty:
         return [row(Verdict.FAIL, f"declared vector sources {', '.join(empty)} hold no vector instruction in "
                                   f"{len(found)} RISC-V objects: the kernels were not built for V")]
-    shipped = [vector_code.scan(p) for p in installed]
+    reader = reader or elf.Reader()
+    shipped = [vector_code.scan(p, reader) for p in installed]
     in_libraries = sum(s.instructions for s in shipped if s.scanned)
     if not in_libraries:
         return [row(Verdict.FAIL, f"the {len(holding)} vector objects reached none of the {len(shipped)} installed "

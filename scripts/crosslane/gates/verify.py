@@ -74,10 +74,12 @@ def _scan_wheel(wheel: Path, arch: Arch, sysroot_path: Path | None, staging: Seq
 
 def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, python_version: str | None,
            staging: Sequence[Path] = (), limits: wheelzip.Limits | None = None,
-           require_papers: bool = False, staging_for_files: bool = True) -> list[Row]:
+           require_papers: bool = False, staging_for_files: bool = True, reader: elf.Reader | None = None
+           ) -> list[Row]:
     """Rows for every check on *paths*; *staging*: install prefixes searched for DT_NEEDED too (for a wheel's
     members only, unless *staging_for_files*); *require_papers*: a wheel or folder without crosslane's SBOM fails
-    (a crosslane build's own outputs) rather than skips."""
+    (a crosslane build's own outputs) rather than skips; *reader*: the gate run's ELF reader."""
+    reader = reader or elf.Reader()
     if not paths:
         raise UsageError("verify: no PATH given; pass wheels, folders or ELF files")
     rows: list[Row] = []
@@ -111,13 +113,14 @@ def verify(arch: Arch, paths: Sequence[Path], *, sysroot_path: Path | None, pyth
                                                      if elf.has_elf_magic(f)], required=require_papers)
         for file in files:
             subject = file.relative_to(base).as_posix()
-            file_rows, ok = _elf_rows(elf.read(file), subject, arch, python_version)
+            file_rows, ok = _elf_rows(reader.read(file), subject, arch, python_version)
             rows += file_rows
             if ok is not None:
                 loose.append((ok, subject))
     if loose:
         resolver = dtneeded.Resolver(arch, sysroot_path, staging=staging if staging_for_files else (),
                                      shipped=sorted({o.path.parent for o, _ in loose}))
+        resolver.knows([o for o, _ in loose])
         rows += dtneeded.scan(resolver, loose)
         rows += portability.rows(loose, portability.ALL, arch, sysroot_path)
     return rows
@@ -134,7 +137,7 @@ def target_python_version(sysroot_path: Path | None, arch: Arch) -> str | None:
 
 
 def run(ctx: Context, arch: Arch, paths: Sequence[Path], staging: Sequence[Path] = (), *,
-        require_papers: bool = False, staging_for_files: bool = True) -> list[Row]:
+        require_papers: bool = False, staging_for_files: bool = True, reader: elf.Reader | None = None) -> list[Row]:
     """verify() with the arch's sysroot (when built) for DT_NEEDED and its CPython version for EXT_SUFFIX."""
     found = sysroot.find(ctx.config.sysroot, arch)
     if found is None:
@@ -142,4 +145,4 @@ def run(ctx: Context, arch: Arch, paths: Sequence[Path], staging: Sequence[Path]
                      f"(invoke sysroot --arch {arch} builds it)")
     path = found.path if found else None
     return verify(arch, paths, sysroot_path=path, python_version=target_python_version(path, arch), staging=staging,
-                  require_papers=require_papers, staging_for_files=staging_for_files)
+                  require_papers=require_papers, staging_for_files=staging_for_files, reader=reader)

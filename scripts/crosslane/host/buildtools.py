@@ -31,6 +31,12 @@ def _binaries(root: Path) -> tuple[Path, Path]:
     return root / "cmake" / "data" / "bin" / "cmake", root / "bin" / "ninja"
 
 
+def planned(tools: Tools) -> BuildTools:
+    """Where ensure() puts the pinned tools, whether or not they are there yet (a plan names them, never installs)."""
+    root = tools_dir(tools)
+    return BuildTools(*_binaries(root), root)
+
+
 def locate(tools: Tools) -> BuildTools | None:
     root = tools_dir(tools)
     cmake, ninja = _binaries(root)

@@ -63,8 +63,10 @@ def wrapper(root: toolroot.ToolRoot, tool: str, binds: tuple[Path, ...], mode: t
     return script.replace("\nexec ", f"\nexec {fixed} ", 1)
 
 
-def wire(ctx: Context, component: Component, arch: Arch) -> RustFromRoot | None:
-    """None for a component that takes no Rust from a tool root."""
+def wire(ctx: Context, component: Component, arch: Arch, *, mode: toolroot.EntryMode = "root"
+         ) -> RustFromRoot | None:
+    """None for a component that takes no Rust from a tool root; *mode* is how the wrappers enter it (probed by
+    cmake.prepare: toolroot.entry_mode)."""
     if not component.toolroot:
         return None
     spec = ctx.config.toolroots[component.toolroot]
@@ -73,7 +75,6 @@ def wire(ctx: Context, component: Component, arch: Arch) -> RustFromRoot | None:
         raise MissingPrerequisite("a tool root's Rust runs on an amd64, arm64 or riscv64 build machine",
                                   fix="build on one of those")
     root = toolroot.ToolRoot(spec, toolroot.root_path(spec), toolroot.root_key(spec))
-    mode = toolroot.entry_mode(ctx.runner) or "root"  # preflight names the fix when no mode works
     folder = ctx.component_dir(arch, component.name)
     tools, cargo_home = folder / "rust", folder / "cargo-home"
     files = {tools / tool: wrapper(root, tool, (ctx.build_root,), mode, host, (cache_dir(),))

@@ -1,7 +1,9 @@
 """The cmake recipe: cross configure, build and install one component for one arch, skipped when current.
 
-plan() turns the component, the arch's toolchain, sysroot and prepared source into a BuildPlan; execute()
-runs it unless the stamp (keyed by every input) says the install folder is current.
+prepare() does what a build needs done first (the source prepared, its FetchContent dependencies fetched, the host
+venvs made, the source's commit time read); plan() turns that, the component, the arch's toolchain and sysroot into a
+BuildPlan, writing and running nothing; execute() runs it unless the stamp (keyed by every input) says the install
+folder is current.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from crosslane.context import Context
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.features.probes import Probes
 from crosslane.guest import guest_root, qemu
-from crosslane.host import toolroot
+from crosslane.host import buildtools, toolroot
 from crosslane.log import Progress
 from crosslane.models import hostenv
 from crosslane.paths import cache_dir
@@ -41,7 +43,7 @@ HOST_FLAG_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "ASMFLAGS", "RUST
                   "CMAKE_TOOLCHAIN_FILE", "CMAKE_GENERATOR", "CMAKE_PREFIX_PATH", "CMAKE_INSTALL_PREFIX")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildPlan:
     """One CMake build, planned: its source, build, install folders and toolchain file."""
 
@@ -200,93 +202,141 @@ def expand(component: Component, arch: Arch, values: dict[str, object]) -> tuple
     return tuple(expanded)
 
 
-def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None = None,
-         prepared: Prepared | None = None, *, folder: Path | None = None, python: str | None = None,
-         emulator: Sequence[str] | None = None, fetchcontent: FetchContent | None = None,
-         in_build_tree: bool = False) -> BuildPlan:
-    """The build of *component* for *arch* as data: commands, environment, stamp inputs. *prepared* is the
-    source the pipeline prepared (prepared here when a caller gives none), and *fetchcontent* its FetchContent
-    dependencies (likewise); *folder* holds the build and install folders and the stamp (default: the
-    component's folder); *python* is the target CPython it builds for; *emulator* replaces the default
-    profile's qemu line as CMAKE_CROSSCOMPILING_EMULATOR (then the toolchain file is the folder's own);
-    *in_build_tree*: the programs run where they are built (a test build), so they keep the build-tree RPATH."""
+@dataclass(frozen=True, kw_only=True)
+class Staged:
+    """What prepare() made ready for one build, the disk and network work a plan reads the results of."""
+
+    source: Prepared  # the source tree: fetched, copied, patched
+    fetchcontent: FetchContent  # the FetchContent dependencies, fetched (or prepared in a patched copy)
+    hostenvs: Mapping[str, str]  # {hostenv[name]}: each host venv's python, made
+    epoch: int  # SOURCE_DATE_EPOCH: the source's commit time (git)
+    entry_mode: toolroot.EntryMode = "root"  # how a tool root's cargo and rustc wrappers enter it (probed)
+
+
+def prepare(ctx: Context, component: Component, arch: Arch, source: Prepared | None = None, *,
+            fetchcontent: FetchContent | None = None) -> Staged:
+    """The one step before a build that writes, downloads and runs: the build tools installed, the source prepared
+    (unless the pipeline did), the FetchContent dependencies fetched (unless given: a wheel build's CPythons share
+    them), the host venvs made, the source's commit time read with git, and the tools probed (compiler, emulator, a
+tool root's entry mode). plan() then only reads."""
+    ctx.tools()
+    # The facts found by running a tool, found here once: plan() reads them from the context's memo.
+    ctx.compiler(component.name, arch)
+    ctx.qemu(arch)
+    # preflight names the fix when no entry mode works
+    mode = (toolroot.entry_mode(ctx.runner) or "root") if component.toolroot else "root"
+    return Staged(source=source or worktree.prepare(ctx, component, arch),
+                  fetchcontent=fetchcontent_args(ctx, component, arch) if fetchcontent is None else fetchcontent,
+                  hostenvs=host_pythons(ctx, component),
+                  epoch=reproducible.source_date_epoch(ctx.runner, component, ctx.config.root), entry_mode=mode)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Toolchain:
+    """The toolchain file a build configures with, and the emulator line CMake's try-runs use."""
+
+    path: Path
+    text: str
+    default_emulator: tuple[str, ...]
+
+
+def toolchain_for(ctx: Context, component: Component, arch: Arch, folder: Path,
+                  emulator: Sequence[str] | None) -> Toolchain:
     compiler = ctx.compiler(component.name, arch)
     root = ctx.sysroot(arch)
-    tools = ctx.tools()
-    prepared = prepared or worktree.prepare(ctx, component, arch)
-    source, source_id = prepared.path, prepared.source_id
-    folder = folder or ctx.component_dir(arch, component.name)
-    build_dir, install_dir = folder / "build", folder / "install"
     arch_cfg = ctx.config.arches[arch]
     profile = ctx.default_profile_of(component.name, arch)  # with its cpu_extensions, for its configure's try-runs
     default_emulator = qemu.target_command(ctx.qemu(arch), ctx.build_root, root, profile)
     # The arch's toolchain file is shared by the components that run on the arch's profile as it is
     shared = emulator is None and profile == arch_cfg.profile(arch_cfg.default_profile)
-    toolchain_file = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake" \
+    path = ctx.build_root / arch.value / "toolchains" / f"{compiler.toolchain}.cmake" \
         if shared else folder / "toolchain.cmake"
-    toolchain_text = cmake_toolchain.render(compiler, root.path, list(emulator or default_emulator),
-                                            ctx.runner.find("ccache"))
-    probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
-    wiring = crosswire.wire(probes, component, arch, compiler, root.path)
-    if fetchcontent is None:
-        fetchcontent = fetchcontent_args(ctx, component, arch)
-    fc_args, fc_rows, fc_pins = fetchcontent
-    values = template_values(ctx, arch, component, python) | dict(wiring.placeholders) | {
-        "source": str(source), "hostenv": host_pythons(ctx, component), "fetchcontent": fetchcontent_dirs(fc_args)}
-    args = expand(component, arch, values) + wiring.cmake_args
-    rust = cargo_root.wire(ctx, component, arch)
-    if rust is not None:
-        args = (*args, *rust.cmake_args)
-    fc_rows = [dataclasses.replace(r, arch=arch.value) for r in fc_rows]
-    target_python = ctx.target_python(arch, python)
-    files = {python_wrapper_path(ctx, arch, target_python.version): python_wrapper(default_emulator,
-                                                                                 target_python.interpreter),
-             **(rust.files if rust else {})}
-    epoch = reproducible.source_date_epoch(ctx.runner, component, ctx.config.root)
-    env = {**wiring.env, **(rust.env if rust else {}), "SOURCE_DATE_EPOCH": str(epoch)}
-    include = folder / PROJECT_INCLUDE
-    files[include] = reproducible.project_include(
-        reproducible.prefix_maps(build_dir, ctx.build_root, ctx.config.root, cache_dir()))
+    text = cmake_toolchain.render(compiler, root.path, list(emulator or default_emulator), ctx.runner.find("ccache"))
+    return Toolchain(path=path, text=text, default_emulator=tuple(default_emulator))
+
+
+def configure_command(ctx: Context, component: Component, arch: Arch, *, source: Path, folder: Path,
+                      toolchain_file: Path, args: Sequence[str], in_build_tree: bool) -> list[str]:
+    tools = buildtools.planned(ctx.config.tools)
     deps = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
-    configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(build_dir), "-G", "Ninja",
-                 f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
-                 f"-DCMAKE_INSTALL_PREFIX={install_dir}", "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_PROJECT_INCLUDE={include}"]
+    configure = [str(tools.cmake), "-S", str(source / component.source_subdir), "-B", str(folder / "build"),
+                 "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
+                 f"-DCMAKE_INSTALL_PREFIX={folder / 'install'}", "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_PROJECT_INCLUDE={folder / PROJECT_INCLUDE}"]
     if not in_build_tree:
         configure.append("-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON")
     if deps:
         joined = ";".join(str(d) for d in deps)
         configure += [f"-DCMAKE_PREFIX_PATH={joined}", f"-DCMAKE_FIND_ROOT_PATH={joined}"]
-    configure += [*args, *fc_args]
+    return [*configure, *args]
+
+
+def stamp_inputs(ctx: Context, component: Component, arch: Arch, staged: Staged, *, toolchain: Toolchain,
+                 configure: Sequence[str], project_include: str, env: Mapping[str, str], unset: Sequence[str],
+                 rust: cargo_root.RustFromRoot | None) -> dict[str, object]:
+    """Every input of the build, the stamp's key: a change to any of them makes the build stale."""
     inputs: dict[str, object] = {
-        "component": component.name, "arch": arch.value, "source": source_id, "compiler": compiler.identity,
-        "sysroot": root.key, "cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja,
-        "toolchain_file": toolchain_text, "configure": configure, "project_include": files[include],
-        "papers": PAPERS_FORMAT,
+        "component": component.name, "arch": arch.value, "source": staged.source.source_id,
+        "compiler": ctx.compiler(component.name, arch).identity, "sysroot": ctx.sysroot(arch).key,
+        "cmake": ctx.config.tools.cmake, "ninja": ctx.config.tools.ninja, "toolchain_file": toolchain.text,
+        "configure": list(configure), "project_include": project_include, "papers": PAPERS_FORMAT,
         "depends": {dep: (stamps.read(ctx.component_dir(arch, dep)) or {}).get("key")
                     for dep in component.dependencies(arch)},
     }
-    if fc_pins:
-        inputs["fetchcontent"] = fc_pins
-    if component.collect:
-        inputs["collect"] = list(component.collect)
-    if prepared.patch_inputs:
-        inputs["patches"] = list(prepared.patch_inputs)
-    if env or wiring.unset:
-        inputs["env"] = {"set": env, "unset": list(wiring.unset)}
+    optional: dict[str, object] = {
+        "fetchcontent": staged.fetchcontent[2], "collect": list(component.collect),
+        "patches": list(staged.source.patch_inputs),
+        "env": {"set": dict(env), "unset": list(unset)} if env or unset else None}
+    inputs |= {key: value for key, value in optional.items() if value}
     if rust is not None:
         # The wrappers name the Python that runs crosslane (each nox session has its own venv): not a build input.
         inputs["toolroot"] = {"name": rust.spec.name, "key": toolroot.root_key(rust.spec),
                               "wrappers": {path.name: text.replace(sys.executable, "<python>")
                                            for path, text in rust.files.items()},
                               "crates": dict(component.crates)}
+    return inputs
+
+
+def plan(ctx: Context, component: Component, arch: Arch, staged: Staged, probes: Probes | None = None, *,
+         folder: Path | None = None, python: str | None = None, emulator: Sequence[str] | None = None,
+         in_build_tree: bool = False) -> BuildPlan:
+    """The build of *component* for *arch* as data: commands, environment, stamp inputs, from what prepare() made
+    (*staged*), the configuration and the facts already found (compiler, sysroot, probes); it writes, fetches and
+    runs nothing. *folder* holds the build and install folders and the stamp (default: the component's folder);
+    *python* is the target CPython it builds for; *emulator* replaces the default profile's qemu line as
+    CMAKE_CROSSCOMPILING_EMULATOR (then the toolchain file is the folder's own); *in_build_tree*: the programs run
+    where they are built (a test build), so they keep the build-tree RPATH."""
+    folder = folder or ctx.component_dir(arch, component.name)
+    build_dir, source = folder / "build", staged.source.path
+    toolchain = toolchain_for(ctx, component, arch, folder, emulator)
+    probes = probes or Probes(ctx.runner, ctx.config, ctx.compiler)
+    wiring = crosswire.wire(probes, component, arch, ctx.compiler(component.name, arch), ctx.sysroot(arch).path)
+    fc_args, fc_rows, _ = staged.fetchcontent
+    values = template_values(ctx, arch, component, python) | dict(wiring.placeholders) | {
+        "source": str(source), "hostenv": dict(staged.hostenvs), "fetchcontent": fetchcontent_dirs(fc_args)}
+    rust = cargo_root.wire(ctx, component, arch, mode=staged.entry_mode)
+    args = [*expand(component, arch, values), *wiring.cmake_args, *(rust.cmake_args if rust else ())]
+    target_python = ctx.target_python(arch, python)
+    include = folder / PROJECT_INCLUDE
+    files = {python_wrapper_path(ctx, arch, target_python.version):
+             python_wrapper(list(toolchain.default_emulator), target_python.interpreter),
+             **(rust.files if rust else {}),
+             include: reproducible.project_include(
+                 reproducible.prefix_maps(build_dir, ctx.build_root, ctx.config.root, cache_dir()))}
+    env = {**wiring.env, **(rust.env if rust else {}), "SOURCE_DATE_EPOCH": str(staged.epoch)}
+    configure = configure_command(ctx, component, arch, source=source, folder=folder,
+                                  toolchain_file=toolchain.path, args=[*args, *fc_args], in_build_tree=in_build_tree)
+    inputs = stamp_inputs(ctx, component, arch, staged, toolchain=toolchain, configure=configure,
+                          project_include=files[include], env=env, unset=wiring.unset, rust=rust)
+    cmake = str(buildtools.planned(ctx.config.tools).cmake)
     # The host's compiler flags would reach the cross compilers and freeze in CMakeCache.txt: the build's
     # environment has none of them (what a build needs comes from versions.toml, so it is in the stamp).
-    unset = tuple(dict.fromkeys((*wiring.unset, *HOST_FLAG_VARS)))
-    return BuildPlan(component, arch, source, build_dir, install_dir, toolchain_file, toolchain_text,
-                     tuple(configure), (str(tools.cmake), "--build", str(build_dir), "--parallel"),
-                     (str(tools.cmake), "--install", str(build_dir)), inputs, (*prepared.rows, *fc_rows), env,
-                     unset, files)
+    return BuildPlan(component=component, arch=arch, source=source, build_dir=build_dir,
+                     install_dir=folder / "install", toolchain_file=toolchain.path, toolchain_text=toolchain.text,
+                     configure=tuple(configure), build=(cmake, "--build", str(build_dir), "--parallel"),
+                     install=(cmake, "--install", str(build_dir)), stamp_inputs=inputs,
+                     rows=(*staged.source.rows, *(dataclasses.replace(r, arch=arch.value) for r in fc_rows)),
+                     env=env, unset=tuple(dict.fromkeys((*wiring.unset, *HOST_FLAG_VARS))), files=files)
 
 
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
@@ -298,7 +348,42 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
             if argv:
                 ctx.runner.run(argv, env=build.env, unset=build.unset)
         return Row(name, arch, Check.BUILD, Verdict.SKIP, "dry run")
-    setup_started = time.monotonic()
+    phases = Phases()
+    configure = write_inputs(ctx, build)
+    # ccache appends one line per compilation here: the report's cache hits and misses for this build.
+    stats_log = build.folder / "ccache-stats.log"
+    stats_log.unlink(missing_ok=True)
+    env = compile_env(ctx, build, stats_log)
+    phases.mark("setup")
+    progress = Progress(ctx.log, f"build {name} ({arch})")
+    started = time.monotonic()
+    failed = run_steps(ctx, build, configure, env, progress, phases)  # it closes the progress line of a failure
+    if failed is not None:
+        return failed
+    progress.close()
+    counts = ccache_counts(stats_log)
+    stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
+                 facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
+                        "phases": phases.seconds})
+    return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
+
+
+class Phases:
+    """Seconds per phase, in the stamp: the split a cold build's overhead is measured by (bench_genai)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._since = time.monotonic()
+
+    def mark(self, done: str) -> None:
+        now = time.monotonic()
+        self.seconds[done] = round(now - self._since, 2)
+        self._since = now
+
+
+def write_inputs(ctx: Context, build: BuildPlan) -> tuple[str, ...]:
+    """The plan applied to disk before configuring: the old stamp and install folder gone, the guest root, the tool
+    root and the plan's files made; the configure command to run (fresh_configure)."""
     configure = fresh_configure(build)
     stamps.clear(build.folder)
     stamps.remove(build.install_dir)
@@ -314,16 +399,20 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     cmake_toolchain.write(build.toolchain_file, build.toolchain_text)
     for path, text in build.files.items():
         cmake_toolchain.write(path, text).chmod(0o755)
-    progress = Progress(ctx.log, f"build {name} ({arch})")
-    started = time.monotonic()
-    # ccache appends one line per compilation here: the report's cache hits and misses for this build.
-    stats_log = build.folder / "ccache-stats.log"
-    stats_log.unlink(missing_ok=True)
+    return configure
+
+
+def compile_env(ctx: Context, build: BuildPlan, stats_log: Path) -> dict[str, str]:
     # Paths under the base are hashed relative to it, so a fresh clone (another build root) hits the cache.
     base = reproducible.ccache_base(ctx.build_root, ctx.config.root)
-    env = {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(base),
-           "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache")), **remote_cache()}
+    return {**build.env, "CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(base),
+            "CCACHE_NOHASHDIR": "1", **host_launchers(ctx.runner.find("ccache")), **remote_cache()}
 
+
+def run_steps(ctx: Context, build: BuildPlan, configure: Sequence[str], env: Mapping[str, str], progress: Progress,
+              phases: Phases) -> Row | None:
+    """configure, compile, install (and collect), package: the FAIL row of the step that failed, else None."""
+    name, arch = build.component.name, build.arch.value
     edges = NinjaEdges()
 
     def on_line(line: str) -> None:
@@ -331,21 +420,11 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         if line.startswith("[") and "/" in line.split("]")[0]:
             progress.advance(0, line.split("]")[0] + "]")
 
-    # Seconds per phase, in the stamp: the split a cold build's overhead is measured by (bench_genai).
-    phases: dict[str, float] = {"setup": round(time.monotonic() - setup_started, 2)}
-    mark = time.monotonic()
-
-    def phase(done: str) -> None:
-        nonlocal mark
-        phases[done] = round(time.monotonic() - mark, 2)
-        mark = time.monotonic()
-
     step = "configure"
     try:
         ctx.runner.run(configure, timeout=1800, env=build.env, unset=build.unset)
-        phase("configure")
-        cache = build.build_dir / "CMakeCache.txt"
-        unpinned = unpinned_fetchcontent(cache.read_text(errors="replace")) if cache.is_file() else []
+        phases.mark("configure")
+        unpinned = unpinned_in(build.build_dir)
         if unpinned:
             progress.close()
             table = f"[components.{name}.fetchcontent.{unpinned[0]}]"
@@ -359,32 +438,36 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         except StepFailed:
             step = edges.failed_step()
             raise
-        phase("compile")
+        phases.mark("compile")
         step = "install"
-        if build.install:
-            ctx.runner.run(build.install, timeout=600, env=build.env, unset=build.unset)
-        else:  # a tree that is run where it was built (a test build): nothing to install
-            build.install_dir.mkdir(parents=True, exist_ok=True)
-        for name_in_build in build.component.collect:
-            collect(build.build_dir / name_in_build, build.install_dir / "bin")
-        reproducible.relocatable_pkgconfig(build.install_dir)
-        phase("install")
+        install_outputs(ctx, build)
+        phases.mark("install")
         if build.finish is not None:
             step = "package"
             build.finish()
-            phase("package")
+            phases.mark("package")
     except StepFailed as exc:
         progress.close()
         ctx.log.error(exc.message)
         if exc.detail:
             ctx.log.info(exc.detail)
         return Row(name, arch, Check.BUILD, Verdict.FAIL, f"{step} failed; see the output tail above")
-    progress.close()
-    counts = ccache_counts(stats_log)
-    stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
-                 facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
-                        "phases": phases})
-    return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
+    return None
+
+
+def unpinned_in(build_dir: Path) -> list[str]:
+    cache = build_dir / "CMakeCache.txt"
+    return unpinned_fetchcontent(cache.read_text(errors="replace")) if cache.is_file() else []
+
+
+def install_outputs(ctx: Context, build: BuildPlan) -> None:
+    if build.install:
+        ctx.runner.run(build.install, timeout=600, env=build.env, unset=build.unset)
+    else:  # a tree that is run where it was built (a test build): nothing to install
+        build.install_dir.mkdir(parents=True, exist_ok=True)
+    for name_in_build in build.component.collect:
+        collect(build.build_dir / name_in_build, build.install_dir / "bin")
+    reproducible.relocatable_pkgconfig(build.install_dir)
 
 
 NINJA_STATUS = re.compile(r"\[\d+/\d+\] (.+)")
@@ -500,7 +583,7 @@ class CMakeRecipe:
 
     def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
             force: bool) -> Built:
-        planned = plan(ctx, component, arch, probes, source)
+        planned = plan(ctx, component, arch, prepare(ctx, component, arch, source), probes)
 
         def with_papers() -> None:
             papers.for_folder(ctx, component, arch, planned.source, fetchcontent_dirs(planned.configure),

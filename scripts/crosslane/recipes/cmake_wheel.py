@@ -174,12 +174,10 @@ class OneBuild:
 class CMakeWheelRecipe:
     needs_source = True
 
-    def one(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None,
-            version: str, identifier: str, *, force: bool, fetchcontent: cmake.FetchContent | None = None
-            ) -> OneBuild:
+    def one(self, ctx: Context, component: Component, arch: Arch, probes: Probes, ready: cmake.Staged,
+            version: str, identifier: str, *, force: bool) -> OneBuild:
         folder = ctx.component_dir(arch, component.name) / WHEELS / identifier
-        planned = cmake.plan(ctx, component, arch, probes, source, folder=folder, python=version,
-                             fetchcontent=fetchcontent)
+        planned = cmake.plan(ctx, component, arch, ready, probes, folder=folder, python=version)
         spec = component.wheel
         bundle, drop = spec.bundle.get(arch, ()), spec.drop_requires.get(arch, ())
         prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
@@ -221,19 +219,19 @@ class CMakeWheelRecipe:
         if row.verdict is Verdict.PASS and len(found) != 1:
             row = dataclasses.replace(row, verdict=Verdict.FAIL,
                                       reason=f"{dist}: expected one wheel, found {len(found)}; rebuild with --force")
-        return OneBuild(identifier, row, planned, found[0] if len(found) == 1 else None)
+        return OneBuild(identifier=identifier, row=row, planned=planned,
+                        wheel=found[0] if len(found) == 1 else None)
 
     def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
             force: bool) -> Built:
         chosen = selection(ctx, component, arch, ctx.target_python(arch).version)
         done: list[OneBuild] = []
-        # Every CPython's wheel builds from one source: its FetchContent dependencies are prepared once, as the
-        # component's own source is (not a patched copy checked again for each wheel).
-        fetchcontent = cmake.fetchcontent_args(ctx, component, arch)
+        # Every CPython's wheel builds from one source: its FetchContent dependencies and host venvs are prepared
+        # once, as the component's own source is (not a patched copy checked again for each wheel).
+        ready = cmake.prepare(ctx, component, arch, source)
         for version, identifier in chosen:
             ctx.log.info(f"    {identifier}")
-            done.append(self.one(ctx, component, arch, probes, source, version, identifier, force=force,
-                                 fetchcontent=fetchcontent))
+            done.append(self.one(ctx, component, arch, probes, ready, version, identifier, force=force))
             if done[-1].row.verdict is Verdict.FAIL:
                 break
         before = (*done[0].planned.rows, *(d.row for d in done))

@@ -74,8 +74,8 @@ def test_plan(ctx: Context, arch: Arch, name: str, spec: SuiteSpec) -> cmake.Bui
     line = qemu.target_command(ctx.qemu(arch), ctx.build_root, ctx.sysroot(arch), ctx.default_profile_of(name, arch))
     with_tests = dataclasses.replace(component, cmake_args=(*component.cmake_args, *spec.cmake_args), collect=(),
                                      fetchcontent={**component.fetchcontent, **spec.fetchcontent})
-    planned = cmake.plan(ctx, with_tests, arch, prepared=worktree.prepare(ctx, component, arch), folder=folder,
-                         emulator=[str(wrapper)], in_build_tree=True)
+    staged = cmake.prepare(ctx, with_tests, arch, worktree.prepare(ctx, component, arch))
+    planned = cmake.plan(ctx, with_tests, arch, staged, folder=folder, emulator=[str(wrapper)], in_build_tree=True)
     build = (*planned.build, "--target", *spec.targets) if spec.targets else planned.build
     text = emulator_script(line)
     # ctest runs the programs where they were built; the project's install rules may name targets not built.
