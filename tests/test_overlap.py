@@ -38,7 +38,7 @@ class Recorder:
     def __call__(self, name: str) -> list[Row]:
         self.started.append(name)
         self.release.wait(10)
-        return [Row(name, "riscv64", Check.SMOKE, Verdict.PASS, "ran")]
+        return [Row(component=name, arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.PASS, reason="ran")]
 
 
 def test_a_smoke_waits_for_its_builds_on_every_arch_and_rows_keep_the_plans_order() -> None:

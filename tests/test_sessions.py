@@ -93,7 +93,7 @@ def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str
         for name in names:
             if built:
                 built(arch, name, True)
-        return [Row(n, arch.value, Check.BUILD, Verdict.PASS, "") for n in names]
+        return [Row(component=n, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason="") for n in names]
 
     def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
         with lock:

@@ -25,7 +25,7 @@ from crosslane.preflight import doctor
 from crosslane.process import costs
 from crosslane.recipes import cmake, cmake_cache, cmake_wheel
 from crosslane.registry import suggestion
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.reports import build as buildreport
 from crosslane.shipping import folder as shipping_folder
 from crosslane.shipping import index as simple_index
@@ -44,8 +44,8 @@ def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None
         installed = hostsetup.install(ctx.runner, tuple(dict.fromkeys(wanted)))
         tools = buildtools.ensure(ctx.runner, ctx.config.tools)
     what = f"installed {' '.join(installed)}" if installed else "all host packages present"
-    return [Row("host", label, Check.SETUP, Verdict.PASS,
-                f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}")]
+    return [Row(component="host", arch=Scope.of(label), check=Check.SETUP, verdict=Verdict.PASS,
+                reason=f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}")]
 
 
 def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
@@ -54,7 +54,8 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
         with ctx.log.group(f"sysroot: {arch} ({ctx.config.sysroot.suite})"):
             found = ctx.ensure_sysroot(arch)
         count = len(found.packages()) if not ctx.runner.dry_run else 0
-        rows.append(Row("sysroot", arch.value, Check.SYSROOT, Verdict.PASS, f"{count} packages at {found.path}"))
+        rows.append(Row(component="sysroot", arch=arch, check=Check.SYSROOT, verdict=Verdict.PASS,
+                        reason=f"{count} packages at {found.path}"))
     return rows
 
 
@@ -178,13 +179,14 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
     features = [r for w in wheels for r in compiled.rows(name, arch, w, declared)] if wheels else \
         compiled.rows(name, arch, ctx.component_dir(arch, name) / "install", declared)
     if failed:
-        return [*(Row(name, arch.value, Check.GATE, r.verdict, f"{r.component}: {r.reason}",
+        return [*(Row(component=name, arch=arch, check=Check.GATE, verdict=r.verdict,
+                      reason=f"{r.component}: {r.reason}",
                       subject=r.subject) for r in failed), *(r for r in features if r.verdict is Verdict.FAIL)]
     checked = {r.component for r in found if r.verdict is Verdict.PASS}
     floor = next((r.reason for r in found if r.subject == "glibc-floor"), "")
-    summary = Row(name, arch.value, Check.GATE, Verdict.PASS,
-                  f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor"
-                  + (f" ({floor})" if floor else ""))
+    summary = Row(component=name, arch=arch, check=Check.GATE, verdict=Verdict.PASS,
+                  reason=f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, "
+                  "glibc floor" + (f" ({floor})" if floor else ""))
     return [summary, *features, *build_provenance(ctx, name, arch, builds), *vector_placement(ctx, name, arch, builds)]
 
 
@@ -237,10 +239,11 @@ def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
         return [lane_row]
     spec = ctx.config.components[name].smoke
     if spec is None:
-        return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml")]
+        return [Row(component=name, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                    reason="no smoke declared in versions.toml")]
     if not job.profiles_of(name):
-        return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP,
-                    f"{plan.excluded(ctx.config, arch, name)}; this run's profiles: "
+        return [Row(component=name, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                    reason=f"{plan.excluded(ctx.config, arch, name)}; this run's profiles: "
                     f"{', '.join(p.name for p in job.profiles)}")]
     # The plan narrowed the profiles to those the smoke runs on; the component's cpu_extensions are added to them.
     chosen = ctx.profiles_of(name, arch, job.profiles_of(name))
@@ -390,8 +393,9 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
             if fetched.path.is_dir() else 0
         ctx.log.info(f"[{index}/{len(wanted)}] {cache_name}: {size / 1e6:.1f} MB, {fetched.served_by}")
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS
-        rows.append(Row(owner, arch.value, Check.SOURCE, verdict,
-                        f"{size / 1e6:.1f} MB; {fetched.served_by}", subject=cache_name.partition('+')[2] or 'main'))
+        rows.append(Row(component=owner, arch=arch, check=Check.SOURCE, verdict=verdict,
+                        reason=f"{size / 1e6:.1f} MB; {fetched.served_by}",
+                        subject=cache_name.partition('+')[2] or 'main'))
     return rows + stage_hostenvs(ctx, arch, names)
 
 
@@ -414,12 +418,12 @@ def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     rows = []
     for requirements, label in wanted.items():
         if ctx.runner.dry_run:
-            rows.append(Row("host", arch.value, Check.SOURCE, Verdict.SKIP, f"dry run: {len(requirements)} pins",
-                            subject=label))
+            rows.append(Row(component="host", arch=arch, check=Check.SOURCE, verdict=Verdict.SKIP,
+                            reason=f"dry run: {len(requirements)} pins", subject=label))
             continue
         python = hostenv.python_for(ctx.runner, requirements)
-        rows.append(Row("host", arch.value, Check.SOURCE, Verdict.PASS,
-                        f"{len(requirements)} pinned requirements at {python.parent.parent}", subject=label))
+        rows.append(Row(component="host", arch=arch, check=Check.SOURCE, verdict=Verdict.PASS,
+                        reason=f"{len(requirements)} pinned requirements at {python.parent.parent}", subject=label))
     return rows + stage_toolroots(ctx, arch, names)
 
 
@@ -438,8 +442,8 @@ def stage_toolroots(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]
         root = toolroot.ensure(ctx.runner, ctx.config.toolroots[name])
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS
         count = f"{len(root.packages())} packages" if not ctx.runner.dry_run else "dry run"
-        rows.append(Row("host", arch.value, Check.SOURCE, verdict, f"{count} at {root.path}",
-                        subject=f"toolroot:{name}"))
+        rows.append(Row(component="host", arch=arch, check=Check.SOURCE, verdict=verdict,
+                        reason=f"{count} at {root.path}", subject=f"toolroot:{name}"))
     return rows
 
 
@@ -452,7 +456,8 @@ def publish_index(ctx: Context, arch: Arch | None, names: Sequence[str], output:
     if found_in is not None:
         wheels = sorted(found_in.rglob("*.whl"))
         simple = simple_index.write(wheels, output or ctx.build_root / "index", named)
-        return [Row("index", "-", Check.INDEX, Verdict.PASS, f"{len(wheels)} wheels from {found_in} at {simple}")]
+        return [Row(component="index", arch=Scope.NO_ARCH, check=Check.INDEX, verdict=Verdict.PASS,
+                    reason=f"{len(wheels)} wheels from {found_in} at {simple}")]
     if arch is None:
         raise UsageError("index: name an arch (--arch) or a folder of wheels (--input)", fix="e.g. --arch riscv64")
     wanted = [n for n in plan.components_for(ctx.config, arch, names)
@@ -469,7 +474,8 @@ def publish_index(ctx: Context, arch: Arch | None, names: Sequence[str], output:
     target = output or ctx.build_root / arch.value / "index"
     simple = simple_index.write(wheels, target, named)
     ctx.log.info(f"    pip install --index-url {simple.resolve().as_uri()} {' '.join(wanted)}")
-    return [Row(name, arch.value, Check.INDEX, Verdict.PASS, f"{len(wheels)} wheels at {simple}") for name in wanted]
+    return [Row(component=name, arch=arch, check=Check.INDEX, verdict=Verdict.PASS,
+                reason=f"{len(wheels)} wheels at {simple}") for name in wanted]
 
 
 def reproducibility(ctx: Context, arch: Arch, names: Sequence[str], *, keep: bool = False) -> list[Row]:

@@ -30,7 +30,7 @@ from crosslane.models import hostenv
 from crosslane.paths import cache_dir
 from crosslane.recipes import Built, cargo_root, cmake_toolchain, crosswire, papers, reproducible
 from crosslane.recipes.cmake_cache import configured_source
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.sources import pinned, worktree
 from crosslane.sources.worktree import Prepared
 
@@ -133,7 +133,8 @@ def fetchcontent_args(ctx: Context, component: Component, arch: Arch) -> FetchCo
                                       arch=arch.value)
         args.append(f"-DFETCHCONTENT_SOURCE_DIR_{name.upper()}={fetched.path}")
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS  # a dry run fetched nothing
-        rows.append(Row(component.name, "-", Check.SOURCE, verdict, fetched.served_by, subject=name))
+        rows.append(Row(component=component.name, arch=Scope.NO_ARCH, check=Check.SOURCE, verdict=verdict,
+                        reason=fetched.served_by, subject=name))
         pins[name] = fetched.identity
     return args, rows, pins
 
@@ -235,7 +236,7 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
     rust = cargo_root.wire(ctx, component, arch)
     if rust is not None:
         args = (*args, *rust.cmake_args)
-    fc_rows = [dataclasses.replace(r, arch=arch.value) for r in fc_rows]
+    fc_rows = [dataclasses.replace(r, arch=arch) for r in fc_rows]
     target_python = ctx.target_python(arch, python)
     files = {python_wrapper_path(ctx, arch, target_python.version): python_wrapper(default_emulator,
                                                                                  target_python.interpreter),
@@ -288,14 +289,14 @@ def plan(ctx: Context, component: Component, arch: Arch, probes: Probes | None =
 
 
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
-    name, arch = build.component.name, build.arch.value
+    name, arch = build.component.name, build.arch
     if not force and stamps.is_current(build.folder, build.stamp_key, outputs=build.install_dir):
-        return Row(name, arch, Check.BUILD, Verdict.PASS, "up to date (skipped)")
+        return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason="up to date (skipped)")
     if ctx.runner.dry_run:
         for argv in (build.configure, build.build, build.install):
             if argv:
                 ctx.runner.run(argv, env=build.env, unset=build.unset)
-        return Row(name, arch, Check.BUILD, Verdict.SKIP, "dry run")
+        return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.SKIP, reason="dry run")
     setup_started = time.monotonic()
     configure = fresh_configure(build)
     stamps.clear(build.folder)
@@ -347,8 +348,8 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         if unpinned:
             progress.close()
             table = f"[components.{name}.fetchcontent.{unpinned[0]}]"
-            return Row(name, arch, Check.BUILD, Verdict.FAIL,
-                       f"FetchContent dependenc{'ies' if len(unpinned) > 1 else 'y'} {', '.join(unpinned)} "
+            return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
+                       reason=f"FetchContent dependenc{'ies' if len(unpinned) > 1 else 'y'} {', '.join(unpinned)} "
                        f"not pinned in versions.toml (CMake got an empty source folder); add {table} with its "
                        "source")
         step = "compile"
@@ -376,13 +377,14 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
         ctx.log.error(exc.message)
         if exc.detail:
             ctx.log.info(exc.detail)
-        return Row(name, arch, Check.BUILD, Verdict.FAIL, f"{step} failed; see the output tail above")
+        return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
+                   reason=f"{step} failed; see the output tail above")
     progress.close()
     counts = ccache_counts(stats_log)
     stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
                  facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
                         "phases": phases})
-    return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
+    return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason="built" + remote_note(counts))
 
 
 NINJA_STATUS = re.compile(r"\[\d+/\d+\] (.+)")

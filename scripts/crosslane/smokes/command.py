@@ -148,18 +148,19 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     options = spec.options
     install = ctx.component_dir(arch, component) / "install"
     if not install.is_dir():
-        return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                    f"{install} missing: invoke build --arch {arch} --component {component}", subject="command")]
+        return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                    reason=f"{install} missing: invoke build --arch {arch} --component {component}", subject="command")]
     chosen = ctx.config.arches[arch].allowed(profiles, spec.profiles) if spec.profiles else tuple(profiles)
     if not chosen:  # the plan refuses such a selection; a direct call still gets no silent pass
-        return [Row(component, arch.value, Check.SMOKE, Verdict.SKIP,
-                    f"its smoke runs on {', '.join(spec.profiles)} only, none of "
+        return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                    reason=f"its smoke runs on {', '.join(spec.profiles)} only, none of "
                     f"{', '.join(p.name for p in profiles) or 'no profile'}", subject="command")]
 
     def one(profile: Profile) -> tuple[Row, Mapping[str, object] | None, str]:
         returncode, output, timed_out, found, why, filled = run_once(ctx, arch, component, profile, spec.timeout)
         verdict, reason = judge(options, profile, returncode, output, timed_out, filled)
-        return Row(component, arch.value, Check.SMOKE, verdict, reason, subject="command", profile=profile.name), \
+        return Row(component=component, arch=arch, check=Check.SMOKE, verdict=verdict, reason=reason, subject="command",
+                   profile=profile.name), \
             found, why
 
     done = target.per_profile(chosen, one)
@@ -175,32 +176,34 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
     """A parity row per profile that passed and was not expected to fail: its outputs against the control's."""
     off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, component) / "install")
     if off is not None:
-        return [Row(component, arch.value, Check.PARITY, Verdict.SKIP,
-                    f"no control: the {CONTROL_ARCH} lane is off by {off}: policy, not drift", subject="command")]
+        return [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.SKIP,
+                    reason=f"no control: the {CONTROL_ARCH} lane is off by {off}: policy, not drift",
+                    subject="command")]
     control_config = ctx.config.arches[CONTROL_ARCH]
     control_profile = control_config.profile(control_config.default_profile)
     returncode, output, timed_out, control_outputs, why, _ = run_once(ctx, CONTROL_ARCH, component, control_profile,
                                                                       timeout)
     if control_outputs is None or returncode != 0 or timed_out:
-        return [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
-                    f"the {CONTROL_ARCH} control gave nothing to compare with ({why or tail(output)})",
+        return [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL,
+                    reason=f"the {CONTROL_ARCH} control gave nothing to compare with ({why or tail(output)})",
                     subject="command")]
     raw = mapping(options.get("tolerance"))
     rel, absolute = raw.get("rel", 0.0), raw.get("abs", 0.0)
     tolerance = compare.Tolerance(rel=float(rel) if isinstance(rel, (int, float)) else 0.0,
                                   abs=float(absolute) if isinstance(absolute, (int, float)) else 0.0)
-    control = compare.Sample(CONTROL_ARCH.value, control_profile.name, control_outputs)
+    control = compare.Sample(CONTROL_ARCH, control_profile.name, control_outputs)
     expected = mapping(options.get("expect"))
     rows = []
     for profile, (row, found, why) in zip(chosen, done, strict=True):
         if profile.name in expected or row.verdict is not Verdict.PASS:
             continue
         if found is None:
-            rows.append(Row(component, arch.value, Check.PARITY, Verdict.FAIL, why, subject="command",
-                            profile=profile.name))
+            rows.append(Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL, reason=why,
+                            subject="command", profile=profile.name))
             continue
-        sample = compare.Sample(arch.value, profile.name, found)
+        sample = compare.Sample(arch, profile.name, found)
         compared = compare.compare([sample], control, dict.fromkeys(control_outputs, tolerance))
-        rows += [Row(r.component, r.arch, r.check, r.verdict, r.reason, subject="command", profile=r.profile)
+        rows += [Row(component=r.component, arch=r.arch, check=r.check, verdict=r.verdict, reason=r.reason,
+                     subject="command", profile=r.profile)
                  for r in compare.rows(component, compared)]
     return rows

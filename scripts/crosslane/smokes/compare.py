@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from crosslane.archs import Arch
 from crosslane.report import Check, Row, Verdict
 
 
@@ -44,7 +45,7 @@ EXACT = Tolerance()
 class Sample:
     """One run's outputs: *label* names the run (arch@profile)."""
 
-    arch: str
+    arch: Arch
     profile: str
     outputs: Mapping[str, object]
 
@@ -241,7 +242,7 @@ def rows(component: str, comparisons: Sequence[Comparison]) -> list[Row]:
         failed = [c for c in found if not c.ok]
         shown = failed or found
         reason = "; ".join(f"{c.output}: {c.note}" for c in shown)
-        result.append(Row(component, sample.arch, Check.PARITY,
-                          Verdict.FAIL if failed else Verdict.PASS,
-                          ("= control: " if not failed else "") + reason, profile=sample.profile))
+        result.append(Row(component=component, arch=sample.arch, check=Check.PARITY,
+                          verdict=Verdict.FAIL if failed else Verdict.PASS,
+                          reason=("= control: " if not failed else "") + reason, profile=sample.profile))
     return result
