@@ -22,6 +22,7 @@ import json
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane.archs import CONTROL_ARCH, Arch
@@ -78,10 +79,17 @@ def outputs(options: Mapping[str, object], result: Result, written: Path) -> tup
     return ({"json": data}, "")
 
 
-def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout: float
-             ) -> tuple[int, str, bool, Mapping[str, object] | None, str, Mapping[str, object]]:
-    """(exit status, output, timed out, the outputs compared, why there are none, the placeholders' values) of one
-    run."""
+@dataclass(frozen=True, kw_only=True)
+class Ran:
+    """One run of the declared command: the runner's result, and what the smoke read beside it."""
+
+    result: Result  # exit status, output, timed out
+    found: Mapping[str, object] | None  # the outputs compared; None: there are none, *why* says why
+    why: str
+    filled: Mapping[str, object]  # the placeholders' values the argv was filled with
+
+
+def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout: float) -> Ran:
     spec = ctx.config.components[component].smoke
     assert spec is not None
     options = spec.options
@@ -94,7 +102,7 @@ def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout
         env = {str(k): fill(str(v), filled, component) for k, v in mapping(options.get("env")).items()}
         result = target.run(ctx, arch, profile, argv, timeout=timeout, env=env or None)
         found, why = outputs(options, result, written) if "compare" in options else (None, "")
-    return result.returncode, result.output, result.timed_out, found, why, filled
+    return Ran(result=result, found=found, why=why, filled=filled)
 
 
 def judge(options: Mapping[str, object], profile: Profile, returncode: int, output: str, timed_out: bool,
@@ -156,22 +164,23 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                     reason=f"its smoke runs on {', '.join(spec.profiles)} only, none of "
                     f"{', '.join(p.name for p in profiles) or 'no profile'}", subject="command")]
 
-    def one(profile: Profile) -> tuple[Row, Mapping[str, object] | None, str]:
-        returncode, output, timed_out, found, why, filled = run_once(ctx, arch, component, profile, spec.timeout)
-        verdict, reason = judge(options, profile, returncode, output, timed_out, filled)
-        return Row(component=component, arch=arch, check=Check.SMOKE, verdict=verdict, reason=reason, subject="command",
-                   profile=profile.name), \
-            found, why
+    def one(profile: Profile) -> tuple[Row, Ran]:
+        ran = run_once(ctx, arch, component, profile, spec.timeout)
+        verdict, reason = judge(options, profile, ran.result.returncode, ran.result.output, ran.result.timed_out,
+                                ran.filled)
+        row = Row(component=component, arch=arch, check=Check.SMOKE, verdict=verdict, reason=reason,
+                  subject="command", profile=profile.name)
+        return row, ran
 
     done = target.per_profile(chosen, one)
-    rows = [row for row, _, _ in done]
+    rows = [row for row, _ in done]
     if "compare" not in options:
         return rows
     return rows + parity(ctx, arch, component, chosen, done, options, spec.timeout)
 
 
 def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
-           done: Sequence[tuple[Row, Mapping[str, object] | None, str]], options: Mapping[str, object],
+           done: Sequence[tuple[Row, Ran]], options: Mapping[str, object],
            timeout: float) -> list[Row]:
     """A parity row per profile that passed and was not expected to fail: its outputs against the control's."""
     off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, component) / "install")
@@ -181,12 +190,12 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
                     subject="command")]
     control_config = ctx.config.arches[CONTROL_ARCH]
     control_profile = control_config.profile(control_config.default_profile)
-    returncode, output, timed_out, control_outputs, why, _ = run_once(ctx, CONTROL_ARCH, component, control_profile,
-                                                                      timeout)
-    if control_outputs is None or returncode != 0 or timed_out:
+    ran = run_once(ctx, CONTROL_ARCH, component, control_profile, timeout)
+    control_outputs = ran.found
+    if control_outputs is None or not ran.result.ok:
         return [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL,
-                    reason=f"the {CONTROL_ARCH} control gave nothing to compare with ({why or tail(output)})",
-                    subject="command")]
+                    reason=f"the {CONTROL_ARCH} control gave nothing to compare with "
+                    f"({ran.why or tail(ran.result.output)})", subject="command")]
     raw = mapping(options.get("tolerance"))
     rel, absolute = raw.get("rel", 0.0), raw.get("abs", 0.0)
     tolerance = compare.Tolerance(rel=float(rel) if isinstance(rel, (int, float)) else 0.0,
@@ -194,14 +203,14 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
     control = compare.Sample(CONTROL_ARCH, control_profile.name, control_outputs)
     expected = mapping(options.get("expect"))
     rows = []
-    for profile, (row, found, why) in zip(chosen, done, strict=True):
+    for profile, (row, mine) in zip(chosen, done, strict=True):
         if profile.name in expected or row.verdict is not Verdict.PASS:
             continue
-        if found is None:
-            rows.append(Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL, reason=why,
+        if mine.found is None:
+            rows.append(Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL, reason=mine.why,
                             subject="command", profile=profile.name))
             continue
-        sample = compare.Sample(arch, profile.name, found)
+        sample = compare.Sample(arch, profile.name, mine.found)
         compared = compare.compare([sample], control, dict.fromkeys(control_outputs, tolerance))
         rows += [Row(component=r.component, arch=r.arch, check=r.check, verdict=r.verdict, reason=r.reason,
                      subject="command", profile=r.profile)
