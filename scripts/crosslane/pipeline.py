@@ -73,13 +73,13 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     return rows
 
 
-Built = Callable[[Arch, str, bool], None]  # (arch, component, passed): a build of the plan ended
+OnBuilt = Callable[[Arch, str, bool], None]  # (arch, component, passed): a build of the plan ended
 
 
 def build(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str] | None = None, *, force: bool = False,
-          built: Built | None = None) -> list[Row]:
+          on_built: OnBuilt | None = None) -> list[Row]:
     """The plan's builds for *arch* (or those of them named), behind the preflight gate and the arch's build lock;
-    *built* is told of each one as it ends."""
+    *on_built* is told of each one as it ends."""
     cmake.remote_cache()  # a malformed shared-cache URL stops every build, a dry or up-to-date one too
     probes = Probes(ctx.runner, ctx.config, ctx.compiler)
     ordered = tuple(names) if names is not None else job.builds[arch]
@@ -92,20 +92,20 @@ def build(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str] | None = 
     if rows:
         return rows
     if ctx.runner.dry_run:  # a dry run writes nothing, a lock file included
-        return _build_in_order(ctx, job, arch, ordered, probes, force=force, built=built)
+        return _build_in_order(ctx, job, arch, ordered, probes, force=force, on_built=on_built)
     with locks.hold(ctx.build_lock(arch), f"the {arch} build tree", ctx.log):
-        return _build_in_order(ctx, job, arch, ordered, probes, force=force, built=built)
+        return _build_in_order(ctx, job, arch, ordered, probes, force=force, on_built=on_built)
 
 
 def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, ordered: Sequence[str], probes: Probes, *, force: bool,
-                    built: Built | None) -> list[Row]:
+                    on_built: OnBuilt | None) -> list[Row]:
     rows: list[Row] = []
     for name in ordered:
         off = lanes.produce(ctx, job.lane(name, arch))
         if off is not None:
             rows.append(off)
-            if built:
-                built(arch, name, off.verdict is not Verdict.FAIL)
+            if on_built:
+                on_built(arch, name, off.verdict is not Verdict.FAIL)
             continue
         component = ctx.config.components[name]
         recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
@@ -120,8 +120,8 @@ def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, ordered: Sequence[st
                 made += report.timed(gate_install(ctx, name, arch, built_now.gated, built_now.builds),
                                      meter.wall, meter.cpu)
         rows += made
-        if built:
-            built(arch, name, not any(r.verdict is Verdict.FAIL for r in made))
+        if on_built:
+            on_built(arch, name, not any(r.verdict is Verdict.FAIL for r in made))
         if built_now.build.verdict is Verdict.FAIL:
             break
     return rows
@@ -290,7 +290,7 @@ def run(ctx: Context, job: RunPlan, *, smokes_beside: bool) -> list[Row]:
     try:
         for each, names in job.steps():
             with ctx.ledger.stage("build and gates"):
-                rows += build(ctx, job, each, names, built=beside.built if smokes_beside else None)
+                rows += build(ctx, job, each, names, on_built=beside.built if smokes_beside else None)
             if any(r.verdict is Verdict.FAIL for r in rows):
                 break
         passed = not any(r.verdict is Verdict.FAIL for r in rows)
