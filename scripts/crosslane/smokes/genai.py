@@ -86,7 +86,7 @@ def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -
     reason = "; ".join(problems) + (" — " if problems else "") + install.describe()
     # A given wheel is pinned by its own file name (tier 1 then proves the module that loads is that wheel,
     # not a shadowing copy); versions.toml's pin is for the lane's own build and is noted when it differs.
-    _, wheel_version, _ = site.wheel_identity(wheel)
+    wheel_version = site.wheel_identity(wheel).version
     pinned = pin(ctx.config.components[component])
     if pinned and pinned != wheel_version:
         reason += f" (wheel {wheel_version}; versions.toml pins {pinned} for the lane's build)"
