@@ -254,10 +254,18 @@ def rows_from(data: object, where: object) -> list[Row]:
         raise ValueError(f"{where}: {exc}") from None
 
 
-def merge(folder: Path) -> tuple[list[Row], list[Path]]:
-    """Every row of every report under *folder*, duplicates once. JSON files that are not reports are skipped
-    (downloaded artifacts hold other JSON too); one that cannot be read at all (a FIFO, a device, a file too
-    large to be a report) is an error, never a hang."""
+@dataclass(frozen=True, kw_only=True)
+class Merged:
+    """The reports of a folder as one: every row, duplicates once, and the reports they came from."""
+
+    rows: list[Row]
+    reports: list[Path]
+
+
+def merge(folder: Path) -> Merged:
+    """Every row of every report under *folder*. JSON files that are not reports are skipped (downloaded artifacts
+    hold other JSON too); one that cannot be read at all (a FIFO, a device, a file too large to be a report) is an
+    error, never a hang."""
     rows: list[Row] = []
     used: list[Path] = []
     for path in sorted(folder.rglob("*.json")):
@@ -268,7 +276,7 @@ def merge(folder: Path) -> tuple[list[Row], list[Path]]:
             continue
         used.append(path)
         rows += [r for r in found if r not in rows]
-    return rows, used
+    return Merged(rows=rows, reports=used)
 
 
 def counts_markdown(rows: Iterable[Row]) -> str:
