@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from crosslane import report
+from crosslane.archs import Arch
 from crosslane.log import Log
 from crosslane.process import costs
 from crosslane.process.runner import Runner
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.reports import diff as reportdiff
 from crosslane.smokes import target
 
@@ -41,7 +42,8 @@ def test_parallel_items_carry_their_own_time_and_charge_the_stage() -> None:
 
     def work(item: str) -> tuple[Row, str]:
         runner.run(BURN, timeout=60)
-        return Row("c", "riscv64", Check.SMOKE, Verdict.PASS, "ok", profile=item), item
+        return Row(component="c", arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.PASS, reason="ok",
+                   profile=item), item
 
     ledger = costs.Ledger()
     with ledger.stage("smoke"):
@@ -54,10 +56,12 @@ def test_parallel_items_carry_their_own_time_and_charge_the_stage() -> None:
 
 
 def test_a_rows_time_is_shown_kept_and_read_back_bounded(tmp_path: Path) -> None:
-    row = Row("c", "riscv64", Check.BUILD, Verdict.PASS, "built", wall=12.345, cpu=20.5)
-    assert row == Row("c", "riscv64", Check.BUILD, Verdict.PASS, "built")  # the time is not the row's identity
+    row = Row(component="c", arch=Arch.RISCV64, check=Check.BUILD, verdict=Verdict.PASS, reason="built", wall=12.345,
+              cpu=20.5)
+    # the time is not the row's identity
+    assert row == Row(component="c", arch=Arch.RISCV64, check=Check.BUILD, verdict=Verdict.PASS, reason="built")
     assert "12.3s/20.5s" in report.table([row]) and "| 12.3s/20.5s |" in report.markdown([row])
-    [timed] = report.timed([Row("c", "a", Check.GATE, Verdict.PASS)], 1.0, 2.0)
+    [timed] = report.timed([Row(component="c", arch=Scope("a"), check=Check.GATE, verdict=Verdict.PASS)], 1.0, 2.0)
     assert (timed.wall, timed.cpu) == (1.0, 2.0)
     assert report.timed([row], 1.0, 2.0) == [row] and report.timed([row], 1.0, 2.0)[0].wall == 12.345
     report.write_json([row], tmp_path / "r.json")

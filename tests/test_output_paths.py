@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from crosslane import userpaths
+from crosslane.archs import Arch
 from crosslane.report import Check, Row, Verdict, to_json
 from gatekit import make_wheel
 from hostilekit import Sandbox
@@ -41,7 +42,8 @@ def reports(box: Sandbox) -> Path:
     folder = box.inputs / "reports"
     if not folder.is_dir():
         folder.mkdir()
-        row = Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "ok", profile="rvv128")
+        row = Row(component="canary", arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.PASS, reason="ok",
+                  profile="rvv128")
         (folder / "smoke.json").write_text(to_json([row]) + "\n")
     return folder
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
 
@@ -38,7 +37,7 @@ class Recorder:
     def __call__(self, name: str) -> list[Row]:
         self.started.append(name)
         self.release.wait(10)
-        return [Row(name, "riscv64", Check.SMOKE, Verdict.PASS, "ran")]
+        return [Row(component=name, arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.PASS, reason="ran")]
 
 
 def test_a_smoke_waits_for_its_builds_on_every_arch_and_rows_keep_the_plans_order() -> None:
@@ -84,10 +83,10 @@ def test_an_interrupted_run_stops_the_smoke_beside_it_at_once(cfg: Config, monke
     running = threading.Event()
 
     def build(ctx: Context, job: RunPlan, arch: Arch, names: tuple[str, ...] | None = None,
-              built: Callable[[Arch, str, bool], None] | None = None, **kw: object) -> list[Row]:
+              on_built: pipeline.OnBuilt | None = None, **kw: object) -> list[Row]:
         for name in names or ():
-            if built:
-                built(arch, name, True)
+            if on_built:
+                on_built(arch, name, True)
         if arch is Arch.RISCV64 and not running.wait(10):
             raise AssertionError("the smoke did not start beside the build")
         raise Terminated
@@ -125,13 +124,13 @@ def test_with_smokes_after_no_smoke_starts_before_every_build_ended(cfg: Config,
     smoked = threading.Event()
 
     def build(ctx: Context, job: RunPlan, arch: Arch, names: tuple[str, ...] | None = None,
-              built: Callable[[Arch, str, bool], None] | None = None, **kw: object) -> list[Row]:
+              on_built: pipeline.OnBuilt | None = None, **kw: object) -> list[Row]:
         for name in names or ():
             if name == "cpuinfo":  # the last build: beside, the canary's smoke would have started by now
                 smoked.wait(1)
             events.append(f"build {name} {arch}")
-            if built:
-                built(arch, name, True)
+            if on_built:
+                on_built(arch, name, True)
         return []
 
     def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:

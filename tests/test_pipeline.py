@@ -22,7 +22,7 @@ from crosslane.guest import sysroot
 from crosslane.host import buildtools
 from crosslane.log import Log, Progress
 from crosslane.process.runner import Runner
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.smokes.payloads import canary_payload
 from crosslane.smokes.payloads import path as payload_path
 
@@ -31,8 +31,10 @@ def test_run_prints_summary_and_json(tmp_path: Path, capsys: pytest.CaptureFixtu
                                      monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    rows = [Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "fine", subject="cli", profile="rvv128"),
-            Row("et", "riscv64", Check.SMOKE, Verdict.PASS, "2 runs", subject="op-timing", detail="| op | ms |")]
+    rows = [Row(component="canary", arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.PASS, reason="fine",
+                subject="cli", profile="rvv128"),
+            Row(component="et", arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.PASS, reason="2 runs",
+                subject="op-timing", detail="| op | ms |")]
     code = commands.run(lambda ctx: rows, json_path=str(tmp_path / "out.json"),
                         config_path=str(repo / "versions.toml"))
     assert code == 0
@@ -59,7 +61,8 @@ def test_the_context_a_command_builds_is_frozen(repo: Path) -> None:
 
 
 def test_run_fails_on_a_fail_row(capsys: pytest.CaptureFixture[str], repo: Path) -> None:
-    code = commands.run(lambda ctx: [Row("c", "a", Check.SMOKE, Verdict.FAIL, "x", subject="s")],
+    code = commands.run(lambda ctx: [Row(component="c", arch=Scope("a"), check=Check.SMOKE, verdict=Verdict.FAIL,
+                                         reason="x", subject="s")],
                         config_path=str(repo / "versions.toml"))
     assert code == 1
     assert "crosslane: error: 1 of 1 checks failed" in capsys.readouterr().err
@@ -194,7 +197,7 @@ def test_bad_keyring(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_unwritable_places_are_one_line_exit_3(repo: Path, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = [Row("canary", "riscv64", Check.BUILD, Verdict.PASS, "ok")]
+    rows = [Row(component="canary", arch=Arch.RISCV64, check=Check.BUILD, verdict=Verdict.PASS, reason="ok")]
     code = commands.run(lambda ctx: rows, json_path="/proc/crosslane-no/x.json",
                         config_path=str(repo / "versions.toml"))
     err = capsys.readouterr().err

@@ -6,12 +6,14 @@ import json
 from pathlib import Path
 
 from crosslane import report
-from crosslane.report import Check, Row, Verdict
+from crosslane.archs import Arch
+from crosslane.report import Check, Row, Scope, Verdict
 
 
 def test_report_table_and_json(tmp_path: Path) -> None:
-    rows = [Row("canary", "riscv64", Check.SMOKE, Verdict.PASS, "ok", subject="cli", profile="rvv128"),
-            Row("c", "a", Check.GATE, Verdict.FAIL, "x|y", subject="s")]
+    rows = [Row(component="canary", arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.PASS, reason="ok",
+                subject="cli", profile="rvv128"),
+            Row(component="c", arch=Scope("a"), check=Check.GATE, verdict=Verdict.FAIL, reason="x|y", subject="s")]
     text = report.table(rows)
     assert text.splitlines()[0].split() == ["component", "arch", "step", "verdict", "wall/cpu", "reason"]
     assert "cli@rvv128" in text

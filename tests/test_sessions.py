@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,14 +85,14 @@ def recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str
         return []
 
     def build(ctx: Context, job: RunPlan, arch: Arch, names: tuple[str, ...] | None = None,
-              built: Callable[[Arch, str, bool], None] | None = None, **kw: object) -> list[Row]:
+              on_built: pipeline.OnBuilt | None = None, **kw: object) -> list[Row]:
         names = names if names is not None else job.builds[arch]
         with lock:
             calls.append(("build", arch.value, names))
         for name in names:
-            if built:
-                built(arch, name, True)
-        return [Row(n, arch.value, Check.BUILD, Verdict.PASS, "") for n in names]
+            if on_built:
+                on_built(arch, name, True)
+        return [Row(component=n, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason="") for n in names]
 
     def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
         with lock:

@@ -129,8 +129,8 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
         finally:
             partial.unlink(missing_ok=True)
     note = f"; {skipped} links into the sysroot left out (remade on unpack)" if skipped else ""
-    return [Row(component, arch.value, Check.ARTIFACT, Verdict.PASS,
-                f"{output} ({final.stat().st_size / 1e6:.1f} MB, {len(members)} members){note}", subject="pack")]
+    return [Row(component=component, arch=arch, check=Check.ARTIFACT, verdict=Verdict.PASS,
+                reason=f"{output} ({final.stat().st_size / 1e6:.1f} MB, {len(members)} members){note}", subject="pack")]
 
 
 # --- unpack -----------------------------------------------------------------------------------------------------
@@ -315,8 +315,8 @@ def unpack(ctx: Context, archive: Path) -> list[Row]:
             if isinstance(exc, OSError) and exc.filename is not None:
                 raise
             raise ConfigError(f"{archive}: not a readable pack ({type(exc).__name__}: {exc})", fix=FIX) from None
-    rows = [Row(found.component, found.arch.value, Check.ARTIFACT, Verdict.PASS,
-                f"{archive.name} → {final} ({len(entries)} members verified)", subject="unpack")]
+    rows = [Row(component=found.component, arch=found.arch, check=Check.ARTIFACT, verdict=Verdict.PASS,
+                reason=f"{archive.name} → {final} ({len(entries)} members verified)", subject="unpack")]
     if found.recipe == "provided":
         rows += pipeline.build_components(ctx, found.arch, [found.component], force=True)
     return rows

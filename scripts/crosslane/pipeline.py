@@ -25,7 +25,7 @@ from crosslane.preflight import doctor
 from crosslane.process import costs
 from crosslane.recipes import cmake, cmake_cache, cmake_wheel
 from crosslane.registry import suggestion
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.reports import build as buildreport
 from crosslane.shipping import folder as shipping_folder
 from crosslane.shipping import index as simple_index
@@ -44,8 +44,8 @@ def setup(ctx: Context, arches: Sequence[Arch], components: Sequence[str] | None
         installed = hostsetup.install(ctx.runner, tuple(dict.fromkeys(wanted)))
         tools = buildtools.ensure(ctx.runner, ctx.config.tools)
     what = f"installed {' '.join(installed)}" if installed else "all host packages present"
-    return [Row("host", label, Check.SETUP, Verdict.PASS,
-                f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}")]
+    return [Row(component="host", arch=Scope.of(label), check=Check.SETUP, verdict=Verdict.PASS,
+                reason=f"{what}; cmake {ctx.config.tools.cmake}, ninja {ctx.config.tools.ninja} at {tools.root}")]
 
 
 def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
@@ -54,7 +54,8 @@ def sysroots(ctx: Context, arches: Sequence[Arch]) -> list[Row]:
         with ctx.log.group(f"sysroot: {arch} ({ctx.config.sysroot.suite})"):
             found = ctx.ensure_sysroot(arch)
         count = len(found.packages()) if not ctx.runner.dry_run else 0
-        rows.append(Row("sysroot", arch.value, Check.SYSROOT, Verdict.PASS, f"{count} packages at {found.path}"))
+        rows.append(Row(component="sysroot", arch=arch, check=Check.SYSROOT, verdict=Verdict.PASS,
+                        reason=f"{count} packages at {found.path}"))
     return rows
 
 
@@ -72,21 +73,22 @@ def build_components(ctx: Context, arch: Arch, names: Sequence[str], *, force: b
     return rows
 
 
-Built = Callable[[Arch, str, bool], None]  # (arch, component, passed): a build of the plan ended
+OnBuilt = Callable[[Arch, str, bool], None]  # (arch, component, passed): a build of the plan ended
 
 
 def build(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str] | None = None, *, force: bool = False,
-          built: Built | None = None) -> list[Row]:
+          on_built: OnBuilt | None = None) -> list[Row]:
     """The plan's builds for *arch* (or those of them named), behind the preflight gate and the arch's build lock;
-    *built* is told of each one as it ends."""
+    *on_built* is told of each one as it ends."""
     cmake.remote_cache()  # a malformed shared-cache URL stops every build, a dry or up-to-date one too
     probes = Probes(ctx.runner, ctx.config, ctx.compiler)
     ordered = tuple(names) if names is not None else job.builds[arch]
     states = {name: job.lane(name, arch) for name in ordered}
     if ctx.runner.dry_run and outline.show(ctx, job, [(arch, ordered)]):
         # Without the tools and sysroot setup would make, no build can be planned further: nothing is installed.
-        return [Row(name, arch.value, Check.BUILD, Verdict.SKIP, "dry run: would build once setup and the sysroot "
-                                                                 "made what the plan lists") for name in ordered]
+        return [Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.SKIP,
+                    reason="dry run: would build once setup and the sysroot made what the plan lists")
+                for name in ordered]
     if not ctx.runner.dry_run:  # the compilers' tool roots, made on first use as sysroots are (preflight runs them)
         chains = [ctx.config.toolchain_for(n, arch) for n in ordered if states[n].enabled]
         for name in dict.fromkeys(chain.toolroot for chain in chains if chain.toolroot):
@@ -95,20 +97,20 @@ def build(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str] | None = 
     if rows:
         return rows
     if ctx.runner.dry_run:  # a dry run writes nothing, a lock file included
-        return _build_in_order(ctx, job, arch, ordered, probes, force=force, built=built)
+        return _build_in_order(ctx, job, arch, ordered, probes, force=force, on_built=on_built)
     with locks.hold(ctx.build_lock(arch), f"the {arch} build tree", ctx.log):
-        return _build_in_order(ctx, job, arch, ordered, probes, force=force, built=built)
+        return _build_in_order(ctx, job, arch, ordered, probes, force=force, on_built=on_built)
 
 
 def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, ordered: Sequence[str], probes: Probes, *, force: bool,
-                    built: Built | None) -> list[Row]:
+                    on_built: OnBuilt | None) -> list[Row]:
     rows: list[Row] = []
     for name in ordered:
         off = lanes.produce(ctx, job.lane(name, arch))
         if off is not None:
             rows.append(off)
-            if built:
-                built(arch, name, off.verdict is not Verdict.FAIL)
+            if on_built:
+                on_built(arch, name, off.verdict is not Verdict.FAIL)
             continue
         component = ctx.config.components[name]
         recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
@@ -123,8 +125,8 @@ def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, ordered: Sequence[st
                 made += report.timed(gate_install(ctx, name, arch, built_now.gated, built_now.builds),
                                      meter.wall, meter.cpu)
         rows += made
-        if built:
-            built(arch, name, not any(r.verdict is Verdict.FAIL for r in made))
+        if on_built:
+            on_built(arch, name, not any(r.verdict is Verdict.FAIL for r in made))
         if built_now.build.verdict is Verdict.FAIL:
             break
     return rows
@@ -183,13 +185,14 @@ def _gate(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], staging: S
     features = [r for w in wheels for r in compiled.rows(name, arch, w, declared, reader)] if wheels else \
         compiled.rows(name, arch, ctx.component_dir(arch, name) / "install", declared, reader)
     if failed:
-        return [*(Row(name, arch.value, Check.GATE, r.verdict, f"{r.component}: {r.reason}",
+        return [*(Row(component=name, arch=arch, check=Check.GATE, verdict=r.verdict,
+                      reason=f"{r.component}: {r.reason}",
                       subject=r.subject) for r in failed), *(r for r in features if r.verdict is Verdict.FAIL)]
     checked = {r.component for r in found if r.verdict is Verdict.PASS}
     floor = next((r.reason for r in found if r.subject == "glibc-floor"), "")
-    summary = Row(name, arch.value, Check.GATE, Verdict.PASS,
-                  f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, glibc floor"
-                  + (f" ({floor})" if floor else ""))
+    summary = Row(component=name, arch=arch, check=Check.GATE, verdict=Verdict.PASS,
+                  reason=f"{len(found)} checks on {len(checked)} files: ELF arch, EXT_SUFFIX, DT_NEEDED, RUNPATH, "
+                  "glibc floor" + (f" ({floor})" if floor else ""))
     return [summary, *features, *build_provenance(ctx, name, arch, builds),
             *vector_placement(ctx, name, arch, builds, reader)]
 
@@ -244,10 +247,11 @@ def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
         return [lane_row]
     spec = ctx.config.components[name].smoke
     if spec is None:
-        return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP, "no smoke declared in versions.toml")]
+        return [Row(component=name, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                    reason="no smoke declared in versions.toml")]
     if not job.profiles_of(name):
-        return [Row(name, arch.value, Check.SMOKE, Verdict.SKIP,
-                    f"{plan.excluded(ctx.config, arch, name)}; this run's profiles: "
+        return [Row(component=name, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                    reason=f"{plan.excluded(ctx.config, arch, name)}; this run's profiles: "
                     f"{', '.join(p.name for p in job.profiles)}")]
     # The plan narrowed the profiles to those the smoke runs on; the component's cpu_extensions are added to them.
     chosen = ctx.profiles_of(name, arch, job.profiles_of(name))
@@ -295,7 +299,7 @@ def run(ctx: Context, job: RunPlan, *, smokes_beside: bool) -> list[Row]:
     try:
         for each, names in job.steps():
             with ctx.ledger.stage("build and gates"):
-                rows += build(ctx, job, each, names, built=beside.built if smokes_beside else None)
+                rows += build(ctx, job, each, names, on_built=beside.built if smokes_beside else None)
             if any(r.verdict is Verdict.FAIL for r in rows):
                 break
         passed = not any(r.verdict is Verdict.FAIL for r in rows)
@@ -392,8 +396,9 @@ def stage_sources(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
             if fetched.path.is_dir() else 0
         ctx.log.info(f"[{index}/{len(wanted)}] {cache_name}: {size / 1e6:.1f} MB, {fetched.served_by}")
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS
-        rows.append(Row(owner, arch.value, Check.SOURCE, verdict,
-                        f"{size / 1e6:.1f} MB; {fetched.served_by}", subject=cache_name.partition('+')[2] or 'main'))
+        rows.append(Row(component=owner, arch=arch, check=Check.SOURCE, verdict=verdict,
+                        reason=f"{size / 1e6:.1f} MB; {fetched.served_by}",
+                        subject=cache_name.partition('+')[2] or 'main'))
     return rows + stage_hostenvs(ctx, arch, names)
 
 
@@ -439,12 +444,12 @@ def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
     rows = []
     for requirements, label in wanted.items():
         if ctx.runner.dry_run:
-            rows.append(Row("host", arch.value, Check.SOURCE, Verdict.SKIP, f"dry run: {len(requirements)} pins",
-                            subject=label))
+            rows.append(Row(component="host", arch=arch, check=Check.SOURCE, verdict=Verdict.SKIP,
+                            reason=f"dry run: {len(requirements)} pins", subject=label))
             continue
         python = hostenv.python_for(ctx.runner, requirements)
-        rows.append(Row("host", arch.value, Check.SOURCE, Verdict.PASS,
-                        f"{len(requirements)} pinned requirements at {python.parent.parent}", subject=label))
+        rows.append(Row(component="host", arch=arch, check=Check.SOURCE, verdict=Verdict.PASS,
+                        reason=f"{len(requirements)} pinned requirements at {python.parent.parent}", subject=label))
     return rows + stage_toolroots(ctx, arch, names)
 
 
@@ -463,8 +468,8 @@ def stage_toolroots(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]
         root = toolroot.ensure(ctx.runner, ctx.config.toolroots[name])
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS
         count = f"{len(root.packages())} packages" if not ctx.runner.dry_run else "dry run"
-        rows.append(Row("host", arch.value, Check.SOURCE, verdict, f"{count} at {root.path}",
-                        subject=f"toolroot:{name}"))
+        rows.append(Row(component="host", arch=arch, check=Check.SOURCE, verdict=verdict,
+                        reason=f"{count} at {root.path}", subject=f"toolroot:{name}"))
     return rows
 
 
@@ -477,7 +482,8 @@ def publish_index(ctx: Context, arch: Arch | None, names: Sequence[str], output:
     if found_in is not None:
         wheels = sorted(found_in.rglob("*.whl"))
         simple = simple_index.write(wheels, output or ctx.build_root / "index", named)
-        return [Row("index", "-", Check.INDEX, Verdict.PASS, f"{len(wheels)} wheels from {found_in} at {simple}")]
+        return [Row(component="index", arch=Scope.NO_ARCH, check=Check.INDEX, verdict=Verdict.PASS,
+                    reason=f"{len(wheels)} wheels from {found_in} at {simple}")]
     if arch is None:
         raise UsageError("index: name an arch (--arch) or a folder of wheels (--input)", fix="e.g. --arch riscv64")
     wanted = [n for n in plan.components_for(ctx.config, arch, names)
@@ -494,7 +500,8 @@ def publish_index(ctx: Context, arch: Arch | None, names: Sequence[str], output:
     target = output or ctx.build_root / arch.value / "index"
     simple = simple_index.write(wheels, target, named)
     ctx.log.info(f"    pip install --index-url {simple.resolve().as_uri()} {' '.join(wanted)}")
-    return [Row(name, arch.value, Check.INDEX, Verdict.PASS, f"{len(wheels)} wheels at {simple}") for name in wanted]
+    return [Row(component=name, arch=arch, check=Check.INDEX, verdict=Verdict.PASS,
+                reason=f"{len(wheels)} wheels at {simple}") for name in wanted]
 
 
 def reproducibility(ctx: Context, arch: Arch, names: Sequence[str], *, keep: bool = False) -> list[Row]:

@@ -9,8 +9,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from crosslane import bounded, userpaths
+from crosslane.archs import Arch
 from crosslane.errors import UsageError
 from crosslane.log import redact
 
@@ -64,28 +66,57 @@ def printable(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """Where a row belongs when it is no one Linux arch: ALL (the repository, every arch at once: a policy, the
+    floors' record), NO_ARCH (what no arch owns: a source served once, the index), or a lane that names itself (a
+    bare-metal target, a CI leg, the arches one setup served). Written in a report as its name."""
+
+    name: str
+    ALL: ClassVar[Scope]
+    NO_ARCH: ClassVar[Scope]
+
+    def __post_init__(self) -> None:
+        if self.name in set(Arch):
+            raise ValueError(f"scope {self.name!r} is an arch: use Arch({self.name!r})")
+        if not self.name.isascii():  # a report read back may carry any text (see Row)
+            object.__setattr__(self, "name", printable(self.name))
+
+    def __str__(self) -> str:
+        return self.name
+
+    @classmethod
+    def of(cls, name: str) -> Arch | Scope:
+        """A report's arch text as a row's arch: the Arch of that name, else the scope."""
+        return Arch(name) if name in set(Arch) else cls(name)
+
+
+Scope.ALL = Scope("all")
+Scope.NO_ARCH = Scope("-")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Row:
     """One verdict. Every field is data: nothing reads a row by parsing its label."""
 
     component: str
-    arch: str
+    arch: Arch | Scope
     check: Check
     verdict: Verdict
     reason: str = ""
-    subject: str = dataclasses.field(default="", kw_only=True)
-    profile: str = dataclasses.field(default="", kw_only=True)  # the CPU profile a smoke or parity row ran on
-    control: bool = dataclasses.field(default=False, kw_only=True)  # ran on the amd64 control, for comparison
+    subject: str = ""
+    profile: str = ""  # the CPU profile a smoke or parity row ran on
+    control: bool = False  # ran on the amd64 control, for comparison
     # Markdown a reader wants beside the summary (e.g. an op-timing table): shown under the table, kept in JSON.
-    detail: str = dataclasses.field(default="", kw_only=True, compare=False)
+    detail: str = dataclasses.field(default="", compare=False)
     # What making the row cost (costs.py): wall seconds and CPU seconds, children included; 0 when not measured.
     # Not part of the row's identity: the same verdict in another run is the same row.
-    wall: float = dataclasses.field(default=0.0, kw_only=True, compare=False)
-    cpu: float = dataclasses.field(default=0.0, kw_only=True, compare=False)
+    wall: float = dataclasses.field(default=0.0, compare=False)
+    cpu: float = dataclasses.field(default=0.0, compare=False)
 
     def __post_init__(self) -> None:
         # A reason quotes hostile input (an SBOM's "\ud800" parses to a lone surrogate), a report read back may
         # carry any text: none may break the summary's print or the files written from it.
-        for name in ("component", "arch", "reason", "subject", "profile", "detail"):
+        for name in ("component", "reason", "subject", "profile", "detail"):
             text = getattr(self, name)
             if isinstance(text, str) and not text.isascii():
                 object.__setattr__(self, name, printable(text))
@@ -121,8 +152,9 @@ class Row:
             raise ValueError(f"entry {index}: {exc}") from None
         if verdict not in ROW_VERDICTS:
             raise ValueError(f"entry {index}: a row's verdict is PASS, FAIL or SKIP, not {verdict.value}")
-        return cls(data["component"], data["arch"], check, verdict, str(data.get("reason", "")),
-                   subject=str(data.get("subject", "")), profile=str(data.get("profile", "")),
+        return cls(component=data["component"], arch=Scope.of(data["arch"]), check=check, verdict=verdict,
+                   reason=str(data.get("reason", "")), subject=str(data.get("subject", "")),
+                   profile=str(data.get("profile", "")),
                    control=data.get("control") is True, detail=str(data.get("detail", "")),
                    wall=_seconds(data.get("wall")), cpu=_seconds(data.get("cpu")))
 
@@ -154,7 +186,7 @@ def shown(text: str, limit: int = MAX_CELL) -> str:
 def table(rows: Iterable[Row]) -> str:
     rows = list(rows)
     header = ("component", "arch", "step", "verdict", "wall/cpu", "reason")
-    cells = [header] + [(shown(r.component, 200), shown(r.arch, 40), shown(r.label, 200), r.verdict.value, r.time,
+    cells = [header] + [(shown(r.component, 200), shown(str(r.arch), 40), shown(r.label, 200), r.verdict.value, r.time,
                          shown(r.reason)) for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(5)]
     lines = []
@@ -178,8 +210,9 @@ def stage_table(totals: Iterable[tuple[str, float, float]]) -> str:
 
 def markdown(rows: Iterable[Row], stages: Iterable[tuple[str, float, float]] = ()) -> str:
     lines = ["| component | arch | step | verdict | wall/cpu | reason |", "|---|---|---|---|---|---|"]
-    lines += [f"| {markdown_cell(r.component, 200)} | {markdown_cell(r.arch, 40)} | {markdown_cell(r.label, 200)} | "
-              f"{r.verdict.value} | {r.time} | {markdown_cell(r.reason)} |" for r in rows]
+    lines += [f"| {markdown_cell(r.component, 200)} | {markdown_cell(str(r.arch), 40)} | "
+              f"{markdown_cell(r.label, 200)} | {r.verdict.value} | {r.time} | {markdown_cell(r.reason)} |"
+              for r in rows]
     stages = list(stages)
     if stages:
         lines += ["", "| stage | wall | cpu |", "|---|---|---|"]
@@ -198,8 +231,8 @@ def markdown_cell(text: str, limit: int = MAX_CELL) -> str:
 
 def to_json(rows: Iterable[Row]) -> str:
     """The rows as JSON (URL credentials redacted: a report crosses jobs and is kept)."""
-    return redact(json.dumps([{**asdict(r), "verdict": r.verdict.value, "check": r.check.value} for r in rows],
-                             indent=1))
+    entries = [{**asdict(r), "arch": str(r.arch), "verdict": r.verdict.value, "check": r.check.value} for r in rows]
+    return redact(json.dumps(entries, indent=1))
 
 
 def failed(rows: Iterable[Row]) -> list[Row]:
@@ -221,10 +254,18 @@ def rows_from(data: object, where: object) -> list[Row]:
         raise ValueError(f"{where}: {exc}") from None
 
 
-def merge(folder: Path) -> tuple[list[Row], list[Path]]:
-    """Every row of every report under *folder*, duplicates once. JSON files that are not reports are skipped
-    (downloaded artifacts hold other JSON too); one that cannot be read at all (a FIFO, a device, a file too
-    large to be a report) is an error, never a hang."""
+@dataclass(frozen=True, kw_only=True)
+class Merged:
+    """The reports of a folder as one: every row, duplicates once, and the reports they came from."""
+
+    rows: list[Row]
+    reports: list[Path]
+
+
+def merge(folder: Path) -> Merged:
+    """Every row of every report under *folder*. JSON files that are not reports are skipped (downloaded artifacts
+    hold other JSON too); one that cannot be read at all (a FIFO, a device, a file too large to be a report) is an
+    error, never a hang."""
     rows: list[Row] = []
     used: list[Path] = []
     for path in sorted(folder.rglob("*.json")):
@@ -235,7 +276,7 @@ def merge(folder: Path) -> tuple[list[Row], list[Path]]:
             continue
         used.append(path)
         rows += [r for r in found if r not in rows]
-    return rows, used
+    return Merged(rows=rows, reports=used)
 
 
 def counts_markdown(rows: Iterable[Row]) -> str:

@@ -204,18 +204,19 @@ def check_one(ctx: Context, arch: Arch, name: str, commit: str, *, keep: bool) -
                 found.append(outputs(installs[-1]))
         differing = differences(found[0], found[1])
         if not found[0]:
-            return Row(name, arch.value, Check.REPRO, Verdict.FAIL, "the builds installed nothing to compare")
+            return Row(component=name, arch=arch, check=Check.REPRO, verdict=Verdict.FAIL,
+                       reason="the builds installed nothing to compare")
         if differing:
             detail = explain(ctx, installs[0] / differing[0], installs[1] / differing[0])
             shown = ", ".join(differing[:5]) + (f" (+{len(differing) - 5} more)" if len(differing) > 5 else "")
-            return Row(name, arch.value, Check.REPRO, Verdict.FAIL,
-                       f"{len(differing)} of {len(found[0])} outputs differ: {shown}; {differing[0]}: {detail} "
+            return Row(component=name, arch=arch, check=Check.REPRO, verdict=Verdict.FAIL,
+                       reason=f"{len(differing)} of {len(found[0])} outputs differ: {shown}; {differing[0]}: {detail} "
                        f"(both builds kept in {work})")
         wheels = sum(1 for n in found[0] if n.endswith(".whl"))
         verdict = Verdict.PASS
-        return Row(name, arch.value, Check.REPRO, Verdict.PASS,
-                   f"{len(found[0])} outputs byte-identical (sha256){f', {wheels} wheels' if wheels else ''}, two "
-                   f"clones of {commit[:12]} at paths of {len(str(work / VARIATIONS[0].folder))} and "
+        return Row(component=name, arch=arch, check=Check.REPRO, verdict=Verdict.PASS,
+                   reason=f"{len(found[0])} outputs byte-identical (sha256){f', {wheels} wheels' if wheels else ''}, "
+                   f"two clones of {commit[:12]} at paths of {len(str(work / VARIATIONS[0].folder))} and "
                    f"{len(str(work / VARIATIONS[1].folder))} characters: {' / '.join(v.what for v in VARIATIONS)}")
     finally:
         if verdict is Verdict.PASS and not keep:  # a difference is kept to look at

@@ -13,7 +13,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from crosslane.baremetal import run as bm_run
-from crosslane.report import Verdict
+from crosslane.report import Scope, Verdict
 
 pytestmark = [pytest.mark.hostile("7 bare-metal verdicts")]
 
@@ -147,8 +147,8 @@ def test_a_v_build_on_a_cpu_without_v_must_trap_by_name() -> None:
     from crosslane.baremetal.lane import expected_trap
     from crosslane.report import Check, Row
 
-    row = Row("executorch-rvv", "rv64-elf", Check.SMOKE, Verdict.FAIL, "trap: illegal instruction (mcause 2) [0.2s]",
-              subject="add-portable", profile="novector")
+    row = Row(component="executorch-rvv", arch=Scope("rv64-elf"), check=Check.SMOKE, verdict=Verdict.FAIL,
+              reason="trap: illegal instruction (mcause 2) [0.2s]", subject="add-portable", profile="novector")
     trapped = bm_run.Run("x\nCROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x80001000 mtval=0xd0077d7\n", 130, 0.2,
                          nonce="n1")
     assert expected_trap(row, trapped).verdict is Verdict.PASS

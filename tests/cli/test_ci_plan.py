@@ -114,9 +114,9 @@ def test_unpack_refuses_what_is_not_a_pack(cfg: Config, tmp_path: Path, monkeypa
 def test_reports_merge_into_json_and_markdown(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(repo)
-    one = [Row("canary", "riscv64", Check.BUILD, Verdict.PASS, "built")]
-    two = [Row("canary", "riscv64", Check.SMOKE, Verdict.FAIL, "no sentinel", subject="cli",
-               profile="rvv128"), *one]
+    one = [Row(component="canary", arch=Arch.RISCV64, check=Check.BUILD, verdict=Verdict.PASS, reason="built")]
+    two = [Row(component="canary", arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.FAIL, reason="no sentinel",
+               subject="cli", profile="rvv128"), *one]
     report.write_json(one, tmp_path / "in" / "build-riscv64-canary" / "build.json")
     report.write_json(two, tmp_path / "in" / "smoke-riscv64-rvv128" / "smoke.json")
     (tmp_path / "in" / "other.json").write_text('{"not": "a report"}')

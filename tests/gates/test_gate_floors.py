@@ -19,16 +19,18 @@ P, F, S = Verdict.PASS, Verdict.FAIL, Verdict.SKIP
 
 def rows() -> list[Row]:
     return [
-        Row("canary", "riscv64", Check.BUILD, P),
-        Row("canary", "riscv64", Check.SMOKE, P, subject="cli", profile="rvv128"),
-        Row("canary", "riscv64", Check.SMOKE, P, subject="python-import", profile="rvv128"),
-        Row("ort", "riscv64", Check.SMOKE, P, subject="cli", profile="rvv128"),
-        Row("ort", "riscv64", Check.SMOKE, F, subject="cli", profile="novector"),
-        Row("genai", "riscv64", Check.SMOKE, S, "no smoke declared"),
+        Row(component="canary", arch=Arch.RISCV64, check=Check.BUILD, verdict=P),
+        Row(component="canary", arch=Arch.RISCV64, check=Check.SMOKE, verdict=P, subject="cli", profile="rvv128"),
+        Row(component="canary", arch=Arch.RISCV64, check=Check.SMOKE, verdict=P, subject="python-import",
+            profile="rvv128"),
+        Row(component="ort", arch=Arch.RISCV64, check=Check.SMOKE, verdict=P, subject="cli", profile="rvv128"),
+        Row(component="ort", arch=Arch.RISCV64, check=Check.SMOKE, verdict=F, subject="cli", profile="novector"),
+        Row(component="genai", arch=Arch.RISCV64, check=Check.SMOKE, verdict=S, reason="no smoke declared"),
         # A parity row is not a smoke, whatever its step says: it must not lift genai's count.
-        Row("genai", "riscv64", Check.PARITY, P, profile="rvv256"),
-        Row("canary", "amd64", Check.SMOKE, P), Row("ort", "amd64", Check.SMOKE, P),
-        Row("broken", "arm64", Check.BUILD, F),
+        Row(component="genai", arch=Arch.RISCV64, check=Check.PARITY, verdict=P, profile="rvv256"),
+        Row(component="canary", arch=Arch.AMD64, check=Check.SMOKE,
+            verdict=P), Row(component="ort", arch=Arch.AMD64, check=Check.SMOKE, verdict=P),
+        Row(component="broken", arch=Arch.ARM64, check=Check.BUILD, verdict=F),
     ]
 
 

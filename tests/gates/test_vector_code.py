@@ -88,7 +88,8 @@ def test_vector_profile_rows_carry_the_evidence(cfg: Config, tmp_path: Path, mon
     shutil.copy(compiled(tmp_path, "rv64gc"), install / "libdemo.so")
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     profiles = [Profile("novector", "rv64,v=false"), Profile("rvv128", "rv64,v=true,vlen=128")]
-    rows = [Row("demo", "riscv64", Check.SMOKE, Verdict.PASS, "OK", profile=p.name) for p in profiles]
+    rows = [Row(component="demo", arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.PASS, reason="OK",
+                profile=p.name) for p in profiles]
     done = pipeline.with_vector_evidence(ctx, Arch.RISCV64, "demo", rows, profiles)
     assert done[0].reason == "OK"  # no vector unit: nothing to say
     assert done[1].reason.startswith("OK; no RVV instruction in its 1 ELF files")
@@ -107,6 +108,6 @@ def test_a_wheel_components_rows_scan_the_site_its_smoke_unpacked(cfg: Config, t
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     profile = Profile("rvv128", "rv64,v=true,vlen=128")
     [done] = pipeline.with_vector_evidence(ctx, Arch.RISCV64, "demo",
-                                           [Row("demo", "riscv64", Check.SMOKE, Verdict.PASS, "OK",
-                                                profile="rvv128")], [profile])
+                                           [Row(component="demo", arch=Arch.RISCV64, check=Check.SMOKE,
+                                                verdict=Verdict.PASS, reason="OK", profile="rvv128")], [profile])
     assert done.reason.startswith("OK; no RVV instruction in its 2 ELF files"), done.reason

@@ -18,7 +18,7 @@ from crosslane.localci import actlog, check
 from crosslane.localci.legs import LegPlan
 from crosslane.log import Log
 from crosslane.process.runner import Runner
-from crosslane.report import Verdict
+from crosslane.report import Scope, Verdict
 
 pytestmark = pytest.mark.spawns
 
@@ -134,7 +134,7 @@ def test_invoke_actions_runs_a_leg_of_a_clone_and_refuses_an_unknown_one(
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # act, node
     ctx = Context(cfg, Runner(Log()))
     rows = check.run(ctx, ["lint"], clone)
-    assert [(r.component, r.arch, r.verdict) for r in rows] == [("lint", "lint", Verdict.PASS)]
+    assert [(r.component, r.arch, r.verdict) for r in rows] == [("lint", Scope("lint"), Verdict.PASS)]
     assert (tmp_path / "build" / "actions" / "logs" / "lint.jsonl").is_file()
     with pytest.raises(UsageError, match="--leg deploy: no such leg"):
         check.run(ctx, ["deploy"], clone)

@@ -15,7 +15,7 @@ from crosslane.errors import MissingPrerequisite
 from crosslane.localci import check, pins
 from crosslane.log import Log
 from crosslane.process.runner import Runner
-from crosslane.report import Row, Verdict
+from crosslane.report import Row, Scope, Verdict
 from crosslane.sources import pinned
 
 pytestmark = [pytest.mark.slow, pytest.mark.spawns]
@@ -55,7 +55,7 @@ def failed(cfg: Config, clone: Path, *legs: str) -> list[Row]:
 def test_an_output_the_plan_no_longer_sets_fails_the_build_job(cfg: Config, broken_clone: Path) -> None:
     commit_edit(broken_clone, "      build: ${{ steps.plan.outputs.build }}\n", "")
     rows = failed(cfg, broken_clone, "control")
-    assert [(r.subject, r.arch) for r in rows][:1] == [("build", "control")], rows
+    assert [(r.subject, r.arch) for r in rows][:1] == [("build", Scope("control"))], rows
     assert "strategy.matrix expanded to no leg" in rows[0].reason
 
 
@@ -64,5 +64,5 @@ def test_a_renamed_artifact_fails_the_smoke_at_its_step(cfg: Config, broken_clon
                 "          name: pack-${{ matrix.arch }}-${{ matrix.component }}\n")
     rows = failed(cfg, broken_clone, "control", "chain")
     smoke = [r for r in rows if r.subject == "smoke"]
-    assert smoke and smoke[0].arch == "chain", rows
+    assert smoke and smoke[0].arch == Scope("chain"), rows
     assert "step 'Main python -m pip install --quiet .' failed" in smoke[0].reason

@@ -97,6 +97,6 @@ def test_every_tier_passes_under_qemu(built: tuple[Context, Path], monkeypatch: 
     reason = steps["genai@rvv128"].reason
     assert steps["genai@rvv128"].verdict is Verdict.PASS and "version=0.15.2" in reason, rows
     assert "16 tokens equal to the host reference" in reason
-    installs = [r for r in rows if r.subject.startswith("wheel-install:") and r.arch == "riscv64"]
+    installs = [r for r in rows if r.subject.startswith("wheel-install:") and r.arch is Arch.RISCV64]
     assert len(installs) == 3 and all(r.verdict is Verdict.PASS for r in installs), installs
     assert all("generate=16 tokens equal to the host reference" in r.reason for r in installs)

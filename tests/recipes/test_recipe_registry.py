@@ -38,8 +38,10 @@ class TinyRecipe:
         install = ctx.component_dir(arch, component.name) / "install"
         install.mkdir(parents=True, exist_ok=True)
         (install / "made-by-tiny.txt").write_text(f"{component.name} {arch}\n")
-        return Built(build=Row(component.name, arch.value, Check.BUILD, Verdict.PASS, "tiny"),
-                     before=(Row(component.name, arch.value, Check.SOURCE, Verdict.PASS, "none"),))
+        return Built(build=Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS,
+                               reason="tiny"),
+                     before=(Row(component=component.name, arch=arch, check=Check.SOURCE, verdict=Verdict.PASS,
+                                 reason="none"),))
 
 
 RECIPE = TinyRecipe()

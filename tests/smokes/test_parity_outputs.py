@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from crosslane.archs import Arch
 from crosslane.report import Verdict
 from crosslane.smokes.compare import EXACT, Sample, Tolerance, compare, compare_value, outputs_from_detail, rows, table
 
@@ -63,9 +64,9 @@ def test_outputs_from_detail() -> None:
 
 
 def test_compare_rows_and_table() -> None:
-    control = Sample("amd64", "max", {"add": [1.0], "mlp": [1.0]})
-    samples = [Sample("riscv64", "rvv128", {"add": [1.0], "mlp": [1.000001]}),
-               Sample("riscv64", "rvv512", {"add": [1.5], "extra": 1}),
+    control = Sample(Arch.AMD64, "max", {"add": [1.0], "mlp": [1.0]})
+    samples = [Sample(Arch.RISCV64, "rvv128", {"add": [1.0], "mlp": [1.000001]}),
+               Sample(Arch.RISCV64, "rvv512", {"add": [1.5], "extra": 1}),
                ]
     comparisons = compare(samples, control, {"add": EXACT, "mlp": REL})
     notes = {(c.sample.profile, c.output): (c.ok, c.note) for c in comparisons}
@@ -81,14 +82,14 @@ def test_compare_rows_and_table() -> None:
 
 
 def test_control_lacking_an_output() -> None:
-    control = Sample("amd64", "max", {})
-    (comparison,) = compare([Sample("arm64", "max", {"add": [1]})], control, {"add": EXACT})
+    control = Sample(Arch.AMD64, "max", {})
+    (comparison,) = compare([Sample(Arch.ARM64, "max", {"add": [1]})], control, {"add": EXACT})
     assert not comparison.ok and "control amd64@max lacks it" in comparison.note
 
 
 def test_a_run_with_no_outputs_at_all_is_no_match() -> None:
-    control = Sample("amd64", "max", {})
-    (comparison,) = compare([Sample("riscv64", "rvv128", {})], control, {})
+    control = Sample(Arch.AMD64, "max", {})
+    (comparison,) = compare([Sample(Arch.RISCV64, "rvv128", {})], control, {})
     assert not comparison.ok and comparison.note == "nothing compared: no output declared and none reported"
     [row] = rows("demo", [comparison])
     assert row.verdict is Verdict.FAIL

@@ -107,7 +107,7 @@ def test_ort_smoke_matches_the_amd64_control(ctx: Context, arch: Arch) -> None:
         assert [(r.label, r.verdict) for r in built] == [("build", Verdict.PASS)], built
     rows = pipeline.smoke_components(ctx, arch, ["onnxruntime"])
     profiles = [p.name for p in ctx.config.arches[arch].profiles]
-    assert {r.label for r in rows if r.arch == arch.value} == {f"{kind}@{p}" for p in profiles
+    assert {r.label for r in rows if r.arch is arch} == {f"{kind}@{p}" for p in profiles
                                                               for kind in ("ort", "parity")}
     assert all(r.verdict is Verdict.PASS for r in rows), [r for r in rows if r.verdict is not Verdict.PASS]
     assert all("add: 6 values identical" in r.reason for r in rows if r.label.startswith("parity@"))

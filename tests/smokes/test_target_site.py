@@ -88,9 +88,9 @@ def test_not_a_wheel(tmp_path: Path) -> None:
 
 
 def test_wheel_identity() -> None:
-    name, version, platforms = target_site.wheel_identity(
-        Path("onnxruntime_genai-0.18.0-cp313-cp313-manylinux_2_28_aarch64.whl"))
-    assert (name, version, platforms) == ("onnxruntime-genai", "0.18.0", {"manylinux_2_28_aarch64"})
+    named = target_site.wheel_identity(Path("onnxruntime_genai-0.18.0-cp313-cp313-manylinux_2_28_aarch64.whl"))
+    assert named == target_site.WheelName(distribution="onnxruntime-genai", version="0.18.0",
+                                          platforms=frozenset({"manylinux_2_28_aarch64"}))
 
 
 def test_unpack_moves_data_schemes_to_the_top(tmp_path: Path) -> None:

@@ -264,7 +264,8 @@ def test_the_controls_first_wheel_proves_the_bytes_of_the_others(monkeypatch: py
         ok = first_passes[0] or wheel.name != "a"
         made = wheel_install.Proof(frozenset({f"sha-{wheel.name}"}), (1,), f"{wheel.name}'s") if ok else \
             wheel_install.Proof()
-        return Row("g", arch.value, Check.INSTALL, Verdict.PASS if ok else Verdict.FAIL, wheel.name), made
+        return Row(component="g", arch=arch, check=Check.INSTALL, verdict=Verdict.PASS if ok else Verdict.FAIL,
+                   reason=wheel.name), made
 
     monkeypatch.setattr(wheel_install, "install_one", fake)
     wheels = [Path("a"), Path("b"), Path("c")]

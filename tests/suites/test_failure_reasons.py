@@ -104,7 +104,7 @@ def test_qemus_own_crash_is_told_apart_from_the_guests(ctest_cases: list[Case]) 
 
 
 def test_the_row_names_each_failure_with_its_reason(ctest_cases: list[Case]) -> None:
-    row = verdict.row("demo", "riscv64", "rvv128", verdict.judge(ctest_cases, {}, no_data))
+    row = verdict.row("demo", Arch.RISCV64, "rvv128", verdict.judge(ctest_cases, {}, no_data))
     assert row.verdict is Verdict.FAIL
     assert row.reason.startswith("4 of 5 failed (1 of them qemu's own crash, not the program's): bare (Failed: "), \
         row.reason

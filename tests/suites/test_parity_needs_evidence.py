@@ -33,18 +33,18 @@ def test_parity_against_a_control_that_passed_nothing_is_no_pass() -> None:
     """The amd64 control's programs could not load: 21 cases failed there, so parity compared nothing."""
     failed_control = verdict.judge(cases(*((f"t{i}", F) for i in range(21))), {}, no_data)
     target = verdict.judge(cases(*((f"t{i}", P) for i in range(21))), {}, no_data)
-    row = verdict.parity("x", "riscv64", "rvv128", target, failed_control)
+    row = verdict.parity("x", Arch.RISCV64, "rvv128", target, failed_control)
     assert row.verdict is Verdict.FAIL, row.reason
     assert row.reason.startswith("nothing to compare with: the amd64 control passed none of its 21 cases (0 passed, "
                                  "21 failed: t0 (boom)"), row.reason
     empty_control = verdict.judge([], {}, no_data)
-    assert verdict.parity("x", "riscv64", "rvv128", target, empty_control).verdict is Verdict.FAIL
+    assert verdict.parity("x", Arch.RISCV64, "rvv128", target, empty_control).verdict is Verdict.FAIL
 
 
 def test_parity_with_no_case_passing_on_both_sides_is_no_pass() -> None:
     control = verdict.judge(cases(("a", P), ("b", P)), {}, no_data)
     skipped_here = verdict.judge(cases(("a", S), ("b", S), ("c", P)), {}, no_data)
-    row = verdict.parity("x", "riscv64", "rvv128", skipped_here, control)
+    row = verdict.parity("x", Arch.RISCV64, "rvv128", skipped_here, control)
     assert row.verdict is Verdict.FAIL
     assert row.reason == "nothing compared: none of the 2 cases that pass on amd64 passed here (1 passed, 2 skipped)"
 
@@ -54,7 +54,8 @@ def test_a_control_suite_that_ran_no_case_gives_failing_parity_rows(cfg: Config,
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     profiles = [p for p in cfg.arches[Arch.RISCV64].profiles if p.name in ("novector", "rvv128")]
-    broken = Row(COMPONENT, "amd64", Check.BUILD, Verdict.FAIL, "cmake --build failed (exit 1)")
+    broken = Row(component=COMPONENT, arch=Arch.AMD64, check=Check.BUILD, verdict=Verdict.FAIL,
+                 reason="cmake --build failed (exit 1)")
 
     def suite(ctx: Context, arch: Arch, name: str, chosen: list[object]) -> SuiteRun:
         if arch is Arch.AMD64:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from crosslane.archs import Arch
 from crosslane.process.runner import Result
 from crosslane.report import Check, Verdict
 from crosslane.suites import ctest, junit, pytest_suite, verdict
@@ -133,7 +134,7 @@ def no_data(case: Case) -> str | None:
 
 def test_a_failure_is_named_and_fails_the_row() -> None:
     judged = verdict.judge(cases(("a", P), ("b", F), ("c", S)), {}, no_data)
-    row = verdict.row("x", "riscv64", "rvv128", judged)
+    row = verdict.row("x", Arch.RISCV64, "rvv128", judged)
     assert row.verdict is Verdict.FAIL and row.check is Check.TESTS
     assert "1 of 3 failed: b (boom)" in row.reason and row.label == "upstream-tests@rvv128"
 
@@ -141,9 +142,9 @@ def test_a_failure_is_named_and_fails_the_row() -> None:
 def test_an_exempt_failure_passes_and_a_stale_exemption_fails() -> None:
     exempt = {"b*": "fails on this target because of a named reason"}
     judged = verdict.judge(cases(("a", P), ("b1", F), ("b2", F)), exempt, no_data)
-    assert verdict.row("x", "riscv64", "p", judged).verdict is Verdict.PASS
+    assert verdict.row("x", Arch.RISCV64, "p", judged).verdict is Verdict.PASS
     healed = verdict.judge(cases(("a", P), ("b1", P), ("b2", P)), exempt, no_data)
-    row = verdict.row("x", "riscv64", "p", healed, where="components.x.tests.exempt.riscv64")
+    row = verdict.row("x", Arch.RISCV64, "p", healed, where="components.x.tests.exempt.riscv64")
     assert row.verdict is Verdict.FAIL and "'b*'" in row.reason and "components.x.tests.exempt.riscv64" in row.reason
     partly = verdict.judge(cases(("b1", P), ("b2", F)), exempt, no_data)
     assert partly.stale == ()  # one of its cases still fails: the exemption still holds
@@ -154,24 +155,24 @@ def test_absent_data_is_named_never_passed() -> None:
         return "test/models/whisper/dummy_encoder.onnx" if case.id == "w" else None
 
     judged = verdict.judge(cases(("a", P), ("w", F)), {}, missing)
-    row = verdict.row("x", "riscv64", "p", judged)
+    row = verdict.row("x", Arch.RISCV64, "p", judged)
     assert row.verdict is Verdict.PASS and judged.passed == 1
     assert "1 not run for data the staged source lacks (test/models/whisper/dummy_encoder.onnx)" in row.reason
 
 
 def test_nothing_ran_or_nothing_passed_is_a_failure() -> None:
-    assert verdict.row("x", "a", "p", verdict.judge([], {}, no_data)).verdict is Verdict.FAIL
+    assert verdict.row("x", Arch.RISCV64, "p", verdict.judge([], {}, no_data)).verdict is Verdict.FAIL
     all_skipped = verdict.judge(cases(("a", S)), {}, no_data)
-    assert verdict.row("x", "a", "p", all_skipped).verdict is Verdict.FAIL
+    assert verdict.row("x", Arch.RISCV64, "p", all_skipped).verdict is Verdict.FAIL
 
 
 def test_parity_calls_out_target_only_failures() -> None:
     control = verdict.judge(cases(("a", P), ("b", P), ("c", F)), {}, no_data)
     target = verdict.judge(cases(("a", P), ("b", F), ("c", F)), {}, no_data)
-    row = verdict.parity("x", "riscv64", "rvv256", target, control)
+    row = verdict.parity("x", Arch.RISCV64, "rvv256", target, control)
     assert row.verdict is Verdict.FAIL and row.check is Check.PARITY and "b (boom)" in row.reason
     exempted = verdict.judge(cases(("a", P), ("b", F)), {"b": "a measured reason of some length"}, no_data)
-    row = verdict.parity("x", "riscv64", "rvv256", exempted, control)
+    row = verdict.parity("x", Arch.RISCV64, "rvv256", exempted, control)
     assert row.verdict is Verdict.PASS and "1 exempted target-only failures" in row.reason
     table = verdict.table([("rvv256", target)], control)
     assert "| rvv256 | 3 | 1 | 2 | 0 | 0 | 0 |" in table and "| amd64 control |" in table
@@ -267,7 +268,8 @@ def test_a_name_cannot_forge_lines_or_grow_without_bound(tmp_path: Path) -> None
     first, second, third = junit.read(forged)
     assert "\n" not in first.id and first.id == "S::a\\n::error::forged\\n| FAIL |"
     assert len(second.id) <= junit.ID_LIMIT and len(third.id) <= junit.ID_LIMIT and second.id != third.id
-    row = report.Row("c", "riscv64", report.Check.TESTS, report.Verdict.FAIL, f"failed: {first.id}")
+    row = report.Row(component="c", arch=Arch.RISCV64, check=report.Check.TESTS, verdict=report.Verdict.FAIL,
+                     reason=f"failed: {first.id}")
     assert report.table([row]).count("\n") == 2  # header, rule, one row
     assert "\\| FAIL \\|" in report.markdown([row]) and "\n::error" not in report.markdown([row])
 

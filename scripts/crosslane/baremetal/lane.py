@@ -31,7 +31,7 @@ from crosslane.models import hostenv
 from crosslane.paths import cache_dir
 from crosslane.recipes.cmake import HOST_FLAG_VARS, host_launchers
 from crosslane.registry import suggestion
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.smokes import executorch
 from crosslane.sources import pinned
 
@@ -62,8 +62,8 @@ class Setting:
 
     def row(self, build: BareMetalBuild, check: Check, verdict: Verdict, reason: str, *, subject: str = "",
             profile: str = "") -> Row:
-        return Row(f"{COMPONENT}-{build.name}", self.target.name, check, verdict, reason, subject=subject,
-                   profile=profile)
+        return Row(component=f"{COMPONENT}-{build.name}", arch=Scope(self.target.name), check=check, verdict=verdict,
+                   reason=reason, subject=subject, profile=profile)
 
 
 def cases_for(ctx: Context, target: BareMetalTarget, requested: Sequence[str] = ()) -> list[Case]:

@@ -53,8 +53,9 @@ def wheels(config: Config, values: Sequence[str]) -> dict[str, tuple[Path, ...]]
             raise UsageError(f"--wheel {value}: no such file")
         component = site.component_of(config, wheel)
         if component is None:
-            raise UsageError(f"--wheel {value}: distribution {site.wheel_identity(wheel)[0]} is no component of "
-                             f"versions.toml (known: {', '.join(config.components)})")
+            distribution = site.wheel_identity(wheel).distribution
+            raise UsageError(f"--wheel {value}: distribution {distribution} is no component of versions.toml "
+                             f"(known: {', '.join(config.components)})")
         found[component] = (*found.get(component, ()), wheel)
     for component, given in found.items():
         if len(given) > 1:

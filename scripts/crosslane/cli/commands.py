@@ -203,7 +203,8 @@ def merge_reports(given_folder: Path | str | None, given_output: Path | str | No
         written = (output.with_suffix(".json"), output.with_suffix(".md"))
         for each in written:
             userpaths.claim_file("--output", each)
-        rows, used = report.merge(folder)
+        merged = report.merge(folder)
+        rows, used = merged.rows, merged.reports
         if not used:
             raise UsageError(f"{folder}: no --json report in it", fix="run the jobs with --json FILE")
         facts = buildreport.merge_facts(folder)

@@ -20,7 +20,7 @@ from crosslane.policy import consistency as consistency_mod
 from crosslane.policy import floors as floors_mod
 from crosslane.policy import parity as parity_mod
 from crosslane.policy import workflow as workflow_mod
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 
 
 def verify(arch: str, paths: Sequence[str], staging: Sequence[str] = (), remainder: str = "") -> Action:
@@ -83,7 +83,8 @@ def schema(write: bool) -> Action:
     def action(ctx: Context) -> list[Row]:
         if write:
             path = jsonschema.write(ctx.config.root, ctx.config.registries.smokes)
-            return [Row("schema", "all", Check.POLICY, Verdict.PASS, f"wrote {path}", subject="schema")]
+            return [Row(component="schema", arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.PASS,
+                        reason=f"wrote {path}", subject="schema")]
         print(jsonschema.render(ctx.config.registries.smokes), end="")
         return []
     return action

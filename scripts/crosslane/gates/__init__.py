@@ -19,7 +19,7 @@ ABI3_SUFFIX = ".abi3.so"
 
 
 def row(subject: str, arch: Arch, gate: str, verdict: Verdict, reason: str) -> Row:
-    return Row(subject, arch.value, Check.GATE, verdict, reason, subject=gate)
+    return Row(component=subject, arch=arch, check=Check.GATE, verdict=verdict, reason=reason, subject=gate)
 
 
 def check_elf_arch(found: elf.ElfInfo, subject: str, arch: Arch) -> Row:

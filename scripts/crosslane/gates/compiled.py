@@ -59,12 +59,13 @@ def rows(component: str, arch: Arch, root: Path, symbols: Mapping[str, str], rea
     result = []
     for feature, where in found(root, symbols, reader).items():
         if where is None:
-            result.append(Row(component, arch.value, Check.GATE, Verdict.FAIL,
-                              f"{feature} is not compiled in: no library of the build exports {symbols[feature]} "
-                              "(versions.toml specifies the lane with it)", subject=f"compiled:{feature}"))
+            result.append(Row(component=component, arch=arch, check=Check.GATE, verdict=Verdict.FAIL,
+                              reason=f"{feature} is not compiled in: no library of the build exports "
+                              f"{symbols[feature]} (versions.toml specifies the lane with it)",
+                              subject=f"compiled:{feature}"))
         else:
-            result.append(Row(component, arch.value, Check.GATE, Verdict.PASS,
-                              f"{feature} compiled in: {where} exports {symbols[feature]}",
+            result.append(Row(component=component, arch=arch, check=Check.GATE, verdict=Verdict.PASS,
+                              reason=f"{feature} compiled in: {where} exports {symbols[feature]}",
                               subject=f"compiled:{feature}"))
     return result
 
@@ -80,7 +81,7 @@ def parity(component: str, arch: Arch, mine: Path, control: Path, control_arch: 
     if differ:
         detail = "; ".join(f"{f}: {arch} {'has' if ours[f] else 'lacks'} it, {control_arch} "
                            f"{'has' if theirs[f] else 'lacks'} it" for f in differ)
-        return [Row(component, arch.value, Check.PARITY, Verdict.FAIL, f"compiled features differ: {detail}",
-                    subject="compiled", profile=profile)]
-    return [Row(component, arch.value, Check.PARITY, Verdict.PASS, f"compiled features as {control_arch}'s: {shown}",
-                subject="compiled", profile=profile)]
+        return [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL,
+                    reason=f"compiled features differ: {detail}", subject="compiled", profile=profile)]
+    return [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.PASS,
+                reason=f"compiled features as {control_arch}'s: {shown}", subject="compiled", profile=profile)]

@@ -75,7 +75,8 @@ def rows(component: str, arch: Arch, build_dir: Path, source_root: Path, install
          patterns: Sequence[str], reader: elf.Reader | None = None) -> list[Row]:
     """One row: where the vector code is (PASS), or the first file that breaks the declaration (FAIL)."""
     def row(verdict: Verdict, reason: str) -> Row:
-        return Row(component, arch.value, Check.GATE, verdict, reason, subject="vector-sources")
+        return Row(component=component, arch=arch, check=Check.GATE, verdict=verdict, reason=reason,
+                   subject="vector-sources")
 
     if not (build_dir / "build.ninja").is_file():
         return [row(Verdict.FAIL, f"{build_dir}: no build.ninja to attribute objects to sources; the vector "

@@ -26,7 +26,7 @@ from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.localci import actlog, legs, pins, runnerenv, staging
 from crosslane.localci.legs import LegPlan
 from crosslane.process.runner import Runner
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 
 WORKFLOW = Path(".github/workflows/ci.yml")
 PLATFORMS = ("ubuntu-24.04", "ubuntu-latest")
@@ -171,19 +171,19 @@ def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, log
     for job in dict.fromkeys([*leg.expect, *(j.job_id for j in found.legs.values())]):
         ran = found.of_job(job)
         if not ran and job in leg.expect:
-            rows.append(Row(job, leg.name, Check.WORKFLOW, Verdict.FAIL,
-                            f"did not run under {leg.event} (an `if:` false, or a job it needs failed)"
+            rows.append(Row(component=job, arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.FAIL,
+                            reason=f"did not run under {leg.event} (an `if:` false, or a job it needs failed)"
                             + _errors(found.errors), subject=job))
         for each in ran:
             rows.append(leg_row(leg, each, found.passed(each), job in declared.with_matrix))
     for name in leg.outputs:
         rows += output_rows(leg, found, name, declared.plan_outputs.get(name))
     if timed_out:
-        rows.append(Row("act", leg.name, Check.WORKFLOW, Verdict.FAIL, f"timed out after {leg.timeout:.0f}s; log "
-                        f"{logged}", subject="act"))
+        rows.append(Row(component="act", arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.FAIL,
+                        reason=f"timed out after {leg.timeout:.0f}s; log {logged}", subject="act"))
     elif returncode != 0 and all(r.verdict is Verdict.PASS for r in rows):
-        rows.append(Row("act", leg.name, Check.WORKFLOW, Verdict.FAIL,
-                        f"act exited {returncode}" + _errors(found.errors) + f"; log {logged}", subject="act"))
+        rows.append(Row(component="act", arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.FAIL,
+                        reason=f"act exited {returncode}" + _errors(found.errors) + f"; log {logged}", subject="act"))
     return rows
 
 
@@ -191,11 +191,12 @@ def leg_row(leg: LegPlan, each: actlog.Leg, passed: bool, has_matrix: bool = Fal
     shown = each.name + "".join(f" {k}={v}" for k, v in sorted(each.matrix.items()) if str(v) not in each.name)
     if has_matrix and not each.matrix:
         # act runs such a job once, matrix-less; GitHub fails it ("fromJSON: empty input"): a plan output unset.
-        return Row(shown, leg.name, Check.WORKFLOW, Verdict.FAIL, f"{leg.event}: its strategy.matrix expanded to no "
-                   "leg (an output of the job it needs was not set)", subject=each.job_id, wall=round(each.seconds, 1))
+        return Row(component=shown, arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.FAIL,
+                   reason=f"{leg.event}: its strategy.matrix expanded to no leg (an output of the job it needs was "
+                   "not set)", subject=each.job_id, wall=round(each.seconds, 1))
     if passed:
-        return Row(shown, leg.name, Check.WORKFLOW, Verdict.PASS, f"{leg.event}: every step passed",
-                   subject=each.job_id, wall=round(each.seconds, 1))
+        return Row(component=shown, arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.PASS,
+                   reason=f"{leg.event}: every step passed", subject=each.job_id, wall=round(each.seconds, 1))
     if each.failed_steps:
         why = f"step '{each.failed_steps[0]}' failed" + _errors(each.evidence)
     elif each.engine_errors:
@@ -204,8 +205,8 @@ def leg_row(leg: LegPlan, each: actlog.Leg, passed: bool, has_matrix: bool = Fal
         why = f"act's result for it is '{each.result or 'none'}' with no failure of its own or of a sibling"
     else:
         why = "did not complete (act stopped it)"
-    return Row(shown, leg.name, Check.WORKFLOW, Verdict.FAIL, f"{leg.event}: {why}", subject=each.job_id,
-               wall=round(each.seconds, 1))
+    return Row(component=shown, arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.FAIL,
+               reason=f"{leg.event}: {why}", subject=each.job_id, wall=round(each.seconds, 1))
 
 
 def output_rows(leg: LegPlan, found: actlog.Run, name: str, source: str | None) -> list[Row]:
@@ -215,17 +216,17 @@ def output_rows(leg: LegPlan, found: actlog.Run, name: str, source: str | None) 
     if not planned:
         return []
     if source is None:
-        return [Row(f"plan output {name}", leg.name, Check.WORKFLOW, Verdict.FAIL,
-                    f"{leg.event}: the plan job declares no output '{name}' from a step "
+        return [Row(component=f"plan output {name}", arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.FAIL,
+                    reason=f"{leg.event}: the plan job declares no output '{name}' from a step "
                     f"(`outputs: {name}: ${{{{ steps.<id>.outputs.{name} }}}}`)", subject="plan")]
     value = planned[0].outputs.get(source, "")
     shown = value if name == "run" and value in ("true", "false") else matrix_legs(value)
     if shown is None:
         wanted = "true or false" if name == "run" else "a matrix (the jobs that read it cannot expand)"
-        return [Row(f"plan output {name}", leg.name, Check.WORKFLOW, Verdict.FAIL,
-                    f"{leg.event}: the plan job did not set '{name}' to {wanted}", subject="plan")]
-    return [Row(f"plan output {name}", leg.name, Check.WORKFLOW, Verdict.PASS, f"{leg.event}: {shown}",
-                subject="plan")]
+        return [Row(component=f"plan output {name}", arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.FAIL,
+                    reason=f"{leg.event}: the plan job did not set '{name}' to {wanted}", subject="plan")]
+    return [Row(component=f"plan output {name}", arch=Scope(leg.name), check=Check.WORKFLOW, verdict=Verdict.PASS,
+                reason=f"{leg.event}: {shown}", subject="plan")]
 
 
 def matrix_legs(value: str) -> str | None:

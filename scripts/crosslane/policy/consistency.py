@@ -27,7 +27,7 @@ from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.process import contain
 from crosslane.registry import Registry
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 
 ALLOWLIST = "consistency-allow.toml"
 SCANNED = (".github/workflows/*.yml", ".github/workflows/*.yaml", "noxfile.py", "README.md", "docs/*.md")
@@ -249,19 +249,21 @@ def session_findings(cfg: Config, root: Path) -> list[Finding]:
 def lint_sessions(cfg: Config, root: Path) -> list[Row]:
     """The noxfile's build-/smoke- sessions against versions.toml (runs `nox -l`)."""
     found = session_findings(cfg, root)
-    rows = [Row(f.file, "all", Check.POLICY, Verdict.FAIL, f.message(), subject=STEP) for f in found]
+    rows = [Row(component=f.file, arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.FAIL, reason=f.message(),
+                subject=STEP) for f in found]
     count = len(expected_sessions(cfg))
-    return rows or [Row("sessions", "all", Check.POLICY, Verdict.PASS,
-                        f"noxfile.py has the {count} sessions versions.toml implies", subject=STEP)]
+    return rows or [Row(component="sessions", arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.PASS,
+                        reason=f"noxfile.py has the {count} sessions versions.toml implies", subject=STEP)]
 
 
 def lint_schema(root: Path, smokes: Registry) -> list[Row]:
     """The committed JSON Schema of versions.toml is what config/keys.py declares (with the smoke kinds installed)."""
     problem = jsonschema.stale(root, smokes)
     if problem is not None:
-        return [Row("schema", "all", Check.POLICY, Verdict.FAIL, problem, subject=STEP)]
-    return [Row("schema", "all", Check.POLICY, Verdict.PASS, f"{jsonschema.SCHEMA_PATH} is what config/keys.py "
-                "declares", subject=STEP)]
+        return [Row(component="schema", arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.FAIL, reason=problem,
+                    subject=STEP)]
+    return [Row(component="schema", arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.PASS,
+                reason=f"{jsonschema.SCHEMA_PATH} is what config/keys.py declares", subject=STEP)]
 
 
 def lint(cfg: Config, root: Path) -> list[Row]:
@@ -276,13 +278,14 @@ def lint(cfg: Config, root: Path) -> list[Row]:
             if entry is not None:
                 used.add(entry)
                 continue
-            rows.append(Row(f"{finding.file}:{finding.line}", "all", Check.POLICY, Verdict.FAIL, finding.message(),
-                            subject=STEP))
-    rows += [Row(ALLOWLIST, "all", Check.POLICY, Verdict.FAIL,
-                 f"stale allow entry file={a.file!r} value={a.value!r}: matches nothing; delete it", subject=STEP)
+            rows.append(Row(component=f"{finding.file}:{finding.line}", arch=Scope.ALL, check=Check.POLICY,
+                            verdict=Verdict.FAIL, reason=finding.message(), subject=STEP))
+    rows += [Row(component=ALLOWLIST, arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.FAIL,
+                 reason=f"stale allow entry file={a.file!r} value={a.value!r}: matches nothing; delete it",
+                 subject=STEP)
              for a in allow if a not in used]
     if not rows:
-        rows.append(Row("consistency", "all", Check.POLICY, Verdict.PASS,
-                        f"{len(files)} files agree with versions.toml ({', '.join(p.name for p in files)})",
+        rows.append(Row(component="consistency", arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.PASS,
+                        reason=f"{len(files)} files agree with versions.toml ({', '.join(p.name for p in files)})",
                         subject=STEP))
     return rows

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane import bounded
-from crosslane.archs import KNOWN_ARCHS, Arch
+from crosslane.archs import Arch
 from crosslane.errors import ConfigError
-from crosslane.report import Check, Row, Verdict, rows_from
+from crosslane.report import Check, Row, Scope, Verdict, rows_from
 
 # What a component's smoke reported: its runs, and the claims about what they loaded.
 SMOKE_CHECKS = frozenset({Check.SMOKE, Check.PROVENANCE})
@@ -26,14 +26,14 @@ OBSERVATION_LIMIT = 1 << 20
 
 
 def passed_counts(rows: Iterable[Row]) -> dict[Arch, int]:
-    verdicts: dict[tuple[str, str], list[Verdict]] = {}
+    verdicts: dict[tuple[Arch, str], list[Verdict]] = {}
     for r in rows:
-        if r.check in SMOKE_CHECKS and r.arch in KNOWN_ARCHS:
+        if r.check in SMOKE_CHECKS and isinstance(r.arch, Arch):
             verdicts.setdefault((r.arch, r.component), []).append(r.verdict)
     counts: dict[Arch, int] = {}
     for (arch, _), seen in verdicts.items():
         ok = Verdict.FAIL not in seen and Verdict.PASS in seen
-        counts[Arch(arch)] = counts.get(Arch(arch), 0) + int(ok)
+        counts[arch] = counts.get(arch, 0) + int(ok)
     return counts
 
 
@@ -56,11 +56,12 @@ def check(floors: Mapping[Arch, int], rows: Iterable[Row]) -> list[Row]:
     for arch, floor in sorted(floors.items()):
         count = counts.get(arch, 0)
         if count < floor:
-            result.append(Row("floors", arch.value, Check.FLOOR, Verdict.FAIL,
-                              f"{count} components passed their smoke, below the floor {floor} "
+            result.append(Row(component="floors", arch=arch, check=Check.FLOOR, verdict=Verdict.FAIL,
+                              reason=f"{count} components passed their smoke, below the floor {floor} "
                               f"([floors] {arch} = {floor}); a regression: fix it, floors only go up"))
         else:
-            result.append(Row("floors", arch.value, Check.FLOOR, Verdict.PASS, f"{count} passed ≥ floor {floor}"))
+            result.append(Row(component="floors", arch=arch, check=Check.FLOOR, verdict=Verdict.PASS,
+                              reason=f"{count} passed ≥ floor {floor}"))
     return result
 
 
@@ -126,12 +127,13 @@ def run(floors: Mapping[Arch, int], build_root: Path, *, report: Path | None = N
         rows += check(floors, report_rows)
         if record_it:
             path = record(report_rows, folder)
-            rows.append(Row("floors", "all", Check.FLOOR, Verdict.PASS, f"observation recorded: {path}",
-                            subject="record"))
+            rows.append(Row(component="floors", arch=Scope.ALL, check=Check.FLOOR, verdict=Verdict.PASS,
+                            reason=f"observation recorded: {path}", subject="record"))
     if previous is not None:
         problems = check_change(previous, floors, observations(folder))
-        rows += [Row("floors", "all", Check.FLOOR, Verdict.FAIL, p, subject="floor-change") for p in problems]
+        rows += [Row(component="floors", arch=Scope.ALL, check=Check.FLOOR, verdict=Verdict.FAIL, reason=p,
+                     subject="floor-change") for p in problems]
         if not problems:
-            rows.append(Row("floors", "all", Check.FLOOR, Verdict.PASS, "floors change allowed",
-                            subject="floor-change"))
+            rows.append(Row(component="floors", arch=Scope.ALL, check=Check.FLOOR, verdict=Verdict.PASS,
+                            reason="floors change allowed", subject="floor-change"))
     return rows

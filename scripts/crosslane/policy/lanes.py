@@ -143,8 +143,8 @@ def produce(ctx: Context, state: LaneState) -> Row | None:
         write_placeholder(install.parent, state)
     ctx.log.notice(f"{component} on {arch}: lane off by {state.setting}" + (f" ({state.reason})" if state.reason
                                                                              else ""))
-    return Row(component, arch.value, Check.BUILD, Verdict.SKIP,
-               f"lane off by {state.setting}: placeholder {install} with {MARKER}")
+    return Row(component=component, arch=arch, check=Check.BUILD, verdict=Verdict.SKIP,
+               reason=f"lane off by {state.setting}: placeholder {install} with {MARKER}")
 
 
 def off_reason(setting: str) -> str:
@@ -158,14 +158,16 @@ def verify(ctx: Context, state: LaneState) -> Row | None:
     install = install_dir(ctx, component, arch)
     marker = read_marker(install)
     if marker is not None and "error" in marker:
-        return Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                   f"{marker['error']}; invoke build --arch {arch} --component {component} rewrites it")
+        return Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                   reason=f"{marker['error']}; invoke build --arch {arch} --component {component} rewrites it")
     if marker is not None:
-        return Row(component, arch.value, Check.SMOKE, Verdict.SKIP, off_reason(marker["setting"]))
+        return Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                   reason=off_reason(marker["setting"]))
     if not state.enabled:
-        return Row(component, arch.value, Check.SMOKE, Verdict.SKIP, off_reason(state.setting))
+        return Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                   reason=off_reason(state.setting))
     if not install.is_dir():
-        return Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                   f"not installed although the lane is on ({state.setting}): {install} missing; "
+        return Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                   reason=f"not installed although the lane is on ({state.setting}): {install} missing; "
                    f"invoke build --arch {arch} --component {component}")
     return None

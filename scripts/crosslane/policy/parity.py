@@ -65,33 +65,35 @@ def check(cfg: Config, arch: Arch, present: set[str], where: str) -> list[Row]:
             if exemption is None:
                 covered.add(dist)
                 why = f" ({state.reason})" if state.reason else ""
-                rows.append(Row(dist, arch.value, Check.POLICY, Verdict.PASS,
-                                f"not expected: lane off by {setting}{why}", subject=STEP))
+                rows.append(Row(component=dist, arch=arch, check=Check.POLICY, verdict=Verdict.PASS,
+                                reason=f"not expected: lane off by {setting}{why}", subject=STEP))
             continue
         covered.add(dist)
         if exemption is not None:
             key, reason = exemption
             if dist in present:
-                rows.append(Row(dist, arch.value, Check.POLICY, Verdict.FAIL,
-                                f"stale exemption: [parity.exemptions] \"{key}\" but {dist} is installed in "
+                rows.append(Row(component=dist, arch=arch, check=Check.POLICY, verdict=Verdict.FAIL,
+                                reason=f"stale exemption: [parity.exemptions] \"{key}\" but {dist} is installed in "
                                 f"{where}; delete the exemption", subject=STEP))
             elif lane is not None:
-                rows.append(Row(dist, arch.value, Check.POLICY, Verdict.FAIL,
-                                f"exemption \"{key}\" contradicts {setting}; delete the exemption or turn the "
+                rows.append(Row(component=dist, arch=arch, check=Check.POLICY, verdict=Verdict.FAIL,
+                                reason=f"exemption \"{key}\" contradicts {setting}; delete the exemption or turn the "
                                 "lane off", subject=STEP))
             else:
-                rows.append(Row(dist, arch.value, Check.POLICY, Verdict.PASS, f"exempt: {reason}", subject=STEP))
+                rows.append(Row(component=dist, arch=arch, check=Check.POLICY, verdict=Verdict.PASS,
+                                reason=f"exempt: {reason}", subject=STEP))
             continue
         if dist in present:
-            rows.append(Row(dist, arch.value, Check.POLICY, Verdict.PASS, f"installed in {where}", subject=STEP))
+            rows.append(Row(component=dist, arch=arch, check=Check.POLICY, verdict=Verdict.PASS,
+                            reason=f"installed in {where}", subject=STEP))
         else:
-            rows.append(Row(dist, arch.value, Check.POLICY, Verdict.FAIL,
-                            f"drift: {dist} (component {name}) is expected on {arch} but not installed in "
+            rows.append(Row(component=dist, arch=arch, check=Check.POLICY, verdict=Verdict.FAIL,
+                            reason=f"drift: {dist} (component {name}) is expected on {arch} but not installed in "
                             f"{where}; build it, or set [lanes.{name}.{arch}] enabled = false, or add "
                             f"[parity.exemptions] \"{arch}:{dist}\" = \"<reason>\"", subject=STEP))
     for dist, (key, _) in sorted(exempt.items()):
         if dist not in covered:
-            rows.append(Row(dist, arch.value, Check.POLICY, Verdict.FAIL,
-                            f"stale exemption: [parity.exemptions] \"{key}\": {arch} is not expected to have "
+            rows.append(Row(component=dist, arch=arch, check=Check.POLICY, verdict=Verdict.FAIL,
+                            reason=f"stale exemption: [parity.exemptions] \"{key}\": {arch} is not expected to have "
                             f"{dist} (no component builds it, or its lane is off); delete the exemption", subject=STEP))
     return rows

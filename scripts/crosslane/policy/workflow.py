@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 
 MATRIX_REF = re.compile(r"matrix\.(\w+)")
 SUDO = re.compile(r"(^|[;&|(`]|\$\()\s*sudo\b", re.M)
@@ -156,11 +156,12 @@ def lint(root: Path) -> list[Row]:
         try:
             parsed = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            rows.append(Row(name, "all", Check.POLICY, Verdict.FAIL, f"{name}: not a readable workflow ({exc})"[:300],
-                            subject=STEP))
+            rows.append(Row(component=name, arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.FAIL,
+                            reason=f"{name}: not a readable workflow ({exc})"[:300], subject=STEP))
             continue
-        rows += [Row(name, "all", Check.POLICY, Verdict.FAIL, f"{name}: {d.where()}: {d.rule}: {d.message}",
+        rows += [Row(component=name, arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.FAIL,
+                     reason=f"{name}: {d.where()}: {d.rule}: {d.message}",
                      subject=STEP) for d in defects(parsed if isinstance(parsed, Mapping) else {})]
-    return rows or [Row("workflows", "all", Check.POLICY, Verdict.PASS,
-                        f"{len(files)} workflow files keep the rules (caches per leg, a group per event, "
+    return rows or [Row(component="workflows", arch=Scope.ALL, check=Check.POLICY, verdict=Verdict.PASS,
+                        reason=f"{len(files)} workflow files keep the rules (caches per leg, a group per event, "
                         "!cancelled(), root without sudo, each leg's own artifacts)", subject=STEP)]

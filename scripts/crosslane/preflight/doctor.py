@@ -26,14 +26,14 @@ class Finding:
     """One preflight check's outcome for an arch and component, as reported."""
 
     check: str
-    arch: str
+    arch: Arch
     component: str
     status: Verdict
     message: str
     fix: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return {"check": self.check, "arch": self.arch, "component": self.component, "status": self.status.value,
+        return {"check": self.check, "arch": self.arch.value, "component": self.component, "status": self.status.value,
                 "message": self.message, "fix": self.fix}
 
 
@@ -75,7 +75,7 @@ def run(probes: Probes, arch: Arch, components: Sequence[str], *, orchestrated: 
             if (subject.component is None) != (check.scope == "arch"):
                 continue
             outcome = evaluate(check, probes, subject)
-            findings.append(Finding(check.name, arch.value, subject.component or "-", outcome.status,
+            findings.append(Finding(check.name, arch, subject.component or "-", outcome.status,
                                     outcome.message, outcome.fix))
     return findings
 
@@ -103,9 +103,9 @@ def to_json(findings: Sequence[Finding]) -> str:
 
 def rows(findings: Sequence[Finding]) -> list[Row]:
     """As report rows (a check that is not FAIL does not fail the command)."""
-    return [Row(f.component if f.component != "-" else "host", f.arch, RowCheck.PREFLIGHT,
-                f.status if f.status in ROW_VERDICTS else Verdict.PASS,
-                f"{f.message}; {f.fix}" if f.fix else f.message, subject=f.check)
+    return [Row(component=f.component if f.component != "-" else "host", arch=f.arch, check=RowCheck.PREFLIGHT,
+                verdict=f.status if f.status in ROW_VERDICTS else Verdict.PASS,
+                reason=f"{f.message}; {f.fix}" if f.fix else f.message, subject=f.check)
             for f in findings]
 
 

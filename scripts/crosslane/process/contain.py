@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -52,6 +53,15 @@ KEEPERS = Keepers()
 
 def keeper_argv(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-I", "-S", str(Path(keeper.__file__).resolve()), "--", *argv]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reaped:
+    """A contained command's end: its exit status (as Popen's returncode) and the CPU seconds of the whole tree its
+    keeper reaped (wait4's rusage)."""
+
+    returncode: int
+    cpu: float
 
 
 class Contained:
@@ -89,9 +99,8 @@ class Contained:
         """Whether the keeper has ended (it stays unreaped: finish reaps it)."""
         return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
-    def finish(self) -> tuple[int, float]:
-        """Wait for the keeper; its exit status (as Popen's returncode) and the CPU seconds of the whole tree it
-        reaped (wait4's rusage). Then sweep what escaped it."""
+    def finish(self) -> Reaped:
+        """Wait for the keeper, and its end; then sweep what escaped it."""
         os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
         with KEEPERS.lock:
             _, status, usage = os.wait4(self.pid, 0)
@@ -102,7 +111,7 @@ class Contained:
                 timer.cancel()
         self.popen.returncode = os.waitstatus_to_exitcode(status)  # the Popen is told, so it does not wait again
         sweep()
-        return self.popen.returncode, usage.ru_utime + usage.ru_stime
+        return Reaped(returncode=self.popen.returncode, cpu=usage.ru_utime + usage.ru_stime)
 
     def abandon(self) -> None:
         """Interrupted (Ctrl-C, SIGTERM to crosslane): the tree ended now, the keeper reaped, within HARD."""
@@ -207,7 +216,7 @@ def run(argv: Sequence[str], *, env: Mapping[str, str] | None = None, feed: byte
     try:
         pump(process, {process.popen.stdout.fileno(): out.extend, process.popen.stderr.fileno(): err.extend},
              feed, process.popen.stdin)
-        returncode, _ = process.finish()
+        returncode = process.finish().returncode
     except BaseException:
         process.abandon()
         raise

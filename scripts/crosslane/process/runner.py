@@ -155,7 +155,7 @@ class Runner:
             lines = Lines(each)
             contain.pump(process, {process.popen.stdout.fileno(): lines.feed})
             lines.end()
-            returncode, cpu = process.finish()
+            reaped = process.finish()
         except BaseException:
             process.abandon()  # interrupted (SIGTERM, Ctrl-C): its tree goes too, not on in the background
             raise
@@ -166,9 +166,9 @@ class Runner:
                 self._live.pop(id(process), None)
         if self._cancelled.is_set():
             raise Terminated
-        costs.charge(cpu)
-        result = Result(args, returncode, "\n".join(tail), time.monotonic() - start, process.stopped.is_set(), cpu,
-                        read - len(tail))
+        costs.charge(reaped.cpu)
+        result = Result(args, reaped.returncode, "\n".join(tail), time.monotonic() - start, process.stopped.is_set(),
+                        reaped.cpu, read - len(tail))
         if check and not result.ok:
             raise StepFailed(failure_message(quoted, result), detail=result.tail(15).strip() or None)
         return result

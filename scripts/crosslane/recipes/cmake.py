@@ -32,7 +32,7 @@ from crosslane.models import hostenv
 from crosslane.paths import cache_dir
 from crosslane.recipes import Built, cargo_root, cmake_toolchain, crosswire, papers, reproducible
 from crosslane.recipes.cmake_cache import configured_source
-from crosslane.report import Check, Row, Verdict
+from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.sources import pinned, worktree
 from crosslane.sources.worktree import Prepared
 
@@ -137,7 +137,8 @@ def fetchcontent_args(ctx: Context, component: Component, arch: Arch) -> FetchCo
                                       arch=arch.value)
         args.append(f"-DFETCHCONTENT_SOURCE_DIR_{name.upper()}={fetched.path}")
         verdict = Verdict.SKIP if ctx.runner.dry_run else Verdict.PASS  # a dry run fetched nothing
-        rows.append(Row(component.name, "-", Check.SOURCE, verdict, fetched.served_by, subject=name))
+        rows.append(Row(component=component.name, arch=Scope.NO_ARCH, check=Check.SOURCE, verdict=verdict,
+                        reason=fetched.served_by, subject=name))
         pins[name] = fetched.identity
     return args, rows, pins
 
@@ -335,19 +336,19 @@ def plan(ctx: Context, component: Component, arch: Arch, staged: Staged, probes:
                      install_dir=folder / "install", toolchain_file=toolchain.path, toolchain_text=toolchain.text,
                      configure=tuple(configure), build=(cmake, "--build", str(build_dir), "--parallel"),
                      install=(cmake, "--install", str(build_dir)), stamp_inputs=inputs,
-                     rows=(*staged.source.rows, *(dataclasses.replace(r, arch=arch.value) for r in fc_rows)),
+                     rows=(*staged.source.rows, *(dataclasses.replace(r, arch=arch) for r in fc_rows)),
                      env=env, unset=tuple(dict.fromkeys((*wiring.unset, *HOST_FLAG_VARS))), files=files)
 
 
 def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
-    name, arch = build.component.name, build.arch.value
+    name, arch = build.component.name, build.arch
     if not force and stamps.is_current(build.folder, build.stamp_key, outputs=build.install_dir):
-        return Row(name, arch, Check.BUILD, Verdict.PASS, "up to date (skipped)")
+        return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason="up to date (skipped)")
     if ctx.runner.dry_run:
         for argv in (build.configure, build.build, build.install):
             if argv:
                 ctx.runner.run(argv, env=build.env, unset=build.unset)
-        return Row(name, arch, Check.BUILD, Verdict.SKIP, "dry run")
+        return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.SKIP, reason="dry run")
     phases = Phases()
     configure = write_inputs(ctx, build)
     # ccache appends one line per compilation here: the report's cache hits and misses for this build.
@@ -365,7 +366,7 @@ def execute(ctx: Context, build: BuildPlan, *, force: bool = False) -> Row:
     stamps.write(build.folder, build.stamp_key, build.stamp_inputs, outputs=build.install_dir,
                  facts={"seconds": round(time.monotonic() - started, 1), "ccache": counts,
                         "phases": phases.seconds})
-    return Row(name, arch, Check.BUILD, Verdict.PASS, "built" + remote_note(counts))
+    return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason="built" + remote_note(counts))
 
 
 class Phases:
@@ -412,7 +413,7 @@ def compile_env(ctx: Context, build: BuildPlan, stats_log: Path) -> dict[str, st
 def run_steps(ctx: Context, build: BuildPlan, configure: Sequence[str], env: Mapping[str, str], progress: Progress,
               phases: Phases) -> Row | None:
     """configure, compile, install (and collect), package: the FAIL row of the step that failed, else None."""
-    name, arch = build.component.name, build.arch.value
+    name, arch = build.component.name, build.arch
     edges = NinjaEdges()
 
     def on_line(line: str) -> None:
@@ -428,8 +429,8 @@ def run_steps(ctx: Context, build: BuildPlan, configure: Sequence[str], env: Map
         if unpinned:
             progress.close()
             table = f"[components.{name}.fetchcontent.{unpinned[0]}]"
-            return Row(name, arch, Check.BUILD, Verdict.FAIL,
-                       f"FetchContent dependenc{'ies' if len(unpinned) > 1 else 'y'} {', '.join(unpinned)} "
+            return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
+                       reason=f"FetchContent dependenc{'ies' if len(unpinned) > 1 else 'y'} {', '.join(unpinned)} "
                        f"not pinned in versions.toml (CMake got an empty source folder); add {table} with its "
                        "source")
         step = "compile"
@@ -451,7 +452,8 @@ def run_steps(ctx: Context, build: BuildPlan, configure: Sequence[str], env: Map
         ctx.log.error(exc.message)
         if exc.detail:
             ctx.log.info(exc.detail)
-        return Row(name, arch, Check.BUILD, Verdict.FAIL, f"{step} failed; see the output tail above")
+        return Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
+                   reason=f"{step} failed; see the output tail above")
     return None
 
 

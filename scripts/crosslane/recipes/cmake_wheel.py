@@ -236,15 +236,15 @@ class CMakeWheelRecipe:
                 break
         before = (*done[0].planned.rows, *(d.row for d in done))
         if ctx.runner.dry_run:  # the commands were printed; nothing is gathered, stamped or removed
-            return Built(build=Row(component.name, arch.value, Check.BUILD, Verdict.SKIP,
-                                   f"dry run: {', '.join(d.identifier for d in done)}"), before=before)
+            return Built(build=Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.SKIP,
+                                   reason=f"dry run: {', '.join(d.identifier for d in done)}"), before=before)
         failed = [d for d in done if d.row.verdict is Verdict.FAIL]
         if failed:
             # The component's gathered wheels and stamp go too: a smoke must not take the last good set for this one.
             stamps.clear(ctx.component_dir(arch, component.name))
             stamps.remove(ctx.component_dir(arch, component.name) / "install")
-            return Built(build=Row(component.name, arch.value, Check.BUILD, Verdict.FAIL,
-                                   f"{failed[0].identifier}: {failed[0].row.reason}"), before=before)
+            return Built(build=Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
+                                   reason=f"{failed[0].identifier}: {failed[0].row.reason}"), before=before)
         row = gather(ctx, component, arch, done)
         return Built(build=row, before=before, gated=tuple(wheels(ctx.component_dir(arch, component.name) / "install")),
                      builds=tuple(d.planned.build_dir for d in done))
@@ -259,7 +259,8 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
     keys = {d.identifier: d.planned.stamp_key for d in done}
     key = stamps.key({"identifiers": keys})
     if stamps.is_current(folder, key, outputs=install) and all(d.row.reason == "up to date (skipped)" for d in done):
-        return Row(component.name, arch.value, Check.BUILD, Verdict.PASS, f"up to date (skipped): {names}")
+        return Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS,
+                   reason=f"up to date (skipped): {names}")
     stamps.clear(folder)
     stamps.remove(install)
     (install / DIST).mkdir(parents=True)
@@ -283,7 +284,7 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
     facts = {"seconds": round(seconds, 1), "ccache": counts, "identifiers": identifiers}
     inputs = {**done[0].planned.stamp_inputs, "identifiers": keys}
     stamps.write(folder, key, inputs, outputs=install, facts=facts)
-    return Row(component.name, arch.value, Check.BUILD, Verdict.PASS, f"built: {names}")
+    return Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason=f"built: {names}")
 
 
 RECIPE = CMakeWheelRecipe()

@@ -46,21 +46,22 @@ def record(ctx: Context, component: Component, arch: Arch) -> Row:
                           "source")
     package = source.package
     if ctx.runner.dry_run:
-        return Row(component.name, arch.value, Check.BUILD, Verdict.SKIP, f"dry run (provided by {package})")
+        return Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.SKIP,
+                   reason=f"dry run (provided by {package})")
     root = ctx.sysroot(arch)
     version = package_version(root.packages(), package)
     if version is None:
-        return Row(component.name, arch.value, Check.BUILD, Verdict.FAIL,
-                   f"{package} is not in the {arch} sysroot; add it to sysroot.packages in versions.toml "
+        return Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
+                   reason=f"{package} is not in the {arch} sysroot; add it to sysroot.packages in versions.toml "
                    f"and run invoke sysroot --arch {arch}")
     install = ctx.component_dir(arch, component.name) / "install"
     install.mkdir(parents=True, exist_ok=True)
     for link, target in component.links.items():
         where = root.path / target.format(multiarch=info(arch).multiarch)
         if not where.exists():
-            return Row(component.name, arch.value, Check.BUILD, Verdict.FAIL,
-                       f"{where} is not in the {arch} sysroot (components.{component.name}.links.{link}); add the "
-                       "package that ships it to sysroot.packages")
+            return Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
+                       reason=f"{where} is not in the {arch} sysroot (components.{component.name}.links.{link}); "
+                       "add the package that ships it to sysroot.packages")
         made = install / link
         # Left alone when already right: a rewrite changes the folder's times, which gates and dependents key on.
         if made.is_symlink() and made.readlink() == where:
@@ -73,5 +74,5 @@ def record(ctx: Context, component: Component, arch: Arch) -> Row:
     record_file = install / PROVIDED
     if not record_file.is_file() or record_file.read_text() != text:
         record_file.write_text(text)
-    return Row(component.name, arch.value, Check.BUILD, Verdict.PASS,
-               f"provided by the sysroot (Debian {package} {version})")
+    return Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS,
+               reason=f"provided by the sysroot (Debian {package} {version})")

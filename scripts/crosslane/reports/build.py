@@ -75,11 +75,11 @@ def remote_text(cache: Mapping[str, object]) -> str:
 def component_facts(ctx: Context, arch: Arch, name: str, rows: Sequence[Row]) -> dict[str, object]:
     component = ctx.config.components[name]
     facts: dict[str, object] = {"component": name, "arch": arch.value, "recipe": component.recipe}
-    served = [r.reason for r in rows if r.component == name and r.arch == arch.value and r.check is Check.SOURCE]
+    served = [r.reason for r in rows if r.component == name and r.arch is arch and r.check is Check.SOURCE]
     if served:
         facts["served"] = served
     features = {r.subject.partition(":")[2]: r.verdict is Verdict.PASS for r in rows
-                if r.component == name and r.arch == arch.value and r.check is Check.GATE
+                if r.component == name and r.arch is arch and r.check is Check.GATE
                 and r.subject.startswith("compiled:")}
     if features:
         facts["compiled"] = features  # read from the built libraries (gates/compiled.py), not the configure flags
@@ -116,15 +116,16 @@ def tests_facts(ctx: Context, rows: Sequence[Row]) -> list[dict[str, object]]:
 
     found: list[dict[str, object]] = []
     for row in rows:
-        if row.check is not Check.TESTS or row.subject != verdict.SUBJECT or not row.profile:
+        if row.check is not Check.TESTS or row.subject != verdict.SUBJECT or not row.profile \
+                or not isinstance(row.arch, Arch):  # a suite runs on an arch
             continue
-        path = stage.cases_path(ctx, Arch(row.arch), row.component, row.profile)
+        path = stage.cases_path(ctx, row.arch, row.component, row.profile)
         try:
             data = bounded.read_json(path, error=UsageError, fix="run invoke upstream-tests again")
         except UsageError:
             continue
         if isinstance(data, dict) and isinstance(data.get("cases"), list):
-            found.append({"component": row.component, "arch": row.arch, "profile": row.profile,
+            found.append({"component": row.component, "arch": row.arch.value, "profile": row.profile,
                           "control": row.control, "verdict": row.verdict.value, "cases": data["cases"]})
     return found
 

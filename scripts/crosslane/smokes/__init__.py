@@ -39,6 +39,6 @@ def run(registry: Registry, kind: str, ctx: Context, arch: Arch, component: str,
         raise registry.broken(kind, f"returned an object of type {type(rows).__name__}, not a list of "
                                     "crosslane.report.Row")
     if not rows:
-        return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                    f"smoke kind '{kind}' produced no verdict (its run returned no row)")]
+        return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                    reason=f"smoke kind '{kind}' produced no verdict (its run returned no row)")]
     return list(rows)

@@ -80,8 +80,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     timeout = spec.timeout if spec else 60.0
     install = ctx.component_dir(arch, component) / "install"
     if not (install / CLI).is_file():
-        return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                    f"{install / CLI} missing: invoke build --arch {arch} --component {component}")]
+        return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                    reason=f"{install / CLI} missing: invoke build --arch {arch} --component {component}")]
     # A target compares with its shared control (controls.py); the control arch with its own build.
     control = component if arch is CONTROL_ARCH else controls.shared_with(ctx.config, component)
     control_off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, control) / "install")
@@ -96,28 +96,29 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
         parsed = parse_json_line(cli.output)
         if cli.timed_out or sentinel.crash_reason(cli.returncode) or parsed is None:
             why = sentinel.decide("CANARY", cli.output, cli.returncode, timed_out=cli.timed_out).reason
-            rows.append(Row(component, arch.value, Check.SMOKE, Verdict.FAIL, f"no JSON line: {why}", subject="cli",
-                            profile=profile.name))
+            rows.append(Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                            reason=f"no JSON line: {why}", subject="cli", profile=profile.name))
         else:
             problems = check(parsed, arch, profile, control_bits, compare=compare)
-            rows.append(Row(component, arch.value, Check.SMOKE,
-                            Verdict.FAIL if problems else Verdict.PASS,
-                            "; ".join(problems) or _describe(parsed, versus), subject="cli", profile=profile.name))
+            rows.append(Row(component=component, arch=arch, check=Check.SMOKE,
+                            verdict=Verdict.FAIL if problems else Verdict.PASS,
+                            reason="; ".join(problems) or _describe(parsed, versus), subject="cli",
+                            profile=profile.name))
         py = target.run(ctx, arch, profile, [python.interpreter, "-s", payload_path("canary_payload")],
                         timeout=timeout * 3,
                         env={"PYTHONPATH": str(install / "python")})
         outcome = sentinel.decide("CANARY", py.output, py.returncode, timed_out=py.timed_out)
         if outcome.verdict is not Verdict.PASS:
-            rows.append(Row(component, arch.value, Check.SMOKE, outcome.verdict, outcome.reason,
-                            subject="python-import",
-                            profile=profile.name))
+            rows.append(Row(component=component, arch=arch, check=Check.SMOKE, verdict=outcome.verdict,
+                            reason=outcome.reason, subject="python-import", profile=profile.name))
         else:
             reported = parse_json_line(outcome.detail)
             problems = check(reported, arch, profile, control_bits, compare=compare) if reported \
                 else ["sentinel carried no JSON"]
             described = f"python{python.version} {_describe(reported, versus)}"
-            rows.append(Row(component, arch.value, Check.SMOKE, Verdict.FAIL if problems else Verdict.PASS,
-                            "; ".join(problems) or described, subject="python-import", profile=profile.name))
+            rows.append(Row(component=component, arch=arch, check=Check.SMOKE,
+                            verdict=Verdict.FAIL if problems else Verdict.PASS, reason="; ".join(problems) or described,
+                            subject="python-import", profile=profile.name))
         return rows
 
     return [row for group in target.per_profile(profiles, one) for row in group]

@@ -22,6 +22,7 @@ import json
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane import controls
@@ -79,10 +80,18 @@ def outputs(options: Mapping[str, object], result: Result, written: Path) -> tup
     return ({"json": data}, "")
 
 
-def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout: float, built: str = ""
-             ) -> tuple[int, str, bool, Mapping[str, object] | None, str, Mapping[str, object]]:
-    """(exit status, output, timed out, the outputs compared, why there are none, the placeholders' values) of one
-    run of *component*'s command on the install folder of *built* (default: its own)."""
+@dataclass(frozen=True, kw_only=True)
+class Ran:
+    """One run of the declared command: the runner's result, and what the smoke read beside it."""
+
+    result: Result  # exit status, output, timed out
+    found: Mapping[str, object] | None  # the outputs compared; None: there are none, *why* says why
+    why: str
+    filled: Mapping[str, object]  # the placeholders' values the argv was filled with
+
+
+def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout: float, built: str = "") -> Ran:
+    """One run of *component*'s command on the install folder of *built* (default: its own)."""
     spec = ctx.config.components[component].smoke
     assert spec is not None
     options = spec.options
@@ -95,7 +104,7 @@ def run_once(ctx: Context, arch: Arch, component: str, profile: Profile, timeout
         env = {str(k): fill(str(v), filled, component) for k, v in mapping(options.get("env")).items()}
         result = target.run(ctx, arch, profile, argv, timeout=timeout, env=env or None)
         found, why = outputs(options, result, written) if "compare" in options else (None, "")
-    return result.returncode, result.output, result.timed_out, found, why, filled
+    return Ran(result=result, found=found, why=why, filled=filled)
 
 
 def judge(options: Mapping[str, object], profile: Profile, returncode: int, output: str, timed_out: bool,
@@ -149,61 +158,65 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     options = spec.options
     install = ctx.component_dir(arch, component) / "install"
     if not install.is_dir():
-        return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                    f"{install} missing: invoke build --arch {arch} --component {component}", subject="command")]
+        return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                    reason=f"{install} missing: invoke build --arch {arch} --component {component}", subject="command")]
     chosen = ctx.config.arches[arch].allowed(profiles, spec.profiles) if spec.profiles else tuple(profiles)
     if not chosen:  # the plan refuses such a selection; a direct call still gets no silent pass
-        return [Row(component, arch.value, Check.SMOKE, Verdict.SKIP,
-                    f"its smoke runs on {', '.join(spec.profiles)} only, none of "
+        return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                    reason=f"its smoke runs on {', '.join(spec.profiles)} only, none of "
                     f"{', '.join(p.name for p in profiles) or 'no profile'}", subject="command")]
 
-    def one(profile: Profile) -> tuple[Row, Mapping[str, object] | None, str]:
-        returncode, output, timed_out, found, why, filled = run_once(ctx, arch, component, profile, spec.timeout)
-        verdict, reason = judge(options, profile, returncode, output, timed_out, filled)
-        return Row(component, arch.value, Check.SMOKE, verdict, reason, subject="command", profile=profile.name), \
-            found, why
+    def one(profile: Profile) -> tuple[Row, Ran]:
+        ran = run_once(ctx, arch, component, profile, spec.timeout)
+        verdict, reason = judge(options, profile, ran.result.returncode, ran.result.output, ran.result.timed_out,
+                                ran.filled)
+        row = Row(component=component, arch=arch, check=Check.SMOKE, verdict=verdict, reason=reason,
+                  subject="command", profile=profile.name)
+        return row, ran
 
     done = target.per_profile(chosen, one)
-    rows = [row for row, _, _ in done]
+    rows = [row for row, _ in done]
     if "compare" not in options:
         return rows
     return rows + parity(ctx, arch, component, chosen, done, options, spec.timeout)
 
 
 def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
-           done: Sequence[tuple[Row, Mapping[str, object] | None, str]], options: Mapping[str, object],
+           done: Sequence[tuple[Row, Ran]], options: Mapping[str, object],
            timeout: float) -> list[Row]:
     """A parity row per profile that passed and was not expected to fail: its outputs against the control's."""
     # A target compares with its shared control (controls.py); the control arch with its own build.
     built = component if arch is CONTROL_ARCH else controls.shared_with(ctx.config, component)
     off = lanes.marked_off(ctx.component_dir(CONTROL_ARCH, built) / "install")
     if off is not None:
-        return [Row(component, arch.value, Check.PARITY, Verdict.SKIP,
-                    f"no control: the {CONTROL_ARCH} lane is off by {off}: policy, not drift", subject="command")]
+        return [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.SKIP,
+                    reason=f"no control: the {CONTROL_ARCH} lane is off by {off}: policy, not drift",
+                    subject="command")]
     control_config = ctx.config.arches[CONTROL_ARCH]
     control_profile = control_config.profile(control_config.default_profile)
-    returncode, output, timed_out, control_outputs, why, _ = run_once(ctx, CONTROL_ARCH, component, control_profile,
-                                                                      timeout, built)
-    if control_outputs is None or returncode != 0 or timed_out:
-        return [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
-                    f"the {CONTROL_ARCH} control gave nothing to compare with ({why or tail(output)})",
-                    subject="command")]
+    ran = run_once(ctx, CONTROL_ARCH, component, control_profile, timeout, built)
+    control_outputs = ran.found
+    if control_outputs is None or not ran.result.ok:
+        return [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL,
+                    reason=f"the {CONTROL_ARCH} control gave nothing to compare with "
+                    f"({ran.why or tail(ran.result.output)})", subject="command")]
     raw = mapping(options.get("tolerance"))
     rel, absolute = raw.get("rel", 0.0), raw.get("abs", 0.0)
     tolerance = compare.Tolerance(rel=float(rel) if isinstance(rel, (int, float)) else 0.0,
                                   abs=float(absolute) if isinstance(absolute, (int, float)) else 0.0)
-    control = compare.Sample(CONTROL_ARCH.value, control_profile.name, control_outputs)
+    control = compare.Sample(CONTROL_ARCH, control_profile.name, control_outputs)
     expected = mapping(options.get("expect"))
     rows = []
-    for profile, (row, found, why) in zip(chosen, done, strict=True):
+    for profile, (row, mine) in zip(chosen, done, strict=True):
         if profile.name in expected or row.verdict is not Verdict.PASS:
             continue
-        if found is None:
-            rows.append(Row(component, arch.value, Check.PARITY, Verdict.FAIL, why, subject="command",
-                            profile=profile.name))
+        if mine.found is None:
+            rows.append(Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL, reason=mine.why,
+                            subject="command", profile=profile.name))
             continue
-        sample = compare.Sample(arch.value, profile.name, found)
+        sample = compare.Sample(arch, profile.name, mine.found)
         compared = compare.compare([sample], control, dict.fromkeys(control_outputs, tolerance))
-        rows += [Row(r.component, r.arch, r.check, r.verdict, r.reason, subject="command", profile=r.profile)
+        rows += [Row(component=r.component, arch=r.arch, check=r.check, verdict=r.verdict, reason=r.reason,
+                     subject="command", profile=r.profile)
                  for r in compare.rows(component, compared)]
     return rows

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from crosslane.archs import Arch
 from crosslane.report import Check, Row, Verdict
 
 
@@ -44,7 +45,7 @@ EXACT = Tolerance()
 class Sample:
     """One run's outputs: *label* names the run (arch@profile)."""
 
-    arch: str
+    arch: Arch
     profile: str
     outputs: Mapping[str, object]
 
@@ -94,34 +95,43 @@ def _leaf_kind(value: object) -> str | None:
     return "string" if isinstance(value, str) else None
 
 
-def _numbers(value: object, control: object, path: str) -> tuple[list[tuple[Number, Number]], Others, str | None]:
-    """Pairs of numbers in matching positions and the other values found equal, or the first structural
-    difference."""
+@dataclass(frozen=True, kw_only=True)
+class Paired:
+    """Two values walked side by side: the numbers in matching positions and the other values found equal (counted
+    by kind), or the first structural difference (*problem*; then nothing else)."""
+
+    numbers: tuple[tuple[Number, Number], ...] = ()
+    others: Others = dataclasses.field(default_factory=Counter)
+    problem: str | None = None
+
+
+def _numbers(value: object, control: object, path: str) -> Paired:
     kind = _leaf_kind(value) or _leaf_kind(control)
     if kind is not None:
-        same = value == control and type(value) is type(control)
-        return [], Counter([kind] if same else []), None if same else f"{path}: {value!r} != {control!r}"
+        if value == control and type(value) is type(control):
+            return Paired(others=Counter([kind]))
+        return Paired(problem=f"{path}: {value!r} != {control!r}")
     if isinstance(value, (int, float)) and isinstance(control, (int, float)):
-        return [(value, control)], Counter(), None  # as they are: two integers compare exactly, however large
+        return Paired(numbers=((value, control),))  # as they are: two integers compare exactly, however large
     if isinstance(value, list) and isinstance(control, list):
         if len(value) != len(control):
-            return [], Counter(), f"{path}: length {len(value)} != control's {len(control)}"
+            return Paired(problem=f"{path}: length {len(value)} != control's {len(control)}")
         items = [(a, b, f"{path}[{index}]") for index, (a, b) in enumerate(zip(value, control, strict=True))]
     elif isinstance(value, dict) and isinstance(control, dict):
         if sorted(value) != sorted(control):
-            return [], Counter(), f"{path}: keys {sorted(value)} != control's {sorted(control)}"
+            return Paired(problem=f"{path}: keys {sorted(value)} != control's {sorted(control)}")
         items = [(value[key], control[key], f"{path}.{key}") for key in sorted(value)]
     else:
-        return [], Counter(), f"{path}: {type(value).__name__} where the control has {type(control).__name__}"
-    pairs: list[tuple[Number, Number]] = []
+        return Paired(problem=f"{path}: {type(value).__name__} where the control has {type(control).__name__}")
+    numbers: list[tuple[Number, Number]] = []
     others: Others = Counter()
     for a, b, where in items:
-        more, also, problem = _numbers(a, b, where)
-        if problem:
-            return [], Counter(), problem
-        pairs += more
-        others += also
-    return pairs, others, None
+        found = _numbers(a, b, where)
+        if found.problem:
+            return Paired(problem=found.problem)
+        numbers += found.numbers
+        others += found.others
+    return Paired(numbers=tuple(numbers), others=others)
 
 
 def _finite(number: Number) -> bool:
@@ -160,9 +170,10 @@ def compare_text(value: str, control: str) -> tuple[bool, str]:
 def compare_value(value: object, control: object, tolerance: Tolerance, name: str = "") -> tuple[bool, str]:
     if isinstance(value, str) and isinstance(control, str):
         return compare_text(value, control)
-    pairs, others, problem = _numbers(value, control, name)
-    if problem:
-        return False, problem
+    paired = _numbers(value, control, name)
+    pairs, others = paired.numbers, paired.others
+    if paired.problem:
+        return False, paired.problem
     if not pairs and not others:
         return False, f"nothing compared: {json.dumps(control)[:60]} in both runs, no value in it"
     worst_rel, worst_abs, bad = 0.0, 0.0, 0
@@ -241,7 +252,7 @@ def rows(component: str, comparisons: Sequence[Comparison]) -> list[Row]:
         failed = [c for c in found if not c.ok]
         shown = failed or found
         reason = "; ".join(f"{c.output}: {c.note}" for c in shown)
-        result.append(Row(component, sample.arch, Check.PARITY,
-                          Verdict.FAIL if failed else Verdict.PASS,
-                          ("= control: " if not failed else "") + reason, profile=sample.profile))
+        result.append(Row(component=component, arch=sample.arch, check=Check.PARITY,
+                          verdict=Verdict.FAIL if failed else Verdict.PASS,
+                          reason=("= control: " if not failed else "") + reason, profile=sample.profile))
     return result

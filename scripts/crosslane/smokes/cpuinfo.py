@@ -45,8 +45,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     timeout = spec.timeout if spec else 60.0
     binary = ctx.component_dir(arch, component) / "install" / ISA_INFO
     if not binary.is_file():
-        return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                    f"{binary} missing: invoke build --arch {arch} --component {component}")]
+        return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                    reason=f"{binary} missing: invoke build --arch {arch} --component {component}")]
 
     def one(profile: Profile) -> Row:
         result = target.run(ctx, arch, profile, [binary], timeout=timeout)
@@ -54,17 +54,17 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
             why = sentinel.crash_reason(result.returncode) or f"exit {result.returncode}"
             if result.timed_out:
                 why = f"timed out after {timeout:.0f}s"
-            return Row(component, arch.value, Check.SMOKE, Verdict.FAIL, f"isa-info failed ({why}): {result.tail(2)}",
-                       subject="isa-info", profile=profile.name)
+            return Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                       reason=f"isa-info failed ({why}): {result.tail(2)}", subject="isa-info", profile=profile.name)
         problems = check(result.output, arch, profile)
         if problems:
-            return Row(component, arch.value, Check.SMOKE, Verdict.FAIL, "; ".join(problems), subject="isa-info",
-                       profile=profile.name)
+            return Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                       reason="; ".join(problems), subject="isa-info", profile=profile.name)
         lines = result.output.splitlines()
         vector = [line.strip() for line in lines if line.strip().startswith("Vector:")]
         count = sum(1 for line in lines if FEATURE.match(line))
         summary = f"'{headings(lines)[0]}' and {count} features listed"
-        return Row(component, arch.value, Check.SMOKE, Verdict.PASS, f"{summary}; {vector[0]}" if vector else summary,
-                   subject="isa-info", profile=profile.name)
+        return Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.PASS,
+                   reason=f"{summary}; {vector[0]}" if vector else summary, subject="isa-info", profile=profile.name)
 
     return target.per_profile(profiles, one)

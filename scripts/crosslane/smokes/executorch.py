@@ -188,23 +188,23 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     wanted = None if ctx.cases == ("all",) else (ctx.cases or matrix.default)
     cases = [c for c in matrix.cases(wanted) if c.backend == backend]
     if not cases:  # a selection that selects nothing is not a smoke that passed
-        return [Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                    f"no {backend} case of [cases.{matrix.name}] among {', '.join(wanted or ('every model',))}",
+        return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                    reason=f"no {backend} case of [cases.{matrix.name}] among {', '.join(wanted or ('every model',))}",
                     subject="cases")]
     runner = ctx.component_dir(arch, component) / "install" / "bin" / "executor_runner"
     if not runner.is_file():
-        return [Row(component, arch.value, Check.INSTALL, Verdict.FAIL,
-                    f"{runner} missing: invoke build --arch {arch} --component {component}", subject="runner")]
+        return [Row(component=component, arch=arch, check=Check.INSTALL, verdict=Verdict.FAIL,
+                    reason=f"{runner} missing: invoke build --arch {arch} --component {component}", subject="runner")]
     rows: list[Row] = []
     programs: dict[str, Program] = {}
     for case in cases:
         if case.model in matrix.exempt:
-            rows.append(Row(component, arch.value, Check.SMOKE, Verdict.SKIP, f"exempt: {matrix.exempt[case.model]}",
-                            subject=case.name))
+            rows.append(Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.SKIP,
+                            reason=f"exempt: {matrix.exempt[case.model]}", subject=case.name))
         elif case.model not in EXPORTABLE:
-            rows.append(Row(component, arch.value, Check.SMOKE, Verdict.FAIL,
-                            f"no exporter for model '{case.model}' and no exemption in cases.{matrix.name}.exempt",
-                            subject=case.name))
+            rows.append(Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.FAIL,
+                            reason=f"no exporter for model '{case.model}' and no exemption in "
+                            f"cases.{matrix.name}.exempt", subject=case.name))
         else:
             programs[case.name] = export(ctx, case)
     defined = {p.name for p in ctx.config.arches[arch].profiles}
@@ -231,8 +231,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
             kernels = microkernels(result.output)
             timed.append(Timed(f"{program.case.name}@{profile.name}", etdump, kernels))
         progress.advance(1, f"{program.case.name}@{profile.name} {verdict.value}")
-        return Row(component, arch.value, Check.SMOKE, verdict,
-                   f"{reason} [{result.seconds:.1f}s]", subject=program.case.name,
+        return Row(component=component, arch=arch, check=Check.SMOKE, verdict=verdict,
+                   reason=f"{reason} [{result.seconds:.1f}s]", subject=program.case.name,
                    profile=profile.name)
 
     rows += target.per_item(jobs, one, parallel=PARALLEL)
@@ -241,6 +241,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
         tables = op_tables(ctx, arch, component, timed)
     if tables is not None:
         written, markdown = tables
-        rows.append(Row(component, arch.value, Check.SMOKE, Verdict.PASS, f"{len(timed)} runs: {written}",
-                        subject="op-timing", detail=markdown, wall=meter.wall, cpu=meter.cpu))
+        rows.append(Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.PASS,
+                        reason=f"{len(timed)} runs: {written}", subject="op-timing", detail=markdown, wall=meter.wall,
+                        cpu=meter.cpu))
     return rows

@@ -77,8 +77,8 @@ class Prepared:
 
 def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -> Prepared:
     if wheel is None:
-        return Prepared(Row(component, arch.value, Check.INSTALL, Verdict.FAIL,
-                            f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} "
+        return Prepared(Row(component=component, arch=arch, check=Check.INSTALL, verdict=Verdict.FAIL,
+                            reason=f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} "
                             "makes one (or pass --wheel PATH)"), None, "")
     with costs.measured() as meter:
         install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / site.TARGET_SITE)
@@ -87,13 +87,13 @@ def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -
     reason = "; ".join(problems) + (" — " if problems else "") + install.describe()
     # A given wheel is pinned by its own file name (tier 1 then proves the module that loads is that wheel,
     # not a shadowing copy); versions.toml's pin is for the lane's own build and is noted when it differs.
-    _, wheel_version, _ = site.wheel_identity(wheel)
+    wheel_version = site.wheel_identity(wheel).version
     pinned = pin(ctx.config.components[component])
     if pinned and pinned != wheel_version:
         reason += f" (wheel {wheel_version}; versions.toml pins {pinned} for the lane's build)"
     # Its own time: left unmeasured, the row would carry the whole smoke's (report.timed).
-    row = Row(component, arch.value, Check.INSTALL, Verdict.FAIL if problems else Verdict.PASS, reason,
-              wall=meter.wall, cpu=meter.cpu)
+    row = Row(component=component, arch=arch, check=Check.INSTALL, verdict=Verdict.FAIL if problems else Verdict.PASS,
+              reason=reason, wall=meter.wall, cpu=meter.cpu)
     # Installed even when it does not fit: the payload then shows how it fails to load (evidence, not a skip).
     return Prepared(row, install.site, wheel_version)
 
@@ -234,13 +234,14 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     control_wheel = (site.given_wheel(given, CONTROL_ARCH) if len(given) > 1 else None) if given else \
         lane_wheel(ctx, CONTROL_ARCH, shared)
     if given and control_wheel is None:
-        return rows + [Row(component, arch.value, Check.PARITY, Verdict.SKIP,
-                           f"a given wheel is compared only with a given {CONTROL_ARCH} wheel: pass --wheel "
+        return rows + [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.SKIP,
+                           reason=f"a given wheel is compared only with a given {CONTROL_ARCH} wheel: pass --wheel "
                            f"<{component} {CONTROL_ARCH} wheel> too", profile=a.profile.name) for a in attempts]
     theirs = install_site(ctx, CONTROL_ARCH, shared, control_wheel)
     if theirs.site is None:
-        return rows + [Row(component, arch.value, Check.PARITY, Verdict.FAIL,
-                           f"no {CONTROL_ARCH} control to compare with: {theirs.row.reason}", profile=a.profile.name)
+        return rows + [Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL,
+                           reason=f"no {CONTROL_ARCH} control to compare with: {theirs.row.reason}",
+                           profile=a.profile.name)
                        for a in attempts]
     control = payload.run(ctx, CONTROL_ARCH, control_profile, program_for(CONTROL_ARCH, theirs, generation),
                           base_timeout=base)

@@ -159,9 +159,10 @@ def run_profiles(ctx: Context, arch: Arch, profiles: Sequence[Profile], payload:
 def row(component: str, attempt: Attempt, subject: str = "run", *, control: bool = False) -> Row:
     """The smoke row of one run: *subject* names what ran, the attempt where, and the run's own wall and CPU seconds
     (the runs of a smoke go side by side: the smoke's time would be every row's otherwise)."""
-    return Row(component, attempt.arch.value, Check.SMOKE, attempt.outcome.verdict,
-               attempt.reason + f" [{attempt.result.seconds:.1f}s]", subject=subject, profile=attempt.profile.name,
-               control=control, wall=round(attempt.result.seconds, 3), cpu=round(attempt.result.cpu, 3))
+    return Row(component=component, arch=attempt.arch, check=Check.SMOKE, verdict=attempt.outcome.verdict,
+               reason=attempt.reason + f" [{attempt.result.seconds:.1f}s]", subject=subject,
+               profile=attempt.profile.name, control=control, wall=round(attempt.result.seconds, 3),
+               cpu=round(attempt.result.cpu, 3))
 
 
 def run_jobs(ctx: Context, jobs: Sequence[tuple[Arch, Profile]], payload: Payload, *, base_timeout: float,
@@ -176,7 +177,7 @@ def sample(attempt: Attempt) -> compare.Sample | None:
     if attempt.outcome.verdict is not Verdict.PASS:
         return None
     outputs = compare.outputs_from_detail(attempt.outcome.detail)
-    return compare.Sample(attempt.arch.value, attempt.profile.name, outputs) if outputs is not None else None
+    return compare.Sample(attempt.arch, attempt.profile.name, outputs) if outputs is not None else None
 
 
 def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: Attempt,
@@ -187,8 +188,8 @@ def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: A
     rows = []
     if reference is None:
         why = control.reason if control.outcome.verdict is not Verdict.PASS else "its sentinel carried no outputs"
-        return [Row(component, a.arch.value, Check.PARITY, Verdict.FAIL,
-                    f"no {control.arch}@{control.profile.name} control to compare with: {why}",
+        return [Row(component=component, arch=a.arch, check=Check.PARITY, verdict=Verdict.FAIL,
+                    reason=f"no {control.arch}@{control.profile.name} control to compare with: {why}",
                     profile=a.profile.name) for a in attempts]
     samples = []
     for attempt in attempts:
@@ -196,8 +197,8 @@ def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: A
         if found is not None:
             samples.append(found)
         elif attempt.outcome.verdict is Verdict.PASS:
-            rows.append(Row(component, attempt.arch.value, Check.PARITY, Verdict.FAIL,
-                            "the sentinel carried no outputs", profile=attempt.profile.name))
+            rows.append(Row(component=component, arch=attempt.arch, check=Check.PARITY, verdict=Verdict.FAIL,
+                            reason="the sentinel carried no outputs", profile=attempt.profile.name))
     if first is not None:
         reference = reference.first(first)
     comparisons = compare.compare(samples, reference, tolerances)

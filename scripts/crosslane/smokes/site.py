@@ -90,18 +90,27 @@ def platform_tags(arch: Arch, glibc: tuple[int, int] | None) -> list[str]:
     return tags
 
 
-def wheel_identity(wheel: Path) -> tuple[str, str, set[str]]:
-    """(distribution, version, platform tags) from a wheel's file name."""
+@dataclass(frozen=True, kw_only=True)
+class WheelName:
+    """What a wheel's file name says: its distribution, version and platform tags."""
+
+    distribution: str
+    version: str
+    platforms: frozenset[str]
+
+
+def wheel_identity(wheel: Path) -> WheelName:
+    """A wheel's file name, read."""
     try:
         name, version, _, tags = parse_wheel_filename(wheel.name)
     except InvalidWheelFilename as exc:
         raise UsageError(f"--wheel {wheel}: not a wheel file name ({exc})") from None
-    return str(name), str(version), {tag.platform for tag in tags}
+    return WheelName(distribution=str(name), version=str(version), platforms=frozenset(tag.platform for tag in tags))
 
 
 def wheel_arch(wheel: Path) -> Arch | None:
     """The arch a wheel's platform tags name (…_x86_64, …_aarch64, …_riscv64), None for none or several."""
-    _, _, platforms = wheel_identity(wheel)
+    platforms = wheel_identity(wheel).platforms
     found = {a for a in Arch for tag in platforms if tag.endswith("_" + info(a).wheel_platform.removeprefix("linux_"))}
     return next(iter(found)) if len(found) == 1 else None
 
@@ -191,7 +200,7 @@ def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
     root = ctx.sysroot(arch)
     python_version = cpython.locate(root.path, arch).version
     tags = platform_tags(arch, glibc_version(root))
-    _, _, wheel_platforms = wheel_identity(wheel)
+    wheel_platforms = wheel_identity(wheel).platforms
     fits = bool(wheel_platforms & {*tags, "any"})
     if not fits:
         ctx.log.warn(f"{wheel.name} is built for {', '.join(sorted(wheel_platforms))}, not {arch}; "
@@ -210,11 +219,11 @@ def install(ctx: Context, arch: Arch, wheel: Path, folder: Path) -> SiteInstall:
     installed = []
     for dependency in sorted(dest.glob("*.whl")):
         unpack(dependency, site)
-        name, version, _ = wheel_identity(dependency)
-        installed.append(f"{name} {version}")
+        named = wheel_identity(dependency)
+        installed.append(f"{named.distribution} {named.version}")
     unpack(wheel, site)
-    name, version, _ = wheel_identity(wheel)
-    installed.append(f"{name} {version}")
+    named = wheel_identity(wheel)
+    installed.append(f"{named.distribution} {named.version}")
     installed += [f"{p} (the sysroot's)" for p in provided]
     return SiteInstall(site, fits, tuple(installed), tuple(missing), pruned)
 
@@ -247,5 +256,5 @@ def split_provided(wanted: list[str], present: dict[str, str]) -> tuple[list[str
 
 def component_of(config: Config, wheel: Path) -> str | None:
     """The component *wheel* is a build of (by distribution name), None when versions.toml builds no such one."""
-    distribution, _, _ = wheel_identity(wheel)
+    distribution = wheel_identity(wheel).distribution
     return {canonicalize_name(name): name for name in config.components}.get(canonicalize_name(distribution))

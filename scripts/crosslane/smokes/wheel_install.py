@@ -318,7 +318,7 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
     profile = ctx.default_profile_of(component, arch)
 
     def verdict(state: Verdict, reason: str, proved: Proof = Proof()) -> tuple[Row, Proof]:
-        return Row(component, arch.value, Check.INSTALL, state, f"{wheel.name}: {reason}",
+        return Row(component=component, arch=arch, check=Check.INSTALL, verdict=state, reason=f"{wheel.name}: {reason}",
                    subject=f"{CHECK}:{identifier}", profile=profile.name), proved
 
     program = payload.Payload.builtin("genai_payload", "GENAI", env={

@@ -312,7 +312,8 @@ def rows(component: Component, arch: Arch, steps: Sequence[Step], *, check: bool
                 verdict, text = Verdict.SKIP, f"NOT-FOR-ARCH ({step.detail})"
             case _:
                 verdict, text = Verdict.FAIL, f"CONFLICT ({step.detail})"
-        result.append(Row(component.name, arch.value, Check.PATCH, verdict, f"{step.name}: {text}"))
+        result.append(Row(component=component.name, arch=arch, check=Check.PATCH, verdict=verdict,
+                          reason=f"{step.name}: {text}"))
     return result
 
 

@@ -39,7 +39,7 @@ def fetch(ctx: Context, component: Component, arch: Arch) -> pinned.Fetched:
 
 
 def source_row(component: Component, arch: Arch, fetched: pinned.Fetched) -> Row:
-    return Row(component.name, arch.value, Check.SOURCE, Verdict.PASS, fetched.served_by)
+    return Row(component=component.name, arch=arch, check=Check.SOURCE, verdict=Verdict.PASS, reason=fetched.served_by)
 
 
 def copy_path(folder: Path, component: Component) -> Path:
@@ -107,7 +107,8 @@ def patch_series(ctx: Context, component: Component, arch: Arch, tree: Path | No
     """One row per patch of *component* for *arch*, on *tree* or (None) the build's working copy."""
     name = component.name
     if not component.patches:
-        return [Row(name, arch.value, Check.PATCH, Verdict.SKIP, "no patches in versions.toml")]
+        return [Row(component=name, arch=arch, check=Check.PATCH, verdict=Verdict.SKIP,
+                    reason="no patches in versions.toml")]
     rows: list[Row] = []
     if tree is None:
         fetched = fetch(ctx, component, arch)

@@ -153,8 +153,8 @@ def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> Sui
     assert spec is not None
     wheel = lane_wheel(ctx, arch, name)
     if wheel is None:
-        return SuiteRun(rows=(Row(name, arch.value, Check.TESTS, Verdict.FAIL,
-                                  f"no {name} wheel for {arch}'s system CPython: invoke build --arch {arch} "
+        return SuiteRun(rows=(Row(component=name, arch=arch, check=Check.TESTS, verdict=Verdict.FAIL,
+                                  reason=f"no {name} wheel for {arch}'s system CPython: invoke build --arch {arch} "
                                   f"--component {name} makes one (or pass --wheel PATH)",
                                   subject=f"{FOLDER}:install"),))
     source = worktree.prepare(ctx, component, arch).path
@@ -168,9 +168,9 @@ def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> Sui
     glibc = wheel_install.arch_root_glibc(arch, root)
     if spec.requirements and not site.pip_download(ctx, list(spec.requirements),
                                                    [*site.platform_tags(arch, glibc), "any"], version, requirements):
-        return SuiteRun(rows=(Row(name, arch.value, Check.TESTS, Verdict.FAIL,
-                                  f"pip download of {', '.join(spec.requirements)} failed (see above); the tests "
-                                  "install them from that folder", subject=f"{FOLDER}:install"),))
+        return SuiteRun(rows=(Row(component=name, arch=arch, check=Check.TESTS, verdict=Verdict.FAIL,
+                                  reason=f"pip download of {', '.join(spec.requirements)} failed (see above); the "
+                                  "tests install them from that folder", subject=f"{FOLDER}:install"),))
 
     def one(profile: Profile) -> tuple[Row, tuple[Case, ...]]:
         return run_profile(ctx, arch, name, spec, wheel, root, source, requirements, profile)
@@ -186,8 +186,8 @@ def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> Sui
 def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Path, root: SysrootSpec, source: Path,
                 requirements: Path, profile: Profile) -> tuple[Row, tuple[Case, ...]]:
     def failed(reason: str) -> tuple[Row, tuple[Case, ...]]:
-        return Row(name, arch.value, Check.TESTS, Verdict.FAIL, f"{wheel.name}: {reason}", subject=f"{FOLDER}:install",
-                   profile=profile.name), ()
+        return Row(component=name, arch=arch, check=Check.TESTS, verdict=Verdict.FAIL, reason=f"{wheel.name}: {reason}",
+                   subject=f"{FOLDER}:install", profile=profile.name), ()
 
     with ctx.log.group(f"upstream tests: {name} ({', '.join(spec.paths)}) on {arch} {profile.name}"):
         where = wheel_install.board(ctx, arch, root, ctx.component_dir(arch, name) / FOLDER / f"board-{profile.name}",
@@ -226,5 +226,6 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Pat
         if ended is not None:
             return failed(f"pytest ended with {ended} after {len(cases)} cases: "
                           f"{wheel_install.last_line(result.output)}")
-        return Row(name, arch.value, Check.TESTS, Verdict.PASS, f"{wheel.name} installed with pip on {profile.name}",
-                   subject=f"{FOLDER}:install", profile=profile.name), cases
+        return Row(component=name, arch=arch, check=Check.TESTS, verdict=Verdict.PASS,
+                   reason=f"{wheel.name} installed with pip on {profile.name}", subject=f"{FOLDER}:install",
+                   profile=profile.name), cases

@@ -107,7 +107,7 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
     chosen = ctx.profiles_of(name, arch, chosen_profiles(spec, profiles))
     found = suite(ctx, arch, name, chosen)
     judged = judge_all(ctx, arch, name, found)
-    rows = [*found.rows, *(verdict.row(name, arch.value, p, j, where=exempt_table(name, arch)) for p, j in judged)]
+    rows = [*found.rows, *(verdict.row(name, arch, p, j, where=exempt_table(name, arch)) for p, j in judged)]
     control: Judged | None = None
     if spec.control and arch is not CONTROL_ARCH and ctx.config.builds(name, CONTROL_ARCH) and judged:
         arch_cfg = ctx.config.arches[CONTROL_ARCH]
@@ -116,14 +116,15 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
         rows += [dataclasses.replace(r, control=True) for r in theirs.rows]
         if control_judged:
             control = control_judged[0][1]
-            rows.append(verdict.row(name, CONTROL_ARCH.value, profile.name, control, control=True,
+            rows.append(verdict.row(name, CONTROL_ARCH, profile.name, control, control=True,
                                     where=exempt_table(controls.shared_with(ctx.config, name), CONTROL_ARCH)))
-            rows += [verdict.parity(name, arch.value, p, j, control) for p, j in judged]
+            rows += [verdict.parity(name, arch, p, j, control) for p, j in judged]
         else:
             failed = "; ".join(r.reason for r in theirs.rows if r.verdict is Verdict.FAIL)[:300]
-            rows += [Row(name, arch.value, Check.PARITY, Verdict.FAIL, "nothing to compare with: the amd64 control's "
-                         f"suite ran no case ({failed or 'it reported none'})", subject=verdict.PARITY_SUBJECT,
-                         profile=p) for p, _ in judged]
+            rows += [Row(component=name, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL,
+                         reason="nothing to compare with: the amd64 control's suite ran no case "
+                         f"({failed or 'it reported none'})", subject=verdict.PARITY_SUBJECT, profile=p)
+                     for p, _ in judged]
     if judged and rows:
         rows[-1] = dataclasses.replace(rows[-1], detail=f"**{name} upstream tests on {arch}**\n\n"
                                        + verdict.table(judged, control))

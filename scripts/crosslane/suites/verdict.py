@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from crosslane.archs import Arch
 from crosslane.report import Check, Row, Verdict
 from crosslane.suites.junit import Case, Outcome
 
@@ -92,10 +93,11 @@ def counts_text(judged: Judged) -> str:
     return ", ".join(parts)
 
 
-def row(component: str, arch: str, profile: str, judged: Judged, *, control: bool = False, where: str = "") -> Row:
+def row(component: str, arch: Arch, profile: str, judged: Judged, *, control: bool = False, where: str = "") -> Row:
     """The suite's row on one profile. *where*: the exemption table, for the fix of a stale entry."""
     def verdict(state: Verdict, reason: str) -> Row:
-        return Row(component, arch, Check.TESTS, state, reason, subject=SUBJECT, profile=profile, control=control)
+        return Row(component=component, arch=arch, check=Check.TESTS, verdict=state, reason=reason, subject=SUBJECT,
+                   profile=profile, control=control)
 
     if judged.ran == 0:
         return verdict(Verdict.FAIL, "no test case ran (the selection matched none, or the runner wrote no results)")
@@ -113,7 +115,7 @@ def row(component: str, arch: str, profile: str, judged: Judged, *, control: boo
     return verdict(Verdict.PASS, f"{judged.ran} cases: {counts_text(judged)}")
 
 
-def parity(component: str, arch: str, profile: str, target: Judged, control: Judged) -> Row:
+def parity(component: str, arch: Arch, profile: str, target: Judged, control: Judged) -> Row:
     """Cases that pass on the amd64 control and fail here: where cross-arch defects live. A PASS needs cases that
     pass in both: a control that passed nothing, or no case passing on both sides, compared nothing."""
     passing = {c.id for c in control.cases if c.outcome is Outcome.PASSED}
@@ -122,7 +124,8 @@ def parity(component: str, arch: str, profile: str, target: Judged, control: Jud
     defects = [c for c in only_here if c.id not in exempted]
 
     def verdict(state: Verdict, reason: str) -> Row:
-        return Row(component, arch, Check.PARITY, state, reason, subject=PARITY_SUBJECT, profile=profile)
+        return Row(component=component, arch=arch, check=Check.PARITY, verdict=state, reason=reason,
+                   subject=PARITY_SUBJECT, profile=profile)
 
     if not passing:
         return verdict(Verdict.FAIL, f"nothing to compare with: the amd64 control passed none of its {control.ran} "
