@@ -307,9 +307,9 @@ def _links(table: Table) -> Mapping[str, str]:
     return MappingProxyType(links)
 
 
-def read_component(name: str, table: Table, root: Path, registries: Registries,
-                   pins: Mapping[str, str] | None = None) -> Component:
-    path_name(table, None, name, "component")
+def _source_and_recipe(name: str, table: Table, root: Path,
+                       registries: Registries) -> tuple[str, tuple[SourceSpec, ...], str]:
+    """Where the component's source comes from (its own, or another's: source_of) and the recipe that builds it."""
     source_of = table.string("source_of")
     if source_of and table.has("source"):
         table.fail("source_of", "source_of and source exclude each other; keep one")
@@ -326,10 +326,22 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         table.fail("recipe", f"recipe '{recipe}' and source kind '{sources[0].kind if sources else source_of}' do "
                    "not go together: "
                    "the 'provided' recipe is exactly for sysroot-package sources")
+    return source_of, sources, recipe
+
+
+def _toolchains(table: Table) -> Mapping[Arch, str]:
     toolchain_table = table.table("toolchain")
     toolchain = {read_arch(toolchain_table, key, key): toolchain_table.string(key)
                  for key in list(toolchain_table.keys())}
     toolchain_table.finish()
+    return MappingProxyType(toolchain)
+
+
+def read_component(name: str, table: Table, root: Path, registries: Registries,
+                   pins: Mapping[str, str] | None = None) -> Component:
+    path_name(table, None, name, "component")
+    source_of, sources, recipe = _source_and_recipe(name, table, root, registries)
+    toolchain = _toolchains(table)
     smoke = _smoke(table, registries) if table.has("smoke") else None
     fetchcontent, fetchcontent_patches = _fetchcontent(table, root)
     component = Component(
@@ -341,7 +353,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         source_subdir=_subdir(table),
         cmake_args=table.strings("cmake_args"),
         arch_cmake_args=per_arch_strings(table, "arch_cmake_args"),
-        toolchain=MappingProxyType(toolchain),
+        toolchain=toolchain,
         smoke=smoke,
         patches=_patches(table, root),
         options=_options(table),
