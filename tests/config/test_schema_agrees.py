@@ -65,11 +65,15 @@ INEXPRESSIBLE = {
 # Rules JSON Schema could state that keys.py does not declare yet (the field readers' patterns in fields.py and
 # components.py, a component's source or source_of): each a deletion candidate once its key declares it.
 KNOWN_GAPS = {
-    r"is not a Debian package name": "fields.PACKAGE_RE",
-    r"is not a Debian version": "fields.DEBIAN_VERSION_RE",
-    r"is not a URL \(": "fields.url: a scheme and a host",
-    r"is not a shared library file name": "components.LIBRARY_RE",
-    r"missing required key 'source'": "source or source_of (a component), source (a FetchContent dependency)",
+    r"is not a URL \(|is not an http\(s\) or file: URL": "fields.url: a scheme (any case) and a host",
+    r"missing required key 'source'; add source =": "a component's source or source_of",
+    r"must be 1–64 letters": "fields.path_name: NAME, and no '..' (a not of a pattern)",
+    r"is not symbol@VERSION|is not a crate as Cargo.lock|is not a git tag name|is not a Debian architecture|"
+    r"a FetchContent name is|a link is a plain name|a feature name and the C symbol": "a pattern of components.py",
+    r"is not a test file inside|is not a relative path inside|must stay inside the source tree|must be a relative "
+    r"path inside the wheel": "a relative path: no leading /, no '..' (a not of a pattern)",
+    r"an exemption (is a test id|states why)|no qemu CPU profile|no build;|expected \"arch:distribution\"":
+        "a reason's length, a table not empty (minProperties), a name's pattern",
 }
 INEXPRESSIBLE_RE = re.compile("|".join(f"(?:{pattern})" for pattern in [*INEXPRESSIBLE, *KNOWN_GAPS]))
 
@@ -235,7 +239,8 @@ EXAMPLES = [
     *(pytest.param(with_smoke(smoke), words, id=name) for name, (smoke, words) in CASES.items()),
     pytest.param(with_value(("components", "canary", "arches"), ["RISCV64"]), "unknown arch 'RISCV64'",
                  id="arch-name"),
-    pytest.param(with_value(("components", "canary", "source", "path"), "components/can\0ary"), "a string with a NUL character", id="nul-in-a-string"),
+    pytest.param(with_value(("components", "canary", "source", "path"), "components/can\0ary"),
+                 "a string with a NUL character", id="nul-in-a-string"),
 ]
 
 

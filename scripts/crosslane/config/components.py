@@ -190,10 +190,10 @@ def _compiled(table: Table) -> Mapping[str, str]:
     return MappingProxyType(found)
 
 
-PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
+PYTHON_RE = re.compile(keys.PYTHON.removeprefix("^").removesuffix("$"))
 SUITE_RE = re.compile(r"[a-z][a-z0-9-]{1,30}")
 SYMVER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*@[A-Z]+_[0-9]+(?:\.[0-9]+)*")
-LIBRARY_RE = re.compile(r"lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*")
+LIBRARY_RE = re.compile(keys.LIBRARY.removeprefix("^").removesuffix("$"))
 
 
 def _wheel(table: Table) -> WheelSpec:

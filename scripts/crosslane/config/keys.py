@@ -139,6 +139,16 @@ COMMIT = r"^[0-9a-f]{40}$"
 NOT_A_COMMIT = "'{value}' is not a full 40-hex commit"
 SHA256 = r"^[0-9a-f]{64}$"
 STRINGS = _list("")
+# Debian's names and versions, which become apt's and dpkg's arguments (fields.py checks them, naming the key)
+PACKAGE = r"^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?$"
+DEBIAN_VERSION = r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$"
+PACKAGES = _list("", (), _s("", pattern=PACKAGE))
+PYTHON = r"^3\.[0-9]{1,2}$"  # a CPython a wheel is built for: 3.14
+LIBRARY = r"^lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*$"  # a shared library's file name: libfoo.so, libfoo.so.1.2
+
+
+def _packages(doc: str) -> Key:
+    return _list(doc, (), _s("", pattern=PACKAGE))
 
 SUBSTITUTE = _table("a submodule taken at another commit than its gitlink, with the reason", Section({
     "commit": _s("the commit used instead (40 hex digits)", REQUIRED, pattern=COMMIT, refusal=NOT_A_COMMIT),
@@ -155,8 +165,8 @@ SOURCE = Section({
     "submodules": _list("git: submodule paths checked out at the superproject's gitlinks", ()),
     "substitutes": _named("git: submodule path -> a substitute commit", SUBSTITUTE),
     "sha256": _s("archive: the file's sha256", pattern=SHA256),
-    "package": _s("debian, sysroot-package: the Debian package"),
-    "version": _s("debian: the source package's version"),
+    "package": _s("debian, sysroot-package: the Debian package", pattern=PACKAGE),
+    "version": _s("debian: the source package's version", pattern=DEBIAN_VERSION),
     "mirror": _s("debian: the archive (default: the sysroot's)"),
     "suite": _suite("debian: the suite to look in (default: the sysroot's)"),
 }, variants=MappingProxyType({
@@ -181,7 +191,8 @@ PATCH = Key("table", "", section=Section({
 }))
 PATCHES = _list("patches applied in order, each checked reverse then forward (idempotent)", (), PATCH)
 FETCHCONTENT = _named("CMake FetchContent name -> its pinned source (no download at configure time)",
-                      _table("", Section({"source": SOURCE_KEY, "mirrors": MIRRORS, "patches": PATCHES})),
+                      _table("", Section({"source": _table("the pinned source CMake would have downloaded", SOURCE,
+                                                           REQUIRED), "mirrors": MIRRORS, "patches": PATCHES})),
                       r"^[A-Za-z0-9_]+$")
 
 
@@ -313,20 +324,20 @@ TESTS = Section({
     "paths": _list("pytest: the test files, inside the source", ()),
     "args": _list("pytest: extra arguments", ()),
     "requirements": _list("pytest: what the target venv installs (bare names pinned in [pins])", ()),
-    "packages": _list("pytest: Debian packages the board needs", ()),
-    "arch_packages": _per_arch("pytest: per-arch Debian packages", STRINGS),
+    "packages": _packages("pytest: Debian packages the board needs"),
+    "arch_packages": _per_arch("pytest: per-arch Debian packages", PACKAGES),
     "profiles": _list("the profiles it runs on (default: the arch's)", ()),
     "exempt": _per_arch("arch -> known failures", EXEMPT),
     "control": Key("boolean", "run on the amd64 control too (the parity table)", True),
     "fetchcontent": FETCHCONTENT,
 }, doc="the project's own test suite, built and run under qemu per profile")
 WHEEL = Section({
-    "pythons": _list("the CPythons a wheel is built for (\"3.14\")", ()),
-    "bundle": _per_arch("shared libraries grafted into the wheel", STRINGS),
+    "pythons": _list("the CPythons a wheel is built for (\"3.14\")", (), _s("", pattern=PYTHON)),
+    "bundle": _per_arch("shared libraries grafted into the wheel", _list("", (), _s("", pattern=LIBRARY))),
     "drop_requires": _per_arch("requirements dropped because the wheel bundles the library", STRINGS),
     "symbol_versions": _per_arch("symbol@VERSION the policy allows", STRINGS),
     "repair": Key("boolean", "repair the wheel (graft, rename to manylinux)", True),
-    "install_packages": _list("Debian packages the install test's target root gets", ()),
+    "install_packages": _packages("Debian packages the install test's target root gets"),
     "install_suites": _named("CPython -> the Debian suite whose root installs it", _suite("")),
 }, doc="the cmake-wheel recipe's wheels")
 
@@ -367,7 +378,7 @@ def component_section(smokes: Registry, recipes: Registry = RECIPES, suites: Reg
         "compiled": _named("feature -> a C symbol that proves it was compiled in", _s("")),
         "vector_sources": _list("source paths (fnmatch) whose objects alone may hold RISC-V vector code", ()),
         "sysroot_packages": _per_arch("Debian packages its build compiles against, added to that arch's sysroot",
-                                      STRINGS),
+                                      PACKAGES),
         "crates": _named("crate-version -> sha256 of its folder in the tool root", _s("", pattern=SHA256)),
         "links": _named("name -> a relative path in the sysroot", _s("")),
         "provenance": _named("CMake variable -> the dependency it points at", _s("")),
@@ -411,7 +422,7 @@ TOOLROOT = Section({
     "suite": _suite("the Debian suite (default: the sysroot's)"),
     "mirror": _s("the archive (default: the sysroot's)"),
     "architectures": _list("Debian architectures (multiarch)", ("amd64",)),
-    "packages": _list("its packages", ()),
+    "packages": _packages("its packages"),
 })
 ARCH = Section({
     "toolchain": _s("a [toolchains] name", REQUIRED),
@@ -424,8 +435,8 @@ SYSROOT = Section({
     "mirror": _s("the archive", "http://deb.debian.org/debian"),
     "keyring": _s("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg", pattern=ABSOLUTE_PATH,
                   shape="an absolute path of a keyring file"),
-    "packages": _list("packages of every arch's sysroot", ()),
-    "arch_packages": _per_arch("per-arch packages", STRINGS),
+    "packages": _packages("packages of every arch's sysroot"),
+    "arch_packages": _per_arch("per-arch packages", PACKAGES),
 })
 VERSION = r"^\d+(\.\d+){1,3}$"
 # a PyPI version pin for cmake/ninja (3.31.6), checked here rather than found broken by pip or preflight
@@ -475,7 +486,7 @@ def declaration(smokes: Registry, recipes: Registry = RECIPES, suites: Registry 
         "schema": Key("integer", "the file's schema version (1)", REQUIRED, minimum=SCHEMA_VERSION,
                       maximum=SCHEMA_VERSION, bounds=f"a schema this crosslane reads (schema = {SCHEMA_VERSION})"),
         "tools": _table("build tools from PyPI", TOOLS, REQUIRED),
-        "host": _table("the build machine", Section({"packages": _list("host packages every lane needs", ())})),
+        "host": _table("the build machine", Section({"packages": _packages("host packages every lane needs")})),
         "sysroot": _table("the target sysroots: a Debian suite", SYSROOT, REQUIRED),
         "toolchains": _named("compilers by name", _table("", TOOLCHAIN), NAME),
         "toolroots": _named("host tools newer than the host's: a Debian root made with mmdebstrap",
