@@ -239,6 +239,8 @@ EXAMPLES = [
     *(pytest.param(with_smoke(smoke), words, id=name) for name, (smoke, words) in CASES.items()),
     pytest.param(with_value(("components", "canary", "arches"), ["RISCV64"]), "unknown arch 'RISCV64'",
                  id="arch-name"),
+    pytest.param(with_value(("components", "executorch-xnnpack-novector", "arch_cmake_args"), {"RISCV64": []}),
+                 "unknown arch 'RISCV64'", id="arch-name-in-a-variant"),
     pytest.param(with_value(("components", "canary", "source", "path"), "components/can\0ary"),
                  "a string with a NUL character", id="nul-in-a-string"),
 ]
