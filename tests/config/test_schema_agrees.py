@@ -241,6 +241,7 @@ EXAMPLES = [
                  id="arch-name"),
     pytest.param(with_value(("components", "executorch-xnnpack-novector", "arch_cmake_args"), {"RISCV64": []}),
                  "unknown arch 'RISCV64'", id="arch-name-in-a-variant"),
+    pytest.param(with_value(("cases", "riscv-ci", "models"), []), "no models", id="case-matrix-of-no-models"),
     pytest.param(with_value(("components", "canary", "source", "path"), "components/can\0ary"),
                  "a string with a NUL character", id="nul-in-a-string"),
 ]

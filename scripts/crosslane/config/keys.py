@@ -399,7 +399,8 @@ BUILD = Section({
     "exempt": _named("case -> why it cannot run here, measured", _s("")),
 })
 CASES = Section({
-    "models": _list("the models of the matrix", REQUIRED),
+    "models": Key("array", "the models of the matrix", REQUIRED, items=Key("string", ""),
+                  empty="no models; list at least one"),
     "backends": _list("portable, xnnpack", CASE_BACKENDS, _s("", choices=CASE_BACKENDS, what="backend")),
     "quantize": Key("array", "quantized or not", (False,), items=Key("boolean", "")),
     "exclude": _list("rules that drop cases", (), Key("table", "", section=Section({
