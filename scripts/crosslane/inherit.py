@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 
-from crosslane.archs import CONTROL_ARCH
+from crosslane.archs import CONTROL_ARCH, KNOWN_ARCHS
 from crosslane.errors import ConfigError
 from crosslane.registry import SMOKES, Registry, suggestion
 
@@ -70,7 +70,8 @@ def merge_component(parent: dict[str, object], child: dict[str, object], parent_
     for key in PER_ARCH_KEYS:
         per_arch = result.get(key)
         if isinstance(per_arch, dict) and isinstance(arches, list):
-            result[key] = {arch: value for arch, value in per_arch.items() if arch in arches}
+            # a name that is no arch stays, so the loader names it (as it does in a table without extends)
+            result[key] = {arch: value for arch, value in per_arch.items() if arch in arches or arch not in KNOWN_ARCHS}
     return result
 
 

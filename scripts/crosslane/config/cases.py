@@ -54,9 +54,7 @@ class CaseMatrix:
 
 
 def read(name: str, table: Table, profile_names: set[str]) -> CaseMatrix:
-    models = table.strings("models")
-    if not models:
-        table.fail("models", "no models; list at least one")
+    models = table.strings("models")  # not empty: its declaration (keys.CASES)
     for index, model in enumerate(models):  # a case's name becomes folders of the cache and dist/
         path_name(Table({}, table.file, table.where("models")), index, model, "model")
     backends = table.strings("backends")

@@ -56,9 +56,7 @@ def _source(table: Table, root: Path) -> SourceSpec:
                 table.fail("path", f"'{path.relative_to(root.resolve())}' is not a folder; create it or fix the path")
             spec = TreeSource(path=path)
         case "git":
-            commit = table.string("commit", required=True)
-            if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
-                table.fail("commit", f"'{commit}' is not a full 40-hex commit; pin the full hash")
+            commit = table.string("commit", required=True)  # 40 hex digits: its declaration (keys.COMMIT)
             submodules = table.strings("submodules")
             for index, sub in enumerate(submodules):
                 pure = PurePosixPath(sub)
@@ -70,9 +68,7 @@ def _source(table: Table, root: Path) -> SourceSpec:
             for sub_path, entry in subs_table.subtables():
                 if sub_path not in submodules:
                     subs_table.fail(sub_path, "substitutes only a submodule listed in submodules")
-                sub_commit = entry.string("commit", required=True)
-                if len(sub_commit) != 40 or any(c not in "0123456789abcdef" for c in sub_commit):
-                    entry.fail("commit", f"'{sub_commit}' is not a full 40-hex commit")
+                sub_commit = entry.string("commit", required=True)  # keys.COMMIT
                 substitutes.append((sub_path, sub_commit, entry.string("reason", required=True)))
                 entry.finish()
             tag = table.optional_string("tag")
@@ -194,10 +190,10 @@ def _compiled(table: Table) -> Mapping[str, str]:
     return MappingProxyType(found)
 
 
-PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
+PYTHON_RE = re.compile(keys.PYTHON.removeprefix("^").removesuffix("$"))
 SUITE_RE = re.compile(r"[a-z][a-z0-9-]{1,30}")
 SYMVER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*@[A-Z]+_[0-9]+(?:\.[0-9]+)*")
-LIBRARY_RE = re.compile(r"lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*")
+LIBRARY_RE = re.compile(keys.LIBRARY.removeprefix("^").removesuffix("$"))
 
 
 def _wheel(table: Table) -> WheelSpec:
@@ -255,11 +251,7 @@ def _tests(table: Table, root: Path, pins: Mapping[str, str], registries: Regist
     if kind not in registries.suites:
         sub.fail("kind", registries.suites.unknown(kind))
     timeout = sub.number("timeout")
-    regex = sub.string("regex")
-    try:
-        re.compile(regex)
-    except re.error as exc:
-        sub.fail("regex", f"'{regex}' is not a regular expression ({exc})")
+    regex = sub.string("regex")  # a regular expression: its declaration
     paths = sub.strings("paths")
     for index, path in enumerate(paths):
         if not TEST_FILE_RE.fullmatch(path) or ".." in PurePosixPath(path).parts:
@@ -315,9 +307,9 @@ def _links(table: Table) -> Mapping[str, str]:
     return MappingProxyType(links)
 
 
-def read_component(name: str, table: Table, root: Path, registries: Registries,
-                   pins: Mapping[str, str] | None = None) -> Component:
-    path_name(table, None, name, "component")
+def _source_and_recipe(name: str, table: Table, root: Path,
+                       registries: Registries) -> tuple[str, tuple[SourceSpec, ...], str]:
+    """Where the component's source comes from (its own, or another's: source_of) and the recipe that builds it."""
     source_of = table.string("source_of")
     if source_of and table.has("source"):
         table.fail("source_of", "source_of and source exclude each other; keep one")
@@ -334,10 +326,22 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         table.fail("recipe", f"recipe '{recipe}' and source kind '{sources[0].kind if sources else source_of}' do "
                    "not go together: "
                    "the 'provided' recipe is exactly for sysroot-package sources")
+    return source_of, sources, recipe
+
+
+def _toolchains(table: Table) -> Mapping[Arch, str]:
     toolchain_table = table.table("toolchain")
     toolchain = {read_arch(toolchain_table, key, key): toolchain_table.string(key)
                  for key in list(toolchain_table.keys())}
     toolchain_table.finish()
+    return MappingProxyType(toolchain)
+
+
+def read_component(name: str, table: Table, root: Path, registries: Registries,
+                   pins: Mapping[str, str] | None = None) -> Component:
+    path_name(table, None, name, "component")
+    source_of, sources, recipe = _source_and_recipe(name, table, root, registries)
+    toolchain = _toolchains(table)
     smoke = _smoke(table, registries) if table.has("smoke") else None
     fetchcontent, fetchcontent_patches = _fetchcontent(table, root)
     component = Component(
@@ -349,7 +353,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         source_subdir=_subdir(table),
         cmake_args=table.strings("cmake_args"),
         arch_cmake_args=per_arch_strings(table, "arch_cmake_args"),
-        toolchain=MappingProxyType(toolchain),
+        toolchain=toolchain,
         smoke=smoke,
         patches=_patches(table, root),
         options=_options(table),
@@ -381,9 +385,6 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
     return component
 
 
-COMMON_SMOKE_KEYS = ("kind", "timeout", "profiles")
-
-
 def _smoke(table: Table, registries: Registries) -> SmokeSpec:
     """components.<c>.smoke: its kind, timeout and profiles, and the options its kind declares (registry.Entry)."""
     smoke_table = table.table("smoke")
@@ -393,9 +394,9 @@ def _smoke(table: Table, registries: Registries) -> SmokeSpec:
     declared = registries.smokes.entries[kind].options
     timeout = smoke_table.number("timeout")
     for key in list(smoke_table.keys()):
-        if key not in COMMON_SMOKE_KEYS and key not in declared:
+        if key not in keys.COMMON_SMOKE and key not in declared:
             smoke_table.fail(key, f"unknown key for smoke kind '{kind}'"
-                                  f"{suggestion(key, [*COMMON_SMOKE_KEYS, *declared])}")
+                                  f"{suggestion(key, [*keys.COMMON_SMOKE, *declared])}")
     options = {}
     for key, option in declared.items():
         if key in ("model", "cases", "constrained"):  # read into their own fields below
@@ -408,24 +409,22 @@ def _smoke(table: Table, registries: Registries) -> SmokeSpec:
                      cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"),
                      constrained=_constrained(smoke_table), options=MappingProxyType(options))
     smoke_table.finish()
-    # An expected signal on some profiles is no evidence for the others: each needs a sentinel or a pattern.
-    if kind == "command" and not ({"sentinel", "pattern"} & set(options)):
-        smoke_table.fail(None, "a command smoke names its evidence: sentinel = \"…\" or pattern = \"…\" (an exit "
-                               "status alone is never a PASS)")
+    section = smoke_table.section
+    evidence, why = section.variant_any.get(kind, ((), "")) if section is not None else ((), "")
+    if evidence and not set(evidence) & set(options):
+        smoke_table.fail(None, why)
     if kind == "command":
         _command_evidence(smoke_table, options)
     return spec
 
 
 COMMAND_PLACEHOLDER = re.compile(r"\{(install|profile|vlen|vector|output|arch)\}")  # smokes/command.py's values()
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _command_evidence(table: Table, options: Mapping[str, object]) -> None:
-    """What a command smoke states as evidence can be evidence: a sentinel line with text, a pattern that compiles
-    and needs some output to match; an environment whose names a process can have."""
-    if options.get("sentinel") == "":
-        table.fail("sentinel", "an empty line is no evidence; name the line the program prints when it passed")
+    """What a command smoke states as evidence can be evidence: a pattern that compiles with its placeholders filled
+    and needs some output to match (its declaration, keys.py, refuses an empty sentinel and an environment's names a
+    process cannot have)."""
     pattern = options.get("pattern")
     if isinstance(pattern, str):
         try:
@@ -435,22 +434,13 @@ def _command_evidence(table: Table, options: Mapping[str, object]) -> None:
         if compiled.search(""):
             table.fail("pattern", f"/{pattern}/ matches an empty output, so it is no evidence; match what the "
                                   "program prints when it passed")
-    env = options.get("env")
-    for name in env if isinstance(env, Mapping) else {}:
-        if not ENV_NAME.fullmatch(name):
-            table.fail(f"env.{name}", "not an environment variable name (letters, digits, '_', not first a digit)")
 
-
-SIGNALS = ("SIGILL", "SIGSEGV", "SIGBUS", "SIGFPE", "SIGABRT", "SIGTRAP", "SIGKILL")
 
 
 def smoke_option(table: Table, key: str, option: Option) -> object:
     """One declared option of a smoke kind, read as its type (registry.OPTION_TYPES) says."""
     if option.type == "strings":
-        values = table.strings(key)
-        if option.required and not values:
-            table.fail(key, "an empty list; name the program and its arguments")
-        return values
+        return table.strings(key)  # a required one is not empty: its declaration (keys.option_key)
     if option.type == "number":
         return table.number(key, 0.0)
     if option.type in ("table", "tolerance", "signals"):
@@ -464,21 +454,14 @@ def smoke_option(table: Table, key: str, option: Option) -> object:
                 if not isinstance(value, float) or value < 0:
                     sub.fail(name, "a tolerance is a number >= 0")
             else:
-                value = sub.string(name)
-                if option.type == "signals" and value not in SIGNALS:
-                    sub.fail(name, f"'{value}' is not a signal a run dies of{suggestion(value, SIGNALS)}")
+                value = sub.string(name)  # a signal's name: its declaration (keys.SIGNALS)
             found[name] = value
         sub.finish()
         return MappingProxyType(found)
     value = table.string(key, required=option.required)
     if option.choices and value not in option.choices:
         table.fail(key, f"'{value}' is not one of {', '.join(option.choices)}")
-    if option.type == "regex":
-        try:
-            re.compile(value)
-        except re.error as exc:
-            table.fail(key, f"not a regular expression: {exc}")
-    return value
+    return value  # a regex compiles: its declaration (keys.option_key)
 
 
 def _subdir(table: Table) -> str:

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from crosslane.archs import KNOWN_ARCHS, Arch
+from crosslane.config import keys
 from crosslane.config.reader import Table
 
 # Kinds that name fixed content by a pin, so another of them can mirror it.
@@ -68,8 +69,8 @@ def sha256(table: Table, key: str) -> str:
 # Values that become arguments of git, apt or pip are checked for what they are, so none can be read as an option
 # ("--upload-pack=…", "-o=…"): the runner passes argv lists, which stops the shell, not the program's own parser.
 DEBIAN_ARCH_RE = re.compile(r"[a-z0-9]+")
-PACKAGE_RE = re.compile(r"[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?")
-DEBIAN_VERSION_RE = re.compile(r"(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*")
+PACKAGE_RE = re.compile(keys.PACKAGE.removeprefix("^").removesuffix("$"))
+DEBIAN_VERSION_RE = re.compile(keys.DEBIAN_VERSION.removeprefix("^").removesuffix("$"))
 GIT_REF_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,199}")
 URL_SCHEMES = ("https", "http", "git", "ssh", "file")
 

@@ -4,16 +4,29 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from crosslane import atomic
-from crosslane.config.keys import REQUIRED, Key, Section, declaration
+from crosslane.config.keys import NO_NUL, REQUIRED, Key, Section, declaration
 from crosslane.registry import SMOKES, Registry
 
 SCHEMA_PATH = "scripts/crosslane/config/versions.schema.json"  # in the repository (versions.toml's #:schema line)
 SCHEMA_ID = "https://crosslane.invalid/versions.schema.json"  # an id, not a download: editors read the file
 _TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "array": "array",
           "table": "object"}
+# The reader takes finite numbers only (Table.number). JSON has no inf or nan to refuse, but a checker comparing the
+# TOML's inf (taplo, check-jsonschema) refuses it above the largest finite number; nan compares with nothing, so no
+# JSON Schema refuses it.
+FINITE = sys.float_info.max
+# What tomllib reads but no key can hold, refused anywhere in the file (load._check_scalars): a NUL in a string or a
+# key. (Its other refusal, an integer beyond 64 bits, JSON Schema cannot tell from a float such as 1e300.)
+_TEXT = {"anyOf": [
+    {"type": "string", "pattern": NO_NUL},
+    {"type": ["number", "boolean"]},
+    {"type": "array", "items": {"$ref": "#/definitions/text"}},
+    {"type": "object", "propertyNames": {"pattern": NO_NUL}, "additionalProperties": {"$ref": "#/definitions/text"}},
+]}
 
 
 def section_schema(section: Section) -> dict[str, object]:
@@ -34,7 +47,8 @@ def section_schema(section: Section) -> dict[str, object]:
     else:
         out["additionalProperties"] = False
     if section.variants:
-        out["allOf"] = [_variant(kind, allowed, section.variant_required.get(kind, ()))
+        out["allOf"] = [_variant(kind, allowed, section.variant_required.get(kind, ()),
+                                 section.variant_any.get(kind, ((), ""))[0])
                         for kind, allowed in section.variants.items()]
     if "extends" in section.keys:
         # A table that extends another states only what differs: what it must have comes from the other.
@@ -49,13 +63,21 @@ def _relaxed(schema: object) -> object:
     if not isinstance(schema, dict):
         return schema
     return {k: v if k in ("if", "default", "enum", "propertyNames") else _relaxed(v)
-            for k, v in schema.items() if k != "required"}
+            for k, v in schema.items() if k != "required" and not (k == "anyOf" and _requires_only(v))}
 
 
-def _variant(kind: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> dict[str, object]:
+def _requires_only(schemas: object) -> bool:
+    """An anyOf of required keys (a variant's "one of these"): what an extending table need not state."""
+    return isinstance(schemas, list) and all(isinstance(s, dict) and set(s) == {"required"} for s in schemas)
+
+
+def _variant(kind: str, allowed: tuple[str, ...], required: tuple[str, ...],
+             one_of: tuple[str, ...]) -> dict[str, object]:
     then: dict[str, object] = {"propertyNames": {"enum": list(allowed)}}
     if required:
         then["required"] = list(required)
+    if one_of:
+        then["anyOf"] = [{"required": [name]} for name in one_of]
     return {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]}, "then": then}
 
 
@@ -78,10 +100,16 @@ def _form(key: Key) -> dict[str, object]:
         out["enum"] = list(key.choices)
     if key.pattern:
         out["pattern"] = key.pattern
+    if key.format:
+        out["format"] = key.format  # checked by a checker that asserts formats (check-jsonschema does)
+    if key.empty:
+        out["minLength" if key.type == "string" else "minItems"] = 1
     if key.minimum is not None:
         out["exclusiveMinimum" if key.above else "minimum"] = key.minimum
     if key.maximum is not None:
         out["maximum"] = key.maximum
+    elif key.type == "number":
+        out["maximum"] = FINITE
     if key.type == "array":
         out["items"] = key_schema(key.items) if key.items is not None else {}
     if key.type == "table" and key.section is not None:
@@ -90,8 +118,11 @@ def _form(key: Key) -> dict[str, object]:
 
 
 def schema(smokes: Registry) -> dict[str, object]:
+    top = section_schema(declaration(smokes))
+    assert "allOf" not in top and "definitions" not in top
     return {"$schema": "http://json-schema.org/draft-07/schema#", "$id": SCHEMA_ID,
-            "title": "crosslane versions.toml", **section_schema(declaration(smokes))}
+            "title": "crosslane versions.toml", **top, "allOf": [{"$ref": "#/definitions/text"}],
+            "definitions": {"text": _TEXT}}
 
 
 def render(smokes: Registry) -> str:

@@ -1,14 +1,16 @@
 """Every versions.toml key, declared once: its type, default, documentation and the table it may appear in.
 
 The loader (reader.Table) reads through this declaration: a key it reads must be declared here with the type it
-reads, its default and whether it is required come from here, and a declared set of values is checked here; the
-semantic checks (a commit is 40 hex digits, a profile exists) stay with the code that builds the model. The JSON
+reads, its default and whether it is required come from here, and what a value alone may be (a set of values, a
+pattern, not empty, a regular expression, a range) is checked here, with the refusal's words; what needs more than
+the value (a profile exists, a path is a folder) stays with the code that builds the model. The JSON
 Schema editors use (taplo, Even Better TOML) is generated from the same declaration (jsonschema.py), the way
 scikit-build-core generates its settings schema from its settings model.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -43,8 +45,13 @@ class Key:
     items: Key | None = None  # an array's items
     section: Section | None = None  # a table's keys
     choices: tuple[str, ...] = ()
-    pattern: str | None = None  # for editors (JSON Schema); the loader's own check says more
+    pattern: str | None = None  # for editors (JSON Schema); the loader checks it when shape or refusal says why
     shape: str = ""  # the pattern's values in words; set, the loader checks the pattern: "'x' is not <shape>"
+    # The words of a refusal of the value (its pattern, its choices or its format), in place of the default ones:
+    # str.format'ed with value, key (the key's name), hint (the difflib suggestion among choices), error (re.error).
+    refusal: str = ""
+    empty: str = ""  # set: an empty string or array is refused with these words (JSON Schema minLength/minItems 1)
+    format: Literal["", "regex"] = ""  # regex: a Python regular expression that compiles (JSON Schema format)
     minimum: float | None = None
     maximum: float | None = None
     above: bool = False  # the minimum itself is excluded (a timeout of 0 s)
@@ -78,8 +85,11 @@ class Section:
     names: Key | None = None
     name_choices: tuple[str, ...] = ()
     name_pattern: str | None = None
+    name_refusal: str = ""  # set, the loader checks name_pattern with these words (else the reader's caller does)
     variants: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     variant_required: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind -> keys it must have
+    # kind -> (keys, why): a value of that kind has at least one of the keys (JSON Schema anyOf of required)
+    variant_any: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
     doc: str = ""
 
     def key(self, name: str) -> Key | None:
@@ -87,8 +97,8 @@ class Section:
 
 
 def _s(doc: str, default: object = None, *, choices: tuple[str, ...] = (), pattern: str | None = None,
-       what: str = "", shape: str = "") -> Key:
-    return Key("string", doc, default, choices=choices, pattern=pattern, what=what, shape=shape)
+       what: str = "", shape: str = "", refusal: str = "") -> Key:
+    return Key("string", doc, default, choices=choices, pattern=pattern, what=what, shape=shape, refusal=refusal)
 
 
 # Both end up in mmdebstrap's and apt's arguments and sources.list lines: neither may read as an option or a
@@ -96,6 +106,7 @@ def _s(doc: str, default: object = None, *, choices: tuple[str, ...] = (), patte
 DEBIAN_SUITE = r"^[a-z0-9][a-z0-9.+-]{0,63}$"
 SUITE_SHAPE = "a Debian suite name (lower-case letters, digits, '.', '+', '-': trixie, bookworm-backports)"
 ABSOLUTE_PATH = r"^/[^\x00-\x1f]*$"
+NO_NUL = r"^[^\x00]*$"  # no name, path, argument or URL carries a NUL (load._check_scalars refuses one anywhere)
 
 
 def _suite(doc: str, default: object = None) -> Key:
@@ -119,29 +130,43 @@ def _named(doc: str, value: Key, pattern: str | None = None) -> Key:
 
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"  # fields.PATH_NAME_RE: names that become folder names
+# An item of a list of arches (fields.read_arch checks it, naming the known ones).
+ARCH_NAME = _s("", choices=KNOWN_ARCHS)
 ISA_EXTENSION = r"^[a-z][a-z0-9]{0,31}$"  # as the RISC-V ISA string writes it: zfh, zvfh, zba
 # A timeout in versions.toml: a day at most (threading.Timer dies on 1e300 and the run would have none).
 MAX_TIMEOUT = 86400
 COMMIT = r"^[0-9a-f]{40}$"
+NOT_A_COMMIT = "'{value}' is not a full 40-hex commit"
 SHA256 = r"^[0-9a-f]{64}$"
 STRINGS = _list("")
+# Debian's names and versions, which become apt's and dpkg's arguments (fields.py checks them, naming the key)
+PACKAGE = r"^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?$"
+DEBIAN_VERSION = r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$"
+PACKAGES = _list("", (), _s("", pattern=PACKAGE))
+PYTHON = r"^3\.[0-9]{1,2}$"  # a CPython a wheel is built for: 3.14
+LIBRARY = r"^lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*$"  # a shared library's file name: libfoo.so, libfoo.so.1.2
+
+
+def _packages(doc: str) -> Key:
+    return _list(doc, (), _s("", pattern=PACKAGE))
 
 SUBSTITUTE = _table("a submodule taken at another commit than its gitlink, with the reason", Section({
-    "commit": _s("the commit used instead (40 hex digits)", REQUIRED, pattern=COMMIT),
+    "commit": _s("the commit used instead (40 hex digits)", REQUIRED, pattern=COMMIT, refusal=NOT_A_COMMIT),
     "reason": _s("why: measured, in words", REQUIRED),
 }))
 SOURCE = Section({
     "kind": _s("where the source comes from", REQUIRED, choices=SOURCE_KINDS, what="source kind"),
     "path": _s("tree: a folder of this repository"),
     "url": _s("git: the repository; archive: the file's URL"),
-    "commit": _s("git: the pinned commit (40 hex digits)", pattern=COMMIT),
+    "commit": _s("git: the pinned commit (40 hex digits)", pattern=COMMIT,
+                 refusal=f"{NOT_A_COMMIT}; pin the full hash"),
     "tag": _s("git: the tag that names the commit (checked against it)"),
     "absent_ok": _list("git: paths (fnmatch) a snapshot may lack; no build reads them", ()),
     "submodules": _list("git: submodule paths checked out at the superproject's gitlinks", ()),
     "substitutes": _named("git: submodule path -> a substitute commit", SUBSTITUTE),
     "sha256": _s("archive: the file's sha256", pattern=SHA256),
-    "package": _s("debian, sysroot-package: the Debian package"),
-    "version": _s("debian: the source package's version"),
+    "package": _s("debian, sysroot-package: the Debian package", pattern=PACKAGE),
+    "version": _s("debian: the source package's version", pattern=DEBIAN_VERSION),
     "mirror": _s("debian: the archive (default: the sysroot's)"),
     "suite": _suite("debian: the suite to look in (default: the sysroot's)"),
 }, variants=MappingProxyType({
@@ -161,28 +186,43 @@ PATCH = Key("table", "", section=Section({
     "path": _s("the patch file, under patches/", REQUIRED),
     "sha256": _s("the patch file's sha256", REQUIRED, pattern=SHA256),
     "strip": Key("integer", "patch -p level: 0 or 1", 1, minimum=0, maximum=1),
-    "when": _table("when it applies", Section({"arch": _list("the arches it applies to (default: all)")})),
+    "when": _table("when it applies", Section({"arch": _list("the arches it applies to (default: all)",
+                                                             item=ARCH_NAME)})),
 }))
 PATCHES = _list("patches applied in order, each checked reverse then forward (idempotent)", (), PATCH)
 FETCHCONTENT = _named("CMake FetchContent name -> its pinned source (no download at configure time)",
-                      _table("", Section({"source": SOURCE_KEY, "mirrors": MIRRORS, "patches": PATCHES})),
+                      _table("", Section({"source": _table("the pinned source CMake would have downloaded", SOURCE,
+                                                           REQUIRED), "mirrors": MIRRORS, "patches": PATCHES})),
                       r"^[A-Za-z0-9_]+$")
 
 
-def option_key(name: str, option: Option) -> Key:
-    """A smoke kind's option (registry.Option) as a declared key."""
+# What a run may die of where a command smoke expects it to (expect = { profile = "SIGILL" }).
+SIGNALS = ("SIGILL", "SIGSEGV", "SIGBUS", "SIGFPE", "SIGABRT", "SIGTRAP", "SIGKILL")
+
+
+def option_key(name: str, option: Option, *, required: bool | None = None) -> Key:
+    """A smoke kind's option (registry.Option) as a declared key; *required*: whether the key must be written
+    (default: the option's own; smoke_section passes False, its kind's variant requires it)."""
     doc = option.doc or f"read by this smoke kind ({name})"
-    default = REQUIRED if option.required else None
+    default = REQUIRED if (option.required if required is None else required) else None
     match option.type:
         case "strings":
-            return _list(doc, default)
+            # a required list names something (a program): an empty one is refused
+            return Key("array", doc, default, items=Key("string", ""),
+                       empty="an empty list; name the program and its arguments" if option.required else "")
         case "number":
             return Key("number", doc, default)
         case "tolerance":
             return _table(doc, Section({"rel": Key("number", "relative", minimum=0),
                                         "abs": Key("number", "absolute", minimum=0)}), default)
-        case "signals" | "table":
+        case "signals":
+            return _table(doc, Section(names=_s("", choices=SIGNALS,
+                                                refusal="'{value}' is not a signal a run dies of{hint}")), default)
+        case "table":
             return _table(doc, Section(names=_s("")), default)
+        case "regex":
+            return Key("string", doc, default, choices=option.choices, format="regex",
+                       refusal="not a regular expression: {error}")
         case _:
             return _s(doc, default, choices=option.choices)
 
@@ -207,7 +247,30 @@ CONSTRAINED = Section({
     "prompt": _s("the prompt", REQUIRED),
     "new_tokens": Key("integer", "tokens to generate", 32, minimum=1, maximum=512),
 })
-COMMON_SMOKE = ("kind", "timeout", "profiles")
+COMMON_SMOKE = ("kind", "timeout", "profiles")  # the keys of every smoke kind; the others are its options
+SMOKE_TIMEOUT = 120.0  # seconds per run under qemu, when versions.toml states none
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _command_rule(key: str, declared: Key) -> Key:
+    """The command smoke's own rules for its options, beyond their types: what it states as evidence can be evidence
+    (a sentinel line with text), and its environment's names are names a process can have."""
+    match key:
+        case "sentinel":
+            return dataclasses.replace(declared, empty="an empty line is no evidence; name the line the program "
+                                                       "prints when it passed")
+        case "env":
+            return dataclasses.replace(declared, section=Section(names=_s(""), name_pattern=ENV_NAME, name_refusal=(
+                "not an environment variable name (letters, digits, '_', not first a digit)")))
+        case _:
+            return declared
+
+
+# kind -> (keys, why): an expected signal on some profiles is no evidence for the others, so each run needs one
+SMOKE_EVIDENCE: Mapping[str, tuple[tuple[str, ...], str]] = MappingProxyType({
+    "command": (("sentinel", "pattern"), ("a command smoke names its evidence: sentinel = \"…\" or pattern = \"…\" "
+                                          "(an exit status alone is never a PASS)")),
+})
 
 
 def smoke_section(smokes: Registry) -> Section:
@@ -215,22 +278,24 @@ def smoke_section(smokes: Registry) -> Section:
     keys: dict[str, Key] = {
         "kind": _s("the smoke kind (registry: built in, or a plug-in's entry point)", REQUIRED,
                    choices=tuple(smokes.entries), what=smokes.kind),
-        "timeout": Key("number", "seconds per run under qemu", 120.0, minimum=0, maximum=MAX_TIMEOUT, above=True,
-                       bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
+        "timeout": Key("number", "seconds per run under qemu", SMOKE_TIMEOUT, minimum=0, maximum=MAX_TIMEOUT,
+                       above=True, bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
         "profiles": _list("the CPU profiles it runs on (default: the arch's)", ()),
     }
     for name, entry in smokes.entries.items():
         for key, option in entry.options.items():
             # required by its kind only (variant_required): the key itself is optional among all kinds' keys
-            optional = Option(option.type, False, option.choices, option.doc)
             declared = _table(option.doc or "constrained decoding: what the generation must match", CONSTRAINED) \
-                if key == "constrained" else option_key(name, optional)
+                if key == "constrained" else option_key(name, option, required=False)
+            if name == "command":
+                declared = _command_rule(key, declared)
             keys[key] = declared if key not in keys else _either(keys[key], declared)
     variants = {name: (*COMMON_SMOKE, *entry.options) for name, entry in smokes.entries.items()}
     required = {name: tuple(k for k, option in entry.options.items() if option.required)
                 for name, entry in smokes.entries.items()}
+    evidence = {kind: rule for kind, rule in SMOKE_EVIDENCE.items() if kind in smokes.entries}
     return Section(keys, variants=MappingProxyType(variants), variant_required=MappingProxyType(required),
-                   doc="how the component is smoked under qemu")
+                   variant_any=MappingProxyType(evidence), doc="how the component is smoked under qemu")
 
 
 EXEMPT = _named("test id or pattern -> why it fails today (measured, in words)", _s(""))
@@ -253,25 +318,26 @@ TESTS = Section({
                    above=True, bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
     "cmake_args": _list("ctest: configure options of the test build", ()),
     "targets": _list("ctest: the targets to build", ()),
-    "regex": _s("ctest: the tests to run (-R)", ""),
+    "regex": Key("string", "ctest: the tests to run (-R)", "", format="regex",
+                 refusal="'{value}' is not a regular expression ({error})"),
     "label": _s("ctest: the label to run (-L)", ""),
     "paths": _list("pytest: the test files, inside the source", ()),
     "args": _list("pytest: extra arguments", ()),
     "requirements": _list("pytest: what the target venv installs (bare names pinned in [pins])", ()),
-    "packages": _list("pytest: Debian packages the board needs", ()),
-    "arch_packages": _per_arch("pytest: per-arch Debian packages", STRINGS),
+    "packages": _packages("pytest: Debian packages the board needs"),
+    "arch_packages": _per_arch("pytest: per-arch Debian packages", PACKAGES),
     "profiles": _list("the profiles it runs on (default: the arch's)", ()),
     "exempt": _per_arch("arch -> known failures", EXEMPT),
     "control": Key("boolean", "run on the amd64 control too (the parity table)", True),
     "fetchcontent": FETCHCONTENT,
 }, doc="the project's own test suite, built and run under qemu per profile")
 WHEEL = Section({
-    "pythons": _list("the CPythons a wheel is built for (\"3.14\")", ()),
-    "bundle": _per_arch("shared libraries grafted into the wheel", STRINGS),
+    "pythons": _list("the CPythons a wheel is built for (\"3.14\")", (), _s("", pattern=PYTHON)),
+    "bundle": _per_arch("shared libraries grafted into the wheel", _list("", (), _s("", pattern=LIBRARY))),
     "drop_requires": _per_arch("requirements dropped because the wheel bundles the library", STRINGS),
     "symbol_versions": _per_arch("symbol@VERSION the policy allows", STRINGS),
     "repair": Key("boolean", "repair the wheel (graft, rename to manylinux)", True),
-    "install_packages": _list("Debian packages the install test's target root gets", ()),
+    "install_packages": _packages("Debian packages the install test's target root gets"),
     "install_suites": _named("CPython -> the Debian suite whose root installs it", _suite("")),
 }, doc="the cmake-wheel recipe's wheels")
 
@@ -282,7 +348,7 @@ def component_section(smokes: Registry, recipes: Registry = RECIPES, suites: Reg
         "source": SOURCE_KEY,
         "source_of": _s("take another component's source instead", ""),
         "mirrors": MIRRORS,
-        "arches": _list("the arches whose job builds it", ()),
+        "arches": _list("the arches whose job builds it", (), ARCH_NAME),
         "job": Key("boolean", "in its arches' jobs; false: built only when named", True),
         "depends": _list("components built first (install prefixes on CMAKE_PREFIX_PATH)", ()),
         "providers": _per_arch("arch -> {dependency: the component that stands in for it there}",
@@ -312,7 +378,7 @@ def component_section(smokes: Registry, recipes: Registry = RECIPES, suites: Reg
         "compiled": _named("feature -> a C symbol that proves it was compiled in", _s("")),
         "vector_sources": _list("source paths (fnmatch) whose objects alone may hold RISC-V vector code", ()),
         "sysroot_packages": _per_arch("Debian packages its build compiles against, added to that arch's sysroot",
-                                      STRINGS),
+                                      PACKAGES),
         "crates": _named("crate-version -> sha256 of its folder in the tool root", _s("", pattern=SHA256)),
         "links": _named("name -> a relative path in the sysroot", _s("")),
         "provenance": _named("CMake variable -> the dependency it points at", _s("")),
@@ -333,7 +399,8 @@ BUILD = Section({
     "exempt": _named("case -> why it cannot run here, measured", _s("")),
 })
 CASES = Section({
-    "models": _list("the models of the matrix", REQUIRED),
+    "models": Key("array", "the models of the matrix", REQUIRED, items=Key("string", ""),
+                  empty="no models; list at least one"),
     "backends": _list("portable, xnnpack", CASE_BACKENDS, _s("", choices=CASE_BACKENDS, what="backend")),
     "quantize": Key("array", "quantized or not", (False,), items=Key("boolean", "")),
     "exclude": _list("rules that drop cases", (), Key("table", "", section=Section({
@@ -356,7 +423,7 @@ TOOLROOT = Section({
     "suite": _suite("the Debian suite (default: the sysroot's)"),
     "mirror": _s("the archive (default: the sysroot's)"),
     "architectures": _list("Debian architectures (multiarch)", ("amd64",)),
-    "packages": _list("its packages", ()),
+    "packages": _packages("its packages"),
 })
 ARCH = Section({
     "toolchain": _s("a [toolchains] name", REQUIRED),
@@ -369,12 +436,14 @@ SYSROOT = Section({
     "mirror": _s("the archive", "http://deb.debian.org/debian"),
     "keyring": _s("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg", pattern=ABSOLUTE_PATH,
                   shape="an absolute path of a keyring file"),
-    "packages": _list("packages of every arch's sysroot", ()),
-    "arch_packages": _per_arch("per-arch packages", STRINGS),
+    "packages": _packages("packages of every arch's sysroot"),
+    "arch_packages": _per_arch("per-arch packages", PACKAGES),
 })
 VERSION = r"^\d+(\.\d+){1,3}$"
-TOOLS = Section({"cmake": _s("cmake's version (PyPI)", REQUIRED, pattern=VERSION),
-                 "ninja": _s("ninja's version (PyPI)", REQUIRED, pattern=VERSION)})
+# a PyPI version pin for cmake/ninja (3.31.6), checked here rather than found broken by pip or preflight
+NOT_A_VERSION = "'{value}' is not a version such as 3.31.6 (crosslane installs {key}=={value} from PyPI)"
+TOOLS = Section({"cmake": _s("cmake's version (PyPI)", REQUIRED, pattern=VERSION, refusal=NOT_A_VERSION),
+                 "ninja": _s("ninja's version (PyPI)", REQUIRED, pattern=VERSION, refusal=NOT_A_VERSION)})
 HOSTENV = Section({
     "extends": _s("another venv whose requirements it starts from"),
     "requirements": _list("requirements (bare names pinned in [pins])", ()),
@@ -418,7 +487,7 @@ def declaration(smokes: Registry, recipes: Registry = RECIPES, suites: Registry 
         "schema": Key("integer", "the file's schema version (1)", REQUIRED, minimum=SCHEMA_VERSION,
                       maximum=SCHEMA_VERSION, bounds=f"a schema this crosslane reads (schema = {SCHEMA_VERSION})"),
         "tools": _table("build tools from PyPI", TOOLS, REQUIRED),
-        "host": _table("the build machine", Section({"packages": _list("host packages every lane needs", ())})),
+        "host": _table("the build machine", Section({"packages": _packages("host packages every lane needs")})),
         "sysroot": _table("the target sysroots: a Debian suite", SYSROOT, REQUIRED),
         "toolchains": _named("compilers by name", _table("", TOOLCHAIN), NAME),
         "toolroots": _named("host tools newer than the host's: a Debian root made with mmdebstrap",

@@ -149,14 +149,6 @@ def _baremetal(name: str, table: Table, toolroots: Mapping[str, ToolRootSpec]) -
     return target
 
 
-def _tool_version(table: Table, key: str) -> str:
-    """A PyPI version pin for cmake/ninja (3.31.6), checked here rather than found broken by pip or preflight."""
-    value = table.string(key, required=True)
-    if not re.fullmatch(r"\d+(\.\d+){1,3}", value):
-        table.fail(key, f"'{value}' is not a version such as 3.31.6 (crosslane installs {key}=={value} from PyPI)")
-    return value
-
-
 def _toolchain(name: str, table: Table) -> Toolchain:
     path_name(table, None, name, "toolchain")
     family = table.string("family")
@@ -312,10 +304,8 @@ def _check_scalars(data: dict[str, object], file: str) -> None:
                               "range; write a smaller number")
 
 
-def parse(text: str, path: Path, root: Path | None = None, registries: Registries | None = None) -> Config:
-    registries = registries or Registries.discover()
-    file = path.name
-    root = (root or path.parent).resolve()
+def read_toml(text: str, file: str) -> dict[str, object]:
+    """The file's text as TOML data, with nothing in it no key can hold (_check_scalars)."""
     if text.startswith("\ufeff"):
         raise ConfigError(f"{file}: line 1: starts with a byte-order mark, which TOML parsers refuse; save the file "
                           "as UTF-8 without one")
@@ -326,6 +316,18 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     except RecursionError:
         raise ConfigError(f"{file}: arrays or tables nested too deeply to read; fix the syntax") from None
     _check_scalars(data, file)
+    return data
+
+
+def parse(text: str, path: Path, root: Path | None = None, registries: Registries | None = None) -> Config:
+    registries = registries or Registries.discover()
+    return from_data(read_toml(text, path.name), path, (root or path.parent).resolve(), registries)
+
+
+def from_data(data: dict[str, object], path: Path, root: Path, registries: Registries) -> Config:
+    """The TOML data of *path* as the model, each section read in turn (the order decides which of two mistakes
+    is named)."""
+    file = path.name
     written = data.get("components")
     registries = registries.named(written if isinstance(written, dict) else {})
     pins = shorthand.read_pins(data, file)
@@ -334,12 +336,45 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
     top.table("args")  # read by shorthand.resolve_components
     top.table("pins")
     top.integer("schema")  # its declaration admits SCHEMA_VERSION only
+    tools, host_packages, sysroot = _tools(top), _host_packages(top), _sysroot(top)
+    toolchains, toolroots, read_arches = _machines(top, sysroot)
+    components = _components(top, root, registries, pins, toolroots)
+    sysroot = _with_components_packages(sysroot, components)
+    arches = _jobs(read_arches, components)
+    hostenvs = MappingProxyType(_hostenvs(top.table("hostenvs"), components))
+    _check_references(top, toolchains, arches, components)
+    _check_arches(file, components, arches)
+    models = MappingProxyType({name: _model(name, t, pins) for name, t in top.table("models").subtables()})
+    profile_names = {p.name for a in arches.values() for p in a.profiles}
+    matrices = MappingProxyType({name: cases.read(name, t, profile_names)
+                                 for name, t in top.table("cases").subtables()})
+    _check_smokes(file, components, profile_names, matrices, models)
+    baremetal = _baremetals(top, toolroots, components, matrices)
+    lanes = _lanes(top.table("lanes"), components)
+    exemptions, floors = _parity(top), _floors(top)
+    top.finish()
+    return Config(path=path, root=root, tools=tools, host_packages=host_packages, sysroot=sysroot,
+                  toolchains=toolchains, arches=arches, components=components, lanes=lanes,
+                  parity_exemptions=exemptions, floors=floors,
+                  models=models, cases=matrices, hostenvs=hostenvs, toolroots=toolroots, baremetal=baremetal,
+                  registries=registries)
+
+
+def _tools(top: Table) -> Tools:
     tools_table = top.table("tools", required=True)
-    tools = Tools(cmake=_tool_version(tools_table, "cmake"), ninja=_tool_version(tools_table, "ninja"))
+    tools = Tools(cmake=tools_table.string("cmake"), ninja=tools_table.string("ninja"))  # keys.VERSION
     tools_table.finish()
+    return tools
+
+
+def _host_packages(top: Table) -> tuple[str, ...]:
     host = top.table("host")
-    host_packages = package_names(host, "packages")
+    packages = package_names(host, "packages")
     host.finish()
+    return packages
+
+
+def _sysroot(top: Table) -> SysrootSpec:
     sys_table = top.table("sysroot", required=True)
     sysroot = SysrootSpec(
         suite=sys_table.string("suite"),
@@ -349,6 +384,13 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
         arch_packages=per_arch_strings(sys_table, "arch_packages", package_names),
     )
     sys_table.finish()
+    return sysroot
+
+
+def _machines(top: Table, sysroot: SysrootSpec) -> tuple[Mapping[str, Toolchain], Mapping[str, ToolRootSpec],
+                                                         dict[Arch, ArchConfig]]:
+    """[toolchains], [toolroots] and [arches] (their jobs still empty), each tool root they name checked."""
+    file = top.file
     toolchains = MappingProxyType({name: _toolchain(name, t) for name, t in top.table("toolchains").subtables()})
     toolroots = MappingProxyType({name: _toolroot(name, t, sysroot) for name, t in top.table("toolroots").subtables()})
     arches_table = top.table("arches", required=True)
@@ -364,6 +406,12 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
             Table({}, file, f"arches.{arch}").fail(
                 "emulator", f"unknown tool root '{arch_cfg.emulator}'{suggestion(arch_cfg.emulator, list(toolroots))}; "
                             "add a [toolroots.<name>] table holding qemu-user")
+    return toolchains, toolroots, read_arches
+
+
+def _components(top: Table, root: Path, registries: Registries, pins: Mapping[str, str],
+                toolroots: Mapping[str, ToolRootSpec]) -> Mapping[str, Component]:
+    file = top.file
     components = MappingProxyType(_shared_sources(file, {name: read_component(name, t, root, registries, pins)
                                                          for name, t in top.table("components").subtables()}))
     for name, component in components.items():
@@ -373,6 +421,10 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
                             "; add a [toolroots.<name>] table")
         if component.toolroot and not component.rust:
             Table({}, file, f"components.{name}").fail("toolroot", "a tool root for Rust needs rust = true")
+    return components
+
+
+def _with_components_packages(sysroot: SysrootSpec, components: Mapping[str, Component]) -> SysrootSpec:
     # Every CPython a wheel is built for is in the sysroot (its headers, libpython and interpreter for FindPython):
     # stated once, in the component's wheel.pythons.
     wanted = [pkg for c in components.values() for v in c.wheel.pythons for pkg in (f"python{v}", f"libpython{v}-dev")]
@@ -382,24 +434,28 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
                                                 *(p for c in components.values()
                                                   for p in c.sysroot_packages.get(arch, ())))))
                      for arch in needing}
-    sysroot = dataclasses.replace(sysroot, packages=tuple(dict.fromkeys((*sysroot.packages, *wanted))),
-                                  arch_packages=MappingProxyType(arch_packages))
+    return dataclasses.replace(sysroot, packages=tuple(dict.fromkeys((*sysroot.packages, *wanted))),
+                               arch_packages=MappingProxyType(arch_packages))
+
+
+def _jobs(read_arches: Mapping[Arch, ArchConfig], components: Mapping[str, Component]) -> Mapping[Arch, ArchConfig]:
     # An arch's job: the components that list it (but not those built only when named), in the order versions.toml
     # declares them.
-    arches = MappingProxyType({arch: dataclasses.replace(arch_cfg, components=tuple(
+    return MappingProxyType({arch: dataclasses.replace(arch_cfg, components=tuple(
         name for name, component in components.items() if arch in component.arches and component.job))
         for arch, arch_cfg in read_arches.items()})
-    hostenvs = MappingProxyType(_hostenvs(top.table("hostenvs"), components))
-    _check_references(top, toolchains, arches, components)
+
+
+def _check_arches(file: str, components: Mapping[str, Component], arches: Mapping[Arch, ArchConfig]) -> None:
     for name, component in components.items():
         for index, arch in enumerate(component.arches):
             if arch not in arches:
                 Table({}, file, f"components.{name}.arches").fail(
                     index, f"arch '{arch}' has no [arches.{arch}] table; add one")
-    models = MappingProxyType({name: _model(name, t, pins) for name, t in top.table("models").subtables()})
-    profile_names = {p.name for a in arches.values() for p in a.profiles}
-    matrices = MappingProxyType({name: cases.read(name, t, profile_names)
-                                 for name, t in top.table("cases").subtables()})
+
+
+def _check_smokes(file: str, components: Mapping[str, Component], profile_names: set[str],
+                  matrices: Mapping[str, cases.CaseMatrix], models: Mapping[str, ModelSpec]) -> None:
     for name, component in components.items():
         unknown = [p for p in (component.smoke.profiles if component.smoke else ()) if p not in profile_names]
         if unknown:
@@ -413,6 +469,11 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
             Table({}, file, f"components.{name}.smoke").fail(
                 "model", f"unknown model '{component.smoke.model}' (known: {', '.join(models) or 'none'}); "
                          "add a [models.<name>] table")
+
+
+def _baremetals(top: Table, toolroots: Mapping[str, ToolRootSpec], components: Mapping[str, Component],
+                matrices: Mapping[str, cases.CaseMatrix]) -> Mapping[str, BareMetalTarget]:
+    file = top.file
     baremetal_table = top.table("baremetal")
     baremetal = MappingProxyType({name: _baremetal(name, t, toolroots) for name, t in baremetal_table.subtables()})
     for name, target in baremetal.items():
@@ -428,7 +489,10 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
                     Table({}, file, f"baremetal.{name}.builds.{build.name}.exempt").fail(
                         model, f"'{model}' is no model of [cases.{target.cases}] (known: {', '.join(case_models)}); "
                                "delete the exemption")
-    lanes = _lanes(top.table("lanes"), components)
+    return baremetal
+
+
+def _parity(top: Table) -> Mapping[str, str]:
     parity = top.table("parity")
     exemptions_table = parity.table("exemptions")
     exemptions = {key: exemptions_table.string(key) for key in list(exemptions_table.keys())}
@@ -438,15 +502,14 @@ def parse(text: str, path: Path, root: Path | None = None, registries: Registrie
             exemptions_table.fail(key, "expected \"arch:distribution\" = \"reason\"")
         read_arch(exemptions_table, key, arch_name)
     parity.finish()
+    return MappingProxyType(exemptions)
+
+
+def _floors(top: Table) -> Mapping[Arch, int]:
     floors_table = top.table("floors")
     floors = {read_arch(floors_table, key, key): floors_table.integer(key) for key in list(floors_table.keys())}
     floors_table.finish()
-    top.finish()
-    return Config(path=path, root=root, tools=tools, host_packages=host_packages, sysroot=sysroot,
-                  toolchains=toolchains, arches=arches, components=components, lanes=lanes,
-                  parity_exemptions=MappingProxyType(exemptions), floors=MappingProxyType(floors),
-                  models=models, cases=matrices, hostenvs=hostenvs, toolroots=toolroots, baremetal=baremetal,
-                  registries=registries)
+    return MappingProxyType(floors)
 
 
 def load(path: Path | None = None, registries: Registries | None = None) -> Config:

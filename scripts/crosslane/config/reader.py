@@ -28,6 +28,11 @@ _TYPE_NAMES = {
 _DECLARED_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "table"}
 
 
+def _matches(pattern: str, value: str) -> bool:
+    """A declared pattern (^…$, as JSON Schema writes it) matched against the whole value."""
+    return re.fullmatch(pattern.removeprefix("^").removesuffix("$"), value) is not None
+
+
 def describe(value: object) -> str:
     kind = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "table"}
     name = kind.get(type(value), type(value).__name__)
@@ -91,17 +96,37 @@ class Table:
         if not ok:
             self.fail(key, f"expected {_TYPE_NAMES[expected]}, got {describe(value)}")
         if decl is not None:
+            self._check_name(key)
             self._check_declared(key, decl, value)
         return value
 
+    def _check_name(self, key: str) -> None:
+        """A free name of this table (env.<NAME>) against the declared name pattern, where the declaration words it."""
+        section = self.section
+        if section is not None and section.name_refusal and section.name_pattern and key not in section.keys \
+                and not _matches(section.name_pattern, key):
+            self.fail(key, section.name_refusal)
+
     def _check_declared(self, key: str, decl: Key, value: object) -> None:
+        """What the declaration says a value alone may be; the words of the refusal are its own where it has them."""
+        if decl.empty and value in ("", []):
+            self.fail(key, decl.empty)
         if decl.choices and isinstance(value, str) and value not in decl.choices:
+            if decl.refusal:
+                self.fail(key, decl.refusal.format(value=value, key=key, hint=suggestion(value, decl.choices)))
             if decl.what:
                 self.fail(key, f"unknown {decl.what} '{value}'{suggestion(value, decl.choices)}")
             self.fail(key, f"'{value}' is not one of {', '.join(decl.choices)}")
-        if decl.shape and decl.pattern and isinstance(value, str) \
-                and not re.fullmatch(decl.pattern.removeprefix("^").removesuffix("$"), value):
-            self.fail(key, f"{value!r} is not {decl.shape}")
+        if (decl.shape or decl.refusal) and decl.pattern and isinstance(value, str) \
+                and not _matches(decl.pattern, value):
+            self.fail(key, decl.refusal.format(value=value, key=key) if decl.refusal else
+                      f"{value!r} is not {decl.shape}")
+        if decl.format == "regex" and isinstance(value, str):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                self.fail(key, decl.refusal.format(value=value, key=key, error=exc) if decl.refusal else
+                          f"{value!r} is not a regular expression ({exc})")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and not decl.in_bounds(value):
             self.fail(key, f"{value:g} is not {decl.bounds_text()}")
 

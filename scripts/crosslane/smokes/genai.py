@@ -18,7 +18,7 @@ from pathlib import Path
 
 from crosslane import controls
 from crosslane.archs import CONTROL_ARCH, Arch, info
-from crosslane.config import ArchConfig, Component, Constrained, Profile, version_of
+from crosslane.config import ArchConfig, Component, Constrained, Profile, keys, version_of
 from crosslane.context import Context
 from crosslane.gates import compiled, provenance, vector_code
 from crosslane.guest import cpython
@@ -32,7 +32,7 @@ from crosslane.smokes import payload, site, wheel_install
 from crosslane.smokes.compare import EXACT
 from crosslane.sources import pinned
 
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = keys.SMOKE_TIMEOUT  # without a smoke table, what one without a timeout gets
 # Greedy token ids: equal, or the build computes something else.
 TOLERANCES = {"new_tokens": EXACT, "constrained_tokens": EXACT}
 
