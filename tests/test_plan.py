@@ -78,6 +78,7 @@ def listing(root: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
+@pytest.mark.spawns  # the plan asks dpkg-query which host packages setup would install
 @pytest.mark.parametrize("arch", list(Arch), ids=lambda a: a.value)
 def test_all_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str], arch: Arch) -> None:
