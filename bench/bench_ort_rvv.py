@@ -159,7 +159,7 @@ def per_token(ctx: Context, so: Path, folder: Path) -> list[Measure]:
     if installed.site is None:
         raise ValueError(installed.row.reason)
     spec = ctx.config.components[GENAI].smoke
-    generation = genai_smoke.generation_env(ctx, spec.model if spec else None)
+    generation = genai_smoke.generation_env(ctx, spec.text("model") if spec else None)
     if "GENAI_EXPECTED_TOKENS" not in generation:
         raise ValueError(f"{GENAI}'s smoke names no model: the per-token count needs its tier-4 reference")
     generation["GENAI_MODEL_DIR"] = str(one_thread_model(Path(generation["GENAI_MODEL_DIR"]), folder))

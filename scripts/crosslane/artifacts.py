@@ -317,7 +317,8 @@ def unpack(ctx: Context, archive: Path) -> list[Row]:
             raise ConfigError(f"{archive}: not a readable pack ({type(exc).__name__}: {exc})", fix=FIX) from None
     rows = [Row(component=found.component, arch=found.arch, check=Check.ARTIFACT, verdict=Verdict.PASS,
                 reason=f"{archive.name} → {final} ({len(entries)} members verified)", subject="unpack")]
-    if found.recipe == "provided":
+    entry = ctx.config.registries.recipes.entries.get(found.recipe)
+    if entry is not None and not entry.compiles:
         rows += pipeline.build_components(ctx, found.arch, [found.component], force=True)
     return rows
 

@@ -13,7 +13,7 @@ from typing import assert_never
 
 from crosslane import stamps
 from crosslane.archs import Arch
-from crosslane.config import ArchiveSource, Component, DebianSource, GitSource, SysrootPackage, TreeSource
+from crosslane.config import ArchiveSource, Component, Config, DebianSource, GitSource, SysrootPackage, TreeSource
 from crosslane.context import Context
 from crosslane.guest import sysroot
 from crosslane.host import buildtools, hostsetup, toolroot
@@ -29,6 +29,7 @@ class BuildOutline:
     component: str
     arch: Arch
     recipe: str
+    compiles: bool  # the recipe's declaration (registry.Entry.compiles)
     toolchain: str
     source: str
     patches: tuple[str, ...]
@@ -44,7 +45,7 @@ class BuildOutline:
                  f"    recipe {self.recipe}, toolchain {self.toolchain}",
                  f"    source: {self.source}",
                  f"    patches: {', '.join(self.patches) or 'none'}"]
-        if self.recipe != "provided":
+        if self.compiles:
             lines.append(f"    cmake args: {args}; FetchContent: {', '.join(self.fetchcontent) or 'none'}")
         return lines
 
@@ -69,11 +70,16 @@ def source_text(ctx: Context, component: Component) -> str:
             assert_never(first)
 
 
+def compiles(config: Config, component: Component) -> bool:
+    entry = config.registries.recipes.entries.get(component.recipe)
+    return entry is None or entry.compiles
+
+
 def build_status(ctx: Context, component: Component, arch: Arch, state: LaneState) -> str:
     """What the build step would do, as the stamp already written says: the step itself compares every input."""
     if not state.enabled:
         return f"lane off by {state.setting} (a placeholder, nothing built)"
-    if component.recipe == "provided":
+    if not compiles(ctx.config, component):
         return "would record the sysroot's package"
     folder = ctx.component_dir(arch, component.name)
     stamp = stamps.read(folder) or {}
@@ -103,7 +109,8 @@ def outline(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str]) -> lis
     for name in names:
         component = ctx.config.components[name]
         found.append(BuildOutline(
-            component=name, arch=arch, recipe=component.recipe, toolchain=ctx.config.toolchain_for(name, arch).name,
+            component=name, arch=arch, recipe=component.recipe, compiles=compiles(ctx.config, component),
+            toolchain=ctx.config.toolchain_for(name, arch).name,
             source=source_text(ctx, component),
             patches=tuple(spec.path.name for spec in component.patches if arch in spec.arches),
             cmake_args=tuple(component.cmake_args_for(arch)), fetchcontent=tuple(component.fetchcontent),

@@ -11,7 +11,7 @@ from crosslane import __version__ as crosslane_version
 from crosslane import atomic, locks, outline, overlap, plan, recipes, report, repro, smokes, stamps
 from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
-from crosslane.config import PinnedSource, Profile
+from crosslane.config import Config, PinnedSource, Profile
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.features.probes import Probes
@@ -316,13 +316,19 @@ def run(ctx: Context, job: RunPlan, *, smokes_beside: bool) -> list[Row]:
     return report_rows(ctx, job, rows)
 
 
+def makes_wheels(config: Config, name: str) -> bool:
+    """Whether *name*'s recipe builds Python wheels (registry.Entry.wheels)."""
+    entry = config.registries.recipes.entries.get(config.components[name].recipe)
+    return entry is not None and entry.wheels
+
+
 def wheel_selection(ctx: Context, job: RunPlan) -> list[str]:
     """The wheel builds the plan's cmake-wheel components make, as --build / CROSSLANE_BUILD select them (checked
     here, a dry run too: a selection of nothing is refused before anything runs, as cibuildwheel refuses one, and so
     is a --build given to a plan that builds no wheel at all)."""
     lines = []
     wheels = [(each, name) for each, names in job.builds.items() for name in names
-              if ctx.config.components[name].recipe == "cmake-wheel"]
+              if makes_wheels(ctx.config, name)]
     if ctx.builds and not wheels:
         planned = dict.fromkeys(name for names in job.builds.values() for name in names)
         raise UsageError(f"--build {' '.join(ctx.builds)}: the plan builds no wheel "
@@ -439,8 +445,9 @@ def stage_hostenvs(ctx: Context, arch: Arch, names: Sequence[str]) -> list[Row]:
         for env in kind.hostenvs if kind else ():  # what the smoke kind's runs need (its exports, a converter)
             if env in config.hostenvs:
                 wanted.setdefault(config.hostenvs[env], f"hostenv:{env}")
-        if component.smoke and component.smoke.model:
-            wanted.setdefault(config.models[component.smoke.model].requirements, f"model:{component.smoke.model}")
+        model = component.smoke.referred("models") if component.smoke else None
+        if model is not None:
+            wanted.setdefault(config.models[model].requirements, f"model:{model}")
     rows = []
     for requirements, label in wanted.items():
         if ctx.runner.dry_run:
@@ -487,7 +494,7 @@ def publish_index(ctx: Context, arch: Arch | None, names: Sequence[str], output:
     if arch is None:
         raise UsageError("index: name an arch (--arch) or a folder of wheels (--input)", fix="e.g. --arch riscv64")
     wanted = [n for n in plan.components_for(ctx.config, arch, names)
-              if ctx.config.components[n].recipe == "cmake-wheel"]
+              if makes_wheels(ctx.config, n)]
     if not wanted:
         raise UsageError(f"no component of the {arch} job builds wheels", fix="name one with --component")
     wheels = []

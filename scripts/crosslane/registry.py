@@ -27,8 +27,11 @@ from types import MappingProxyType
 from crosslane.errors import CrosslaneError, MissingPrerequisite
 
 # The option types a smoke kind may declare (config/components.py reads each): a string, a list of strings, a
-# regular expression, a number, a table of strings, a tolerance table ({rel, abs}), a table of profile -> signal.
-OPTION_TYPES = ("string", "strings", "regex", "number", "table", "tolerance", "signals")
+# regular expression, a number, a table of strings, a tolerance table ({rel, abs}), a table of profile -> signal,
+# an environment (variable name -> value), a guidance table (what a generation must match: kind, data, prompt).
+OPTION_TYPES = ("string", "strings", "regex", "number", "table", "tolerance", "signals", "environment", "guidance")
+# The top-level tables an option's value may name (Option.refers), with what an entry of each is called.
+REFERABLE = MappingProxyType({"models": "model", "cases": "case matrix"})
 
 
 def suggestion(value: str, known: list[str] | tuple[str, ...]) -> str:
@@ -45,12 +48,24 @@ class Option:
     required: bool = False
     choices: tuple[str, ...] = ()
     doc: str = ""
+    # A string that names an entry of this top-level table (REFERABLE): the loader checks it is there, and what the
+    # entry brings (a model's host requirements, a case matrix's exemptions) follows the component.
+    refers: str = ""
+    # A string option: why an empty one is refused (e.g. a sentinel line with no text is no evidence); "": allowed.
+    nonempty: str = ""
+    # A regex option: the {placeholders} the kind fills per run (compiled with them filled), and whether it is
+    # evidence, so a pattern matching an empty output is refused.
+    placeholders: tuple[str, ...] = ()
+    evidence: bool = False
 
     def __post_init__(self) -> None:
         # A type no reader knows would be read as a string, silently (components.smoke_option's last case).
         if self.type not in OPTION_TYPES:
             raise ValueError(f"option type '{self.type}' is not one crosslane reads"
                              f"{suggestion(self.type, OPTION_TYPES)}")
+        if self.refers and (self.type != "string" or self.refers not in REFERABLE):
+            raise ValueError(f"option refers to '{self.refers}': a string option may name an entry of "
+                             f"{', '.join(REFERABLE)}")
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,14 @@ class Entry:
     controlled: bool | str = False
     # host venvs ([hostenvs.<name>]) its runs need, made by `invoke sources` with the rest
     hostenvs: tuple[str, ...] = ()
+    # smoke kinds: the options one of which each smoke must set, its evidence (an exit status alone is never a PASS)
+    evidence: tuple[str, ...] = ()
+    # recipes: whether it compiles (False: its build records what the sysroot ships, so a plan shows no cmake line
+    # and an unpacked pack of it is recorded again on this machine)
+    compiles: bool = True
+    # recipes: whether its builds are Python wheels (it reads the component's [wheel] table, --build selects among
+    # them, `invoke index` collects them)
+    wheels: bool = False
     doc: str = ""
 
     def __post_init__(self) -> None:
@@ -165,35 +188,42 @@ def _entries(table: Mapping[str, str | Entry]) -> Mapping[str, Entry]:
 # How a component becomes an install folder (versions.toml `recipe`): objects with `run(...) -> Built`.
 RECIPES = Registry("recipe", _entries({
     "cmake": "crosslane.recipes.cmake:RECIPE",
-    "cmake-wheel": "crosslane.recipes.cmake_wheel:RECIPE",
-    "provided": "crosslane.recipes.provided:RECIPE",
+    "cmake-wheel": Entry("crosslane.recipes.cmake_wheel:RECIPE", wheels=True),
+    "provided": Entry("crosslane.recipes.provided:RECIPE", compiles=False),
 }))
 
+# What the command smoke fills into its argv, env and pattern per run (smokes/command.py's values()).
+COMMAND_PLACEHOLDERS = ("install", "profile", "vlen", "vector", "output", "arch")
 COMMAND_OPTIONS = MappingProxyType({
     "argv": Option("strings", required=True, doc="the program and its arguments; {install}, {profile}, {vlen}, "
                                                  "{vector}, {output}, {arch} are filled per run"),
-    "sentinel": Option("string", doc="a line the program prints only when it checked its result"),
-    "pattern": Option("regex", doc="a regular expression its output must match (with {vector} etc. filled)"),
+    "sentinel": Option("string", doc="a line the program prints only when it checked its result",
+                       nonempty="an empty line is no evidence; name the line the program prints when it passed"),
+    "pattern": Option("regex", doc="a regular expression its output must match (with {vector} etc. filled)",
+                      placeholders=COMMAND_PLACEHOLDERS, evidence=True),
     "compare": Option("string", choices=("stdout", "json"),
                       doc="what is compared with the amd64 control: the whole stdout, or the JSON it writes to "
                           "{output}"),
     "tolerance": Option("tolerance", doc="{ rel = …, abs = … } for the numbers compared; exact without it"),
     "expect": Option("signals", doc="profile -> the signal the run must die of there (SIGILL: V code, no V)"),
-    "env": Option("table", doc="variables the program gets"),
+    "env": Option("environment", doc="variables the program gets"),
 })
 
 # Smokes by kind (versions.toml `smoke.kind`): each is `run(ctx, arch, component, profiles) -> rows`.
 SMOKES = Registry("smoke kind", _entries({
     "command": Entry("crosslane.smokes.command:run", options=COMMAND_OPTIONS, controlled="compare",
+                     evidence=("sentinel", "pattern"),
                      doc="a declared program under qemu on every profile: its sentinel or pattern, its outputs "
                          "against the control, expected failures per profile"),
     "canary": Entry("crosslane.smokes.canary:run", controlled=True),
     "cpuinfo-isa": Entry("crosslane.smokes.cpuinfo:run"),
     "ort": Entry("crosslane.smokes.ort:run", controlled=True),
     "genai": Entry("crosslane.smokes.genai:run", controlled=True,
-                   options=MappingProxyType({"model": Option("string"), "constrained": Option("table")})),
+                   options=MappingProxyType({"model": Option("string", refers="models"),
+                                             "constrained": Option("guidance", doc="constrained decoding: what the "
+                                                                                   "generation must match")})),
     "executorch": Entry("crosslane.smokes.executorch:run", hostenvs=("executorch-aot",),
-                        options=MappingProxyType({"cases": Option("string", required=True)})),
+                        options=MappingProxyType({"cases": Option("string", required=True, refers="cases")})),
 }))
 
 # Upstream test suites by kind (versions.toml `tests.kind`): each is `run(ctx, arch, component, profiles) -> Run`.

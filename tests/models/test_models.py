@@ -212,7 +212,7 @@ def test_cache_key_follows_every_pin() -> None:
 def test_the_repository_model_is_pinned(cfg: config_mod.Config) -> None:
     spec = cfg.models["smollm2"]
     assert cfg.components["onnxruntime-genai"].smoke is not None
-    assert cfg.components["onnxruntime-genai"].smoke.model == "smollm2"
+    assert cfg.components["onnxruntime-genai"].smoke.text("model") == "smollm2"
     assert all("==" in r for r in spec.requirements) and len(spec.sha256) == 64
 
 

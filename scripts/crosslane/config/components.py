@@ -34,6 +34,7 @@ from crosslane.config.model import (
     GitSource,
     PatchSpec,
     PinnedSource,
+    Ref,
     Registries,
     SmokeSpec,
     SourceSpec,
@@ -148,10 +149,8 @@ def _fetchcontent(table: Table, root: Path) -> tuple[Mapping[str, tuple[PinnedSo
 GUIDANCE_KINDS = ("regex", "json_schema", "lark_grammar")  # what genai's set_guidance takes
 
 
-def _constrained(smoke: Table) -> Constrained | None:
-    if not smoke.has("constrained"):
-        return None
-    sub = smoke.table("constrained")
+def _constrained(smoke: Table, key: str) -> Constrained:
+    sub = smoke.table(key)
     kind = sub.string("kind", required=True)
     if kind == "regex":
         try:
@@ -196,7 +195,12 @@ SYMVER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*@[A-Z]+_[0-9]+(?:\.[0-9]+)*")
 LIBRARY_RE = re.compile(keys.LIBRARY.removeprefix("^").removesuffix("$"))
 
 
-def _wheel(table: Table) -> WheelSpec:
+def _makes_wheels(table: Table, registries: Registries) -> bool:
+    entry = registries.recipes.entries.get(table.optional_string("recipe") or "")
+    return entry is not None and entry.wheels
+
+
+def _wheel(table: Table, registries: Registries) -> WheelSpec:
     sub = table.table("wheel")
     pythons = sub.strings("pythons")
     for index, version in enumerate(pythons):
@@ -230,8 +234,10 @@ def _wheel(table: Table) -> WheelSpec:
                      symbol_versions=symbols,
                      install_suites=MappingProxyType(suites), install_packages=package_names(sub, "install_packages"))
     sub.finish()
-    if sub.data and table.optional_string("recipe") != "cmake-wheel":
-        table.fail("wheel", "a [wheel] table is read by the cmake-wheel recipe only; set recipe = \"cmake-wheel\"")
+    if sub.data and not _makes_wheels(table, registries):
+        wheeled = [name for name, entry in registries.recipes.entries.items() if entry.wheels]
+        table.fail("wheel", f"a [wheel] table is read by the {' or '.join(wheeled)} recipe only; "
+                            f"set recipe = \"{wheeled[0]}\"")
     return spec
 
 
@@ -377,7 +383,7 @@ def read_component(name: str, table: Table, root: Path, registries: Registries,
         source_dirname=_dirname(table),
         collect=relative_paths(table, "collect"),
         hostenvs=table.strings("hostenvs"),
-        wheel=_wheel(table),
+        wheel=_wheel(table, registries),
         cpu_extensions=_cpu_extensions(table),
         tests=_tests(table, root, pins or {}, registries),
     )
@@ -397,43 +403,36 @@ def _smoke(table: Table, registries: Registries) -> SmokeSpec:
         if key not in keys.COMMON_SMOKE and key not in declared:
             smoke_table.fail(key, f"unknown key for smoke kind '{kind}'"
                                   f"{suggestion(key, [*keys.COMMON_SMOKE, *declared])}")
-    options = {}
+    options: dict[str, object] = {}
+    refs: list[Ref] = []
     for key, option in declared.items():
-        if key in ("model", "cases", "constrained"):  # read into their own fields below
-            if option.required and not smoke_table.has(key):
-                smoke_table.fail(None, f"missing required key '{key}' for smoke kind '{kind}'")
-            continue
         if smoke_table.has(key) or option.required:
-            options[key] = smoke_option(smoke_table, key, option)
-    spec = SmokeSpec(kind=kind, timeout=timeout, model=smoke_table.optional_string("model"),
-                     cases=smoke_table.optional_string("cases"), profiles=smoke_table.strings("profiles"),
-                     constrained=_constrained(smoke_table), options=MappingProxyType(options))
+            options[key] = value = smoke_option(smoke_table, key, option)
+            if option.refers and isinstance(value, str):
+                refs.append(Ref(key=key, table=option.refers, name=value))
+        if option.placeholders and isinstance(options.get(key), str):
+            _evidence_pattern(smoke_table, key, option, str(options[key]))
+    spec = SmokeSpec(kind=kind, timeout=timeout, profiles=smoke_table.strings("profiles"),
+                     options=MappingProxyType(options), refs=tuple(refs))
     smoke_table.finish()
     section = smoke_table.section
     evidence, why = section.variant_any.get(kind, ((), "")) if section is not None else ((), "")
     if evidence and not set(evidence) & set(options):
         smoke_table.fail(None, why)
-    if kind == "command":
-        _command_evidence(smoke_table, options)
     return spec
 
 
-COMMAND_PLACEHOLDER = re.compile(r"\{(install|profile|vlen|vector|output|arch)\}")  # smokes/command.py's values()
-
-
-def _command_evidence(table: Table, options: Mapping[str, object]) -> None:
-    """What a command smoke states as evidence can be evidence: a pattern that compiles with its placeholders filled
-    and needs some output to match (its declaration, keys.py, refuses an empty sentinel and an environment's names a
-    process cannot have)."""
-    pattern = options.get("pattern")
-    if isinstance(pattern, str):
-        try:
-            compiled = re.compile(COMMAND_PLACEHOLDER.sub("x", pattern), re.MULTILINE)
-        except re.error as exc:
-            table.fail("pattern", f"/{pattern}/ is no regular expression with its placeholders filled ({exc})")
-        if compiled.search(""):
-            table.fail("pattern", f"/{pattern}/ matches an empty output, so it is no evidence; match what the "
-                                  "program prints when it passed")
+def _evidence_pattern(table: Table, key: str, option: Option, pattern: str) -> None:
+    """A pattern filled per run compiles with its placeholders filled, and, as evidence, needs some output to match
+    (its declaration, keys.py, refuses the rest: an empty sentinel, an environment's names a process cannot have)."""
+    filled = re.sub(r"\{(" + "|".join(map(re.escape, option.placeholders)) + r")\}", "x", pattern)
+    try:
+        compiled = re.compile(filled, re.MULTILINE)
+    except re.error as exc:
+        table.fail(key, f"/{pattern}/ is no regular expression with its placeholders filled ({exc})")
+    if option.evidence and compiled.search(""):
+        table.fail(key, f"/{pattern}/ matches an empty output, so it is no evidence; match what the program prints "
+                        "when it passed")
 
 
 
@@ -443,7 +442,9 @@ def smoke_option(table: Table, key: str, option: Option) -> object:
         return table.strings(key)  # a required one is not empty: its declaration (keys.option_key)
     if option.type == "number":
         return table.number(key, 0.0)
-    if option.type in ("table", "tolerance", "signals"):
+    if option.type == "guidance":
+        return _constrained(table, key)
+    if option.type in ("table", "tolerance", "signals", "environment"):
         sub = table.table(key)
         found: dict[str, object] = {}
         for name in list(sub.keys()):

@@ -10,7 +10,6 @@ scikit-build-core generates its settings schema from its settings model.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -220,11 +219,16 @@ def option_key(name: str, option: Option, *, required: bool | None = None) -> Ke
                                                 refusal="'{value}' is not a signal a run dies of{hint}")), default)
         case "table":
             return _table(doc, Section(names=_s("")), default)
+        case "environment":
+            return _table(doc, Section(names=_s(""), name_pattern=ENV_NAME, name_refusal=(
+                "not an environment variable name (letters, digits, '_', not first a digit)")), default)
+        case "guidance":
+            return _table(doc, CONSTRAINED, default)
         case "regex":
             return Key("string", doc, default, choices=option.choices, format="regex",
                        refusal="not a regular expression: {error}")
         case _:
-            return _s(doc, default, choices=option.choices)
+            return Key("string", doc, default, choices=option.choices, empty=option.nonempty)
 
 
 def _either(first: Key, other: Key) -> Key:
@@ -252,27 +256,6 @@ SMOKE_TIMEOUT = 120.0  # seconds per run under qemu, when versions.toml states n
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
-def _command_rule(key: str, declared: Key) -> Key:
-    """The command smoke's own rules for its options, beyond their types: what it states as evidence can be evidence
-    (a sentinel line with text), and its environment's names are names a process can have."""
-    match key:
-        case "sentinel":
-            return dataclasses.replace(declared, empty="an empty line is no evidence; name the line the program "
-                                                       "prints when it passed")
-        case "env":
-            return dataclasses.replace(declared, section=Section(names=_s(""), name_pattern=ENV_NAME, name_refusal=(
-                "not an environment variable name (letters, digits, '_', not first a digit)")))
-        case _:
-            return declared
-
-
-# kind -> (keys, why): an expected signal on some profiles is no evidence for the others, so each run needs one
-SMOKE_EVIDENCE: Mapping[str, tuple[tuple[str, ...], str]] = MappingProxyType({
-    "command": (("sentinel", "pattern"), ("a command smoke names its evidence: sentinel = \"…\" or pattern = \"…\" "
-                                          "(an exit status alone is never a PASS)")),
-})
-
-
 def smoke_section(smokes: Registry) -> Section:
     """components.<c>.smoke: the keys every kind has and those each kind declares (registry.Entry.options)."""
     keys: dict[str, Key] = {
@@ -285,15 +268,16 @@ def smoke_section(smokes: Registry) -> Section:
     for name, entry in smokes.entries.items():
         for key, option in entry.options.items():
             # required by its kind only (variant_required): the key itself is optional among all kinds' keys
-            declared = _table(option.doc or "constrained decoding: what the generation must match", CONSTRAINED) \
-                if key == "constrained" else option_key(name, option, required=False)
-            if name == "command":
-                declared = _command_rule(key, declared)
+            declared = option_key(name, option, required=False)
             keys[key] = declared if key not in keys else _either(keys[key], declared)
     variants = {name: (*COMMON_SMOKE, *entry.options) for name, entry in smokes.entries.items()}
     required = {name: tuple(k for k, option in entry.options.items() if option.required)
                 for name, entry in smokes.entries.items()}
-    evidence = {kind: rule for kind, rule in SMOKE_EVIDENCE.items() if kind in smokes.entries}
+    # An expected signal on some profiles is no evidence for the others, so each run needs evidence of its own.
+    evidence = {kind: (entry.evidence, f"a {kind} smoke names its evidence: "
+                       + " or ".join(f'{key} = "…"' for key in entry.evidence)
+                       + " (an exit status alone is never a PASS)")
+                for kind, entry in smokes.entries.items() if entry.evidence}
     return Section(keys, variants=MappingProxyType(variants), variant_required=MappingProxyType(required),
                    variant_any=MappingProxyType(evidence), doc="how the component is smoked under qemu")
 

@@ -39,7 +39,7 @@ from crosslane.config.model import (
 )
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
-from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, suggestion
+from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, REFERABLE, suggestion
 
 SCHEMA_VERSION = keys.SCHEMA_VERSION
 MAX_CONFIG_BYTES = 1 << 20
@@ -454,6 +454,16 @@ def _check_arches(file: str, components: Mapping[str, Component], arches: Mappin
                     index, f"arch '{arch}' has no [arches.{arch}] table; add one")
 
 
+def _check_refs(file: str, name: str, component: Component, tables: Mapping[str, Mapping[str, object]]) -> None:
+    """Each entry a smoke's options name (registry.Option.refers) is in its top-level table."""
+    for ref in component.smoke.refs if component.smoke else ():
+        known = tables[ref.table]
+        if ref.name not in known:
+            Table({}, file, f"components.{name}.smoke").fail(
+                ref.key, f"unknown {REFERABLE[ref.table]} '{ref.name}' (known: {', '.join(known) or 'none'}); "
+                         f"add a [{ref.table}.<name>] table")
+
+
 def _check_smokes(file: str, components: Mapping[str, Component], profile_names: set[str],
                   matrices: Mapping[str, cases.CaseMatrix], models: Mapping[str, ModelSpec]) -> None:
     for name, component in components.items():
@@ -461,14 +471,8 @@ def _check_smokes(file: str, components: Mapping[str, Component], profile_names:
         if unknown:
             Table({}, file, f"components.{name}.smoke").fail(
                 "profiles", f"unknown CPU profile(s) {', '.join(unknown)} (known: {', '.join(sorted(profile_names))})")
-        if component.smoke and component.smoke.cases and component.smoke.cases not in matrices:
-            Table({}, file, f"components.{name}.smoke").fail(
-                "cases", f"unknown case matrix '{component.smoke.cases}' (known: {', '.join(matrices) or 'none'})")
     for name, component in components.items():
-        if component.smoke and component.smoke.model and component.smoke.model not in models:
-            Table({}, file, f"components.{name}.smoke").fail(
-                "model", f"unknown model '{component.smoke.model}' (known: {', '.join(models) or 'none'}); "
-                         "add a [models.<name>] table")
+        _check_refs(file, name, component, {"models": models, "cases": matrices})
 
 
 def _baremetals(top: Table, toolroots: Mapping[str, ToolRootSpec], components: Mapping[str, Component],

@@ -231,22 +231,37 @@ class Constrained:
     new_tokens: int = 32
 
 
+@dataclass(frozen=True, kw_only=True)
+class Ref:
+    """An option's value that names an entry of a top-level table: smoke.model = "smollm2" is [models.smollm2]."""
+
+    key: str  # the option
+    table: str  # "models", "cases" (registry.REFERABLE)
+    name: str
+
+
 @dataclass(frozen=True)
 class SmokeSpec:
-    """A component's smoke: its kind, timeout and what it runs (model tier, case matrix)."""
+    """A component's smoke: its kind, timeout and profiles, and the options its kind declares, as read. What one
+    kind reads (a command's argv, genai's model, executorch's case matrix) is in *options*, never a field here."""
 
     kind: str
     timeout: float
-    # A [models.<name>] the smoke generates with (the genai smoke's tier 4); None: that tier is not armed.
-    model: str | None = None
-    # A [cases.<name>] matrix the smoke runs (the executorch smoke).
-    cases: str | None = None
     # Only these CPU profiles (a runner variant made for some of them); empty: every profile the smoke gets.
     profiles: tuple[str, ...] = ()
-    # Tier 5 of the genai smoke (armed with `model`): the output must satisfy the constraint.
-    constrained: Constrained | None = None
     # The options its kind declares (registry.Entry.options), as read: a command smoke's argv, sentinel, compare…
     options: Mapping[str, object] = field(default_factory=dict)
+    # The top-level entries its options name (registry.Option.refers).
+    refs: tuple[Ref, ...] = ()
+
+    def referred(self, table: str) -> str | None:
+        """The entry of the top-level *table* ("models", "cases") an option names, if one does."""
+        return next((ref.name for ref in self.refs if ref.table == table), None)
+
+    def text(self, key: str) -> str | None:
+        """A string option as read, or None when it is not set."""
+        value = self.options.get(key)
+        return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

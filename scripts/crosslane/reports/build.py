@@ -156,9 +156,10 @@ def asserted(ctx: Context, arches: Sequence[Arch], names: Mapping[Arch, Sequence
     for name in wanted:
         component = config.components[name]
         smoke = component.smoke
-        if smoke is not None and smoke.cases is not None:
-            for model, reason in config.cases[smoke.cases].exempt.items():
-                grouped.setdefault((f"cases.{smoke.cases}: {model} not run", reason), []).append(name)
+        matrix = smoke.referred("cases") if smoke is not None else None
+        if matrix is not None:
+            for model, reason in config.cases[matrix].exempt.items():
+                grouped.setdefault((f"cases.{matrix}: {model} not run", reason), []).append(name)
         for source in component.sources:
             for path, commit, reason in source.substitutes if isinstance(source, GitSource) else ():
                 what = f"submodule {path} at {commit[:12]}, not the gitlink's"

@@ -202,7 +202,9 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     rows = [mine.row]
     if mine.site is None:
         return rows
-    generation = generation_env(ctx, spec.model if spec else None, spec.constrained if spec else None)
+    constrained = spec.options.get("constrained") if spec else None
+    generation = generation_env(ctx, spec.text("model") if spec else None,
+                                constrained if isinstance(constrained, Constrained) else None)
     sweep = plan_sweep(arch, ctx.config.arches[arch], profiles, generation,
                        [vector_code.scan(f) for f in shipping_folder.elf_files(mine.site)]
                        if info(arch).vector_cpu_property else [])
