@@ -16,7 +16,8 @@ import tomllib
 
 from crosslane import config
 from crosslane.config import jsonschema
-from crosslane.config.keys import REQUIRED, Key, Section, declaration
+from crosslane.config.document import declaration
+from crosslane.config.keys import REQUIRED, Key, Section
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.registry import SMOKES

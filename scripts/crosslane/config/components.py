@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
-from crosslane.archs import Arch, info
+from crosslane.archs import Arch
 from crosslane.config import keys, shorthand
+from crosslane.config.declare import Reader, read_into
 from crosslane.config.fields import (
     DEBIAN_VERSION_RE,
     GIT_REF_RE,
@@ -21,7 +23,6 @@ from crosslane.config.fields import (
     path_name,
     per_arch_strings,
     read_arch,
-    relative_paths,
     repo_path,
     sha256,
     url,
@@ -44,7 +45,7 @@ from crosslane.config.model import (
     WheelSpec,
 )
 from crosslane.config.reader import Table
-from crosslane.registry import OPTIONS, Option, suggestion
+from crosslane.registry import Option, suggestion
 
 
 def _source(table: Table, root: Path) -> SourceSpec:
@@ -164,35 +165,8 @@ def _constrained(smoke: Table, key: str) -> Constrained:
     return found
 
 
-CRATE_RE = re.compile(r"[A-Za-z0-9_-]+-[0-9][A-Za-z0-9.+-]*")
 
 
-def _crates(table: Table) -> Mapping[str, str]:
-    sub = table.table("crates")
-    found = {key: sha256(sub, key) for key in list(sub.keys())}
-    for key in found:
-        if not CRATE_RE.fullmatch(key):
-            sub.fail(key, f"'{key}' is not a crate as Cargo.lock names it (<name>-<version>)")
-    sub.finish()
-    if found and not table.string("toolroot"):
-        table.fail("crates", "crates are pinned in the tool root a component takes its Rust from; set toolroot")
-    return MappingProxyType(found)
-
-
-def _compiled(table: Table) -> Mapping[str, str]:
-    sub = table.table("compiled")
-    found = {key: sub.string(key) for key in list(sub.keys())}
-    for key, symbol in found.items():
-        if not NAME_RE.fullmatch(key) or not NAME_RE.fullmatch(symbol):
-            sub.fail(key, f"'{key}' = '{symbol}': a feature name and the C symbol that proves it (letters, digits, _)")
-    sub.finish()
-    return MappingProxyType(found)
-
-
-PYTHON_RE = re.compile(keys.PYTHON.removeprefix("^").removesuffix("$"))
-SUITE_RE = re.compile(r"[a-z][a-z0-9-]{1,30}")
-SYMVER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*@[A-Z]+_[0-9]+(?:\.[0-9]+)*")
-LIBRARY_RE = re.compile(keys.LIBRARY.removeprefix("^").removesuffix("$"))
 
 
 def _makes_wheels(table: Table, registries: Registries) -> bool:
@@ -202,37 +176,7 @@ def _makes_wheels(table: Table, registries: Registries) -> bool:
 
 def _wheel(table: Table, registries: Registries) -> WheelSpec:
     sub = table.table("wheel")
-    pythons = sub.strings("pythons")
-    for index, version in enumerate(pythons):
-        if not PYTHON_RE.fullmatch(version):
-            sub.fail("pythons", f"entry {index}: '{version}' is not a CPython version such as \"3.14\"")
-    if len(set(pythons)) != len(pythons):
-        sub.fail("pythons", "a CPython is listed twice")
-    bundle = per_arch_strings(sub, "bundle")
-    for arch, names in bundle.items():
-        for name in names:
-            if not LIBRARY_RE.fullmatch(name):
-                sub.fail("bundle", f"{arch}: '{name}' is not a shared library file name (lib<name>.so[.N…])")
-    drop = per_arch_strings(sub, "drop_requires")
-    for arch in drop:
-        if not bundle.get(arch):
-            sub.fail("drop_requires", f"{arch}: a requirement is dropped only for a library the wheel bundles; set "
-                                      f"bundle.{arch}")
-    symbols = per_arch_strings(sub, "symbol_versions")
-    for arch, pins in symbols.items():
-        for pin in pins:
-            if not SYMVER_RE.fullmatch(pin):
-                sub.fail("symbol_versions", f"{arch}: '{pin}' is not symbol@VERSION (log10f@GLIBC_2.2.5)")
-    suites_table = sub.table("install_suites")
-    suites = {key: suites_table.string(key) for key in list(suites_table.keys())}
-    for version, suite in suites.items():
-        if version not in pythons or not SUITE_RE.fullmatch(suite):
-            suites_table.fail(version, f"'{version}' = '{suite}': a CPython of pythons and the Debian suite whose "
-                                       "system Python it is")
-    suites_table.finish()
-    spec = WheelSpec(pythons=pythons, bundle=bundle, drop_requires=drop, repair=sub.boolean("repair"),
-                     symbol_versions=symbols,
-                     install_suites=MappingProxyType(suites), install_packages=package_names(sub, "install_packages"))
+    spec = read_into(WheelSpec, sub, None, {})
     sub.finish()
     if sub.data and not _makes_wheels(table, registries):
         wheeled = [name for name, entry in registries.recipes.entries.items() if entry.wheels]
@@ -303,90 +247,86 @@ def _test_fetchcontent(sub: Table, root: Path) -> Mapping[str, tuple[PinnedSourc
     return deps
 
 
-def _links(table: Table) -> Mapping[str, str]:
-    sub = table.table("links")
-    links = {key: sub.string(key) for key in list(sub.keys())}
-    for key, value in links.items():
-        if not NAME_RE.fullmatch(key) or PurePosixPath(value).is_absolute() or ".." in PurePosixPath(value).parts:
-            sub.fail(key, f"'{key}' = '{value}': a link is a plain name pointing to a relative path in the sysroot")
-    sub.finish()
-    return MappingProxyType(links)
 
 
-def _source_and_recipe(name: str, table: Table, root: Path,
-                       registries: Registries) -> tuple[str, tuple[SourceSpec, ...], str]:
-    """Where the component's source comes from (its own, or another's: source_of) and the recipe that builds it."""
+@dataclass(frozen=True)
+class _Reading:
+    """What reading a component needs beyond its table."""
+
+    root: Path
+    registries: Registries
+    pins: Mapping[str, str]
+
+
+def _sources(table: Table, _key: str, reading: _Reading, read: Mapping[str, object]) -> Mapping[str, object]:
+    """Where the component's source comes from: its own (with mirrors), or another's (source_of)."""
     source_of = table.string("source_of")
     if source_of and table.has("source"):
         table.fail("source_of", "source_of and source exclude each other; keep one")
     if not source_of and not table.has("source"):
         table.fail(None, "missing required key 'source'; add source = { kind = \"tree\", path = \"components/"
-                   f"{name}\" }} or a pinned git/archive/debian source")
+                   f"{read['name']}\" }} or a pinned git/archive/debian source")
     # source_of: the other component's sources are filled in by load.py once every component is read.
-    sources = () if source_of else _source_with_mirrors(table, root)
+    return {"sources": () if source_of else _source_with_mirrors(table, reading.root), "source_of": source_of}
+
+
+def _recipe(table: Table, key: str, reading: _Reading, read: Mapping[str, object]) -> str:
+    sources = read["sources"]
+    assert isinstance(sources, tuple)
     provided = bool(sources) and sources[0].kind == "sysroot-package"
-    recipe = table.string("recipe", "provided" if provided else "cmake")
-    if recipe not in registries.recipes:
-        table.fail("recipe", registries.recipes.unknown(recipe))
+    recipe = table.string(key, "provided" if provided else "cmake")
+    if recipe not in reading.registries.recipes:
+        table.fail(key, reading.registries.recipes.unknown(recipe))
     if (recipe == "provided") != provided:
-        table.fail("recipe", f"recipe '{recipe}' and source kind '{sources[0].kind if sources else source_of}' do "
+        table.fail(key, f"recipe '{recipe}' and source kind '{sources[0].kind if sources else read['source_of']}' do "
                    "not go together: "
                    "the 'provided' recipe is exactly for sysroot-package sources")
-    return source_of, sources, recipe
+    return recipe
 
 
-def _toolchains(table: Table) -> Mapping[Arch, str]:
-    toolchain_table = table.table("toolchain")
-    toolchain = {read_arch(toolchain_table, key, key): toolchain_table.string(key)
-                 for key in list(toolchain_table.keys())}
-    toolchain_table.finish()
-    return MappingProxyType(toolchain)
+def _providers(table: Table, key: str, _reading: _Reading,
+               read: Mapping[str, object]) -> Mapping[Arch, Mapping[str, str]]:
+    sub = table.table(key)
+    depends = read["depends"]
+    assert isinstance(depends, tuple)
+    result: dict[Arch, Mapping[str, str]] = {}
+    for arch_name in list(sub.keys()):
+        arch = read_arch(sub, arch_name, arch_name)
+        chosen = sub.table(arch_name)
+        found = {}
+        for dependency in list(chosen.keys()):
+            if dependency not in depends:
+                chosen.fail(dependency, f"'{dependency}' is not one of this component's depends "
+                                        f"({', '.join(depends) or 'none'})")
+            found[dependency] = chosen.string(dependency, required=True)
+        chosen.finish()
+        result[arch] = MappingProxyType(found)
+    sub.finish()
+    return MappingProxyType(result)
+
+
+def _fetchcontent_of(table: Table, _key: str, reading: _Reading, _read: Mapping[str, object]) -> Mapping[str, object]:
+    deps, patched = _fetchcontent(table, reading.root)
+    return {"fetchcontent": deps, "fetchcontent_patches": patched}
+
+
+# The component's fields that need more than the config package's own readers (declare.read_into).
+_READERS: Mapping[str, Reader] = MappingProxyType({
+    "sources": _sources,
+    "recipe": _recipe,
+    "providers": _providers,
+    "smoke": lambda table, key, reading, _read: _smoke(table, reading.registries) if table.has(key) else None,
+    "patches": lambda table, _key, reading, _read: _patches(table, reading.root),
+    "fetchcontent": _fetchcontent_of,
+    "wheel": lambda table, _key, reading, _read: _wheel(table, reading.registries),
+    "tests": lambda table, _key, reading, _read: _tests(table, reading.root, reading.pins, reading.registries),
+})
 
 
 def read_component(name: str, table: Table, root: Path, registries: Registries,
                    pins: Mapping[str, str] | None = None) -> Component:
     path_name(table, None, name, "component")
-    source_of, sources, recipe = _source_and_recipe(name, table, root, registries)
-    toolchain = _toolchains(table)
-    smoke = _smoke(table, registries) if table.has("smoke") else None
-    fetchcontent, fetchcontent_patches = _fetchcontent(table, root)
-    component = Component(
-        name=name,
-        sources=tuple(sources),
-        arches=arch_list(table, "arches"),
-        depends=table.strings("depends"),
-        recipe=recipe,
-        source_subdir=_subdir(table),
-        cmake_args=table.strings("cmake_args"),
-        arch_cmake_args=per_arch_strings(table, "arch_cmake_args"),
-        toolchain=toolchain,
-        smoke=smoke,
-        patches=_patches(table, root),
-        options=_options(table),
-        rust=table.boolean("rust"),
-        rust_options=table.strings("rust_options"),
-        host_tools=table.strings("host_tools"),
-        distribution=table.optional_string("distribution"),
-        fetchcontent=fetchcontent,
-        fetchcontent_patches=fetchcontent_patches,
-        toolroot=table.string("toolroot"),
-        compiled=_compiled(table),
-        vector_sources=table.strings("vector_sources"),
-        sysroot_packages=per_arch_strings(table, "sysroot_packages", package_names),
-        crates=_crates(table),
-        links=_links(table),
-        providers=_providers(table),
-        provenance=_provenance(table),
-        source_of=source_of,
-        writable_source=table.boolean("writable_source"),
-        job=table.boolean("job"),
-        source_dirname=_dirname(table),
-        collect=relative_paths(table, "collect"),
-        hostenvs=table.strings("hostenvs"),
-        wheel=_wheel(table, registries),
-        cpu_extensions=_cpu_extensions(table),
-        tests=_tests(table, root, pins or {}, registries),
-    )
+    component = read_into(Component, table, _Reading(root, registries, pins or {}), {"name": name}, _READERS)
     table.finish()
     return component
 
@@ -465,83 +405,12 @@ def smoke_option(table: Table, key: str, option: Option) -> object:
     return value  # a regex compiles: its declaration (keys.option_key)
 
 
-def _subdir(table: Table) -> str:
-    """source_subdir: a relative path that stays inside the source tree ("" is the tree itself)."""
-    value = table.string("source_subdir")
-    pure = PurePosixPath(value)
-    if value and (pure.is_absolute() or ".." in pure.parts):
-        table.fail("source_subdir", f"'{value}' must stay inside the source tree (no leading / and no ..)")
-    return value
 
 
-def _dirname(table: Table) -> str:
-    value = table.string("source_dirname")
-    if value:
-        path_name(table, "source_dirname", value, "source folder")
-    return value
 
 
-def _providers(table: Table) -> Mapping[Arch, Mapping[str, str]]:
-    sub = table.table("providers")
-    depends = table.strings("depends")
-    result: dict[Arch, Mapping[str, str]] = {}
-    for arch_name in list(sub.keys()):
-        arch = read_arch(sub, arch_name, arch_name)
-        chosen = sub.table(arch_name)
-        found = {}
-        for dependency in list(chosen.keys()):
-            if dependency not in depends:
-                chosen.fail(dependency, f"'{dependency}' is not one of this component's depends "
-                                        f"({', '.join(depends) or 'none'})")
-            found[dependency] = chosen.string(dependency, required=True)
-        chosen.finish()
-        result[arch] = MappingProxyType(found)
-    sub.finish()
-    return MappingProxyType(result)
 
 
-def _provenance(table: Table) -> Mapping[str, str]:
-    sub = table.table("provenance")
-    depends = table.strings("depends")
-    result = {}
-    for key in list(sub.keys()):
-        dependency = sub.string(key)
-        if dependency not in depends:
-            sub.fail(key, f"'{dependency}' is not one of this component's depends ({', '.join(depends) or 'none'})")
-        result[key] = dependency
-    sub.finish()
-    return MappingProxyType(result)
 
 
-def _options(table: Table) -> Mapping[str, str]:
-    sub = table.table("options")
-    result = {}
-    for key in list(sub.keys()):
-        if key not in OPTIONS:
-            sub.fail(key, OPTIONS.unknown(key))
-        value = sub.string(key)
-        result[key] = value
-    sub.finish()
-    return MappingProxyType(result)
 
-
-def _cpu_extensions(table: Table) -> Mapping[Arch, tuple[str, ...]]:
-    """components.<c>.cpu_extensions: per arch, ISA extensions as the ISA string writes them, each once; on an arch
-    whose qemu takes them as properties, and never its vector unit (the profiles are what vary it)."""
-    found = per_arch_strings(table, "cpu_extensions")
-    where = Table({}, table.file, table.where("cpu_extensions"))
-    for arch, names in found.items():
-        facts = info(arch)
-        if names and not facts.isa_extension_properties:
-            where.fail(arch.value, f"qemu's {arch} CPUs take no ISA extensions as properties; name a CPU model with "
-                                   f"them in a profile of [arches.{arch}.profiles]")
-        for index, name in enumerate(names):
-            if not re.fullmatch(keys.ISA_EXTENSION.removeprefix("^").removesuffix("$"), name):
-                where.fail(arch.value, f"{name!r} is not an ISA extension as the ISA string writes it (zfh, zvfh)",
-                           index=index)
-            if name == facts.vector_cpu_property:
-                where.fail(arch.value, f"'{name}' is what the profiles vary (novector, rvv128, …); choose the "
-                                       "profiles with smoke.profiles / tests.profiles instead", index=index)
-            if name in names[:index]:
-                where.fail(arch.value, f"'{name}' is named twice", index=index)
-    return found

@@ -90,11 +90,15 @@ def url(table: Table, key: str) -> str:
 
 def package_names(table: Table, key: str) -> tuple[str, ...]:
     values = table.strings(key)
+    check_package_names(table, key, values)
+    return values
+
+
+def check_package_names(table: Table, key: str, values: tuple[str, ...]) -> None:
     for index, name in enumerate(values):
         if not PACKAGE_RE.fullmatch(name):
             Table({}, table.file, table.where(key)).fail(index, f"'{name}' is not a Debian package name (name or "
                                                                 "name:arch)")
-    return values
 
 
 def package_name(table: Table, key: str) -> str:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from crosslane import atomic
-from crosslane.config.keys import NO_NUL, REQUIRED, Key, Section, declaration
+from crosslane.config.document import declaration
+from crosslane.config.keys import NO_NUL, REQUIRED, Key, Section
 from crosslane.registry import SMOKES, Registry
 
 SCHEMA_PATH = "scripts/crosslane/config/versions.schema.json"  # in the repository (versions.toml's #:schema line)

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from crosslane.archs import KNOWN_ARCHS
-from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, RECIPES, SUITES, Option, Registry
+from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, Option, Registry
 
 # sysroot-package: the component is a Debian package already in the target sysroot; nothing is built.
 SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
@@ -95,7 +95,7 @@ class Section:
         return self.keys.get(name) or self.names
 
 
-def _s(doc: str, default: object = None, *, choices: tuple[str, ...] = (), pattern: str | None = None,
+def string(doc: str, default: object = None, *, choices: tuple[str, ...] = (), pattern: str | None = None,
        what: str = "", shape: str = "", refusal: str = "") -> Key:
     return Key("string", doc, default, choices=choices, pattern=pattern, what=what, shape=shape, refusal=refusal)
 
@@ -108,66 +108,66 @@ ABSOLUTE_PATH = r"^/[^\x00-\x1f]*$"
 NO_NUL = r"^[^\x00]*$"  # no name, path, argument or URL carries a NUL (load._check_scalars refuses one anywhere)
 
 
-def _suite(doc: str, default: object = None) -> Key:
-    return _s(doc, default, pattern=DEBIAN_SUITE, shape=SUITE_SHAPE)
+def suite(doc: str, default: object = None) -> Key:
+    return string(doc, default, pattern=DEBIAN_SUITE, shape=SUITE_SHAPE)
 
 
-def _list(doc: str, default: object = None, item: Key | None = None) -> Key:
+def array(doc: str, default: object = None, item: Key | None = None) -> Key:
     return Key("array", doc, default, items=item or Key("string", ""))
 
 
-def _table(doc: str, section: Section, default: object = None) -> Key:
+def table(doc: str, section: Section, default: object = None) -> Key:
     return Key("table", doc, default, section=section)
 
 
-def _per_arch(doc: str, value: Key) -> Key:
-    return _table(doc, Section(names=value, name_choices=KNOWN_ARCHS))
+def per_arch(doc: str, value: Key) -> Key:
+    return table(doc, Section(names=value, name_choices=KNOWN_ARCHS))
 
 
-def _named(doc: str, value: Key, pattern: str | None = None) -> Key:
-    return _table(doc, Section(names=value, name_pattern=pattern))
+def named(doc: str, value: Key, pattern: str | None = None) -> Key:
+    return table(doc, Section(names=value, name_pattern=pattern))
 
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"  # fields.PATH_NAME_RE: names that become folder names
 # An item of a list of arches (fields.read_arch checks it, naming the known ones).
-ARCH_NAME = _s("", choices=KNOWN_ARCHS)
+ARCH_NAME = string("", choices=KNOWN_ARCHS)
 ISA_EXTENSION = r"^[a-z][a-z0-9]{0,31}$"  # as the RISC-V ISA string writes it: zfh, zvfh, zba
 # A timeout in versions.toml: a day at most (threading.Timer dies on 1e300 and the run would have none).
 MAX_TIMEOUT = 86400
 COMMIT = r"^[0-9a-f]{40}$"
 NOT_A_COMMIT = "'{value}' is not a full 40-hex commit"
 SHA256 = r"^[0-9a-f]{64}$"
-STRINGS = _list("")
+STRINGS = array("")
 # Debian's names and versions, which become apt's and dpkg's arguments (fields.py checks them, naming the key)
 PACKAGE = r"^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9]+)?$"
 DEBIAN_VERSION = r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$"
-PACKAGES = _list("", (), _s("", pattern=PACKAGE))
+PACKAGES = array("", (), string("", pattern=PACKAGE))
 PYTHON = r"^3\.[0-9]{1,2}$"  # a CPython a wheel is built for: 3.14
 LIBRARY = r"^lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*$"  # a shared library's file name: libfoo.so, libfoo.so.1.2
 
 
-def _packages(doc: str) -> Key:
-    return _list(doc, (), _s("", pattern=PACKAGE))
+def packages(doc: str) -> Key:
+    return array(doc, (), string("", pattern=PACKAGE))
 
-SUBSTITUTE = _table("a submodule taken at another commit than its gitlink, with the reason", Section({
-    "commit": _s("the commit used instead (40 hex digits)", REQUIRED, pattern=COMMIT, refusal=NOT_A_COMMIT),
-    "reason": _s("why: measured, in words", REQUIRED),
+SUBSTITUTE = table("a submodule taken at another commit than its gitlink, with the reason", Section({
+    "commit": string("the commit used instead (40 hex digits)", REQUIRED, pattern=COMMIT, refusal=NOT_A_COMMIT),
+    "reason": string("why: measured, in words", REQUIRED),
 }))
 SOURCE = Section({
-    "kind": _s("where the source comes from", REQUIRED, choices=SOURCE_KINDS, what="source kind"),
-    "path": _s("tree: a folder of this repository"),
-    "url": _s("git: the repository; archive: the file's URL"),
-    "commit": _s("git: the pinned commit (40 hex digits)", pattern=COMMIT,
+    "kind": string("where the source comes from", REQUIRED, choices=SOURCE_KINDS, what="source kind"),
+    "path": string("tree: a folder of this repository"),
+    "url": string("git: the repository; archive: the file's URL"),
+    "commit": string("git: the pinned commit (40 hex digits)", pattern=COMMIT,
                  refusal=f"{NOT_A_COMMIT}; pin the full hash"),
-    "tag": _s("git: the tag that names the commit (checked against it)"),
-    "absent_ok": _list("git: paths (fnmatch) a snapshot may lack; no build reads them", ()),
-    "submodules": _list("git: submodule paths checked out at the superproject's gitlinks", ()),
-    "substitutes": _named("git: submodule path -> a substitute commit", SUBSTITUTE),
-    "sha256": _s("archive: the file's sha256", pattern=SHA256),
-    "package": _s("debian, sysroot-package: the Debian package", pattern=PACKAGE),
-    "version": _s("debian: the source package's version", pattern=DEBIAN_VERSION),
-    "mirror": _s("debian: the archive (default: the sysroot's)"),
-    "suite": _suite("debian: the suite to look in (default: the sysroot's)"),
+    "tag": string("git: the tag that names the commit (checked against it)"),
+    "absent_ok": array("git: paths (fnmatch) a snapshot may lack; no build reads them", ()),
+    "submodules": array("git: submodule paths checked out at the superproject's gitlinks", ()),
+    "substitutes": named("git: submodule path -> a substitute commit", SUBSTITUTE),
+    "sha256": string("archive: the file's sha256", pattern=SHA256),
+    "package": string("debian, sysroot-package: the Debian package", pattern=PACKAGE),
+    "version": string("debian: the source package's version", pattern=DEBIAN_VERSION),
+    "mirror": string("debian: the archive (default: the sysroot's)"),
+    "suite": suite("debian: the suite to look in (default: the sysroot's)"),
 }, variants=MappingProxyType({
     "tree": ("kind", "path"),
     "git": ("kind", "url", "commit", "tag", "absent_ok", "submodules", "substitutes"),
@@ -178,19 +178,19 @@ SOURCE = Section({
     "tree": ("path",), "git": ("url", "commit"), "archive": ("url", "sha256"), "debian": ("package", "version"),
     "sysroot-package": ("package",),
 }), doc="a source: { kind = \"git\", url = …, commit = … } and so on")
-SOURCE_KEY = _table("the component's source", SOURCE)
-MIRRORS = _list("other pinned copies of the same content (git, archive, debian), tried in order", (),
+SOURCE_KEY = table("the component's source", SOURCE)
+MIRRORS = array("other pinned copies of the same content (git, archive, debian), tried in order", (),
                 Key("table", "", section=SOURCE))
 PATCH = Key("table", "", section=Section({
-    "path": _s("the patch file, under patches/", REQUIRED),
-    "sha256": _s("the patch file's sha256", REQUIRED, pattern=SHA256),
+    "path": string("the patch file, under patches/", REQUIRED),
+    "sha256": string("the patch file's sha256", REQUIRED, pattern=SHA256),
     "strip": Key("integer", "patch -p level: 0 or 1", 1, minimum=0, maximum=1),
-    "when": _table("when it applies", Section({"arch": _list("the arches it applies to (default: all)",
+    "when": table("when it applies", Section({"arch": array("the arches it applies to (default: all)",
                                                              item=ARCH_NAME)})),
 }))
-PATCHES = _list("patches applied in order, each checked reverse then forward (idempotent)", (), PATCH)
-FETCHCONTENT = _named("CMake FetchContent name -> its pinned source (no download at configure time)",
-                      _table("", Section({"source": _table("the pinned source CMake would have downloaded", SOURCE,
+PATCHES = array("patches applied in order, each checked reverse then forward (idempotent)", (), PATCH)
+FETCHCONTENT = named("CMake FetchContent name -> its pinned source (no download at configure time)",
+                      table("", Section({"source": table("the pinned source CMake would have downloaded", SOURCE,
                                                            REQUIRED), "mirrors": MIRRORS, "patches": PATCHES})),
                       r"^[A-Za-z0-9_]+$")
 
@@ -212,18 +212,18 @@ def option_key(name: str, option: Option, *, required: bool | None = None) -> Ke
         case "number":
             return Key("number", doc, default)
         case "tolerance":
-            return _table(doc, Section({"rel": Key("number", "relative", minimum=0),
+            return table(doc, Section({"rel": Key("number", "relative", minimum=0),
                                         "abs": Key("number", "absolute", minimum=0)}), default)
         case "signals":
-            return _table(doc, Section(names=_s("", choices=SIGNALS,
+            return table(doc, Section(names=string("", choices=SIGNALS,
                                                 refusal="'{value}' is not a signal a run dies of{hint}")), default)
         case "table":
-            return _table(doc, Section(names=_s("")), default)
+            return table(doc, Section(names=string("")), default)
         case "environment":
-            return _table(doc, Section(names=_s(""), name_pattern=ENV_NAME, name_refusal=(
+            return table(doc, Section(names=string(""), name_pattern=ENV_NAME, name_refusal=(
                 "not an environment variable name (letters, digits, '_', not first a digit)")), default)
         case "guidance":
-            return _table(doc, CONSTRAINED, default)
+            return table(doc, CONSTRAINED, default)
         case "regex":
             return Key("string", doc, default, choices=option.choices, format="regex",
                        refusal="not a regular expression: {error}")
@@ -245,10 +245,10 @@ def _either(first: Key, other: Key) -> Key:
 
 
 CONSTRAINED = Section({
-    "kind": _s("what genai's set_guidance is given", REQUIRED, choices=("regex", "json_schema", "lark_grammar"),
+    "kind": string("what genai's set_guidance is given", REQUIRED, choices=("regex", "json_schema", "lark_grammar"),
                what="guidance kind"),
-    "data": _s("the regex, schema or grammar", REQUIRED),
-    "prompt": _s("the prompt", REQUIRED),
+    "data": string("the regex, schema or grammar", REQUIRED),
+    "prompt": string("the prompt", REQUIRED),
     "new_tokens": Key("integer", "tokens to generate", 32, minimum=1, maximum=512),
 })
 COMMON_SMOKE = ("kind", "timeout", "profiles")  # the keys of every smoke kind; the others are its options
@@ -259,11 +259,11 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 def smoke_section(smokes: Registry) -> Section:
     """components.<c>.smoke: the keys every kind has and those each kind declares (registry.Entry.options)."""
     keys: dict[str, Key] = {
-        "kind": _s("the smoke kind (registry: built in, or a plug-in's entry point)", REQUIRED,
+        "kind": string("the smoke kind (registry: built in, or a plug-in's entry point)", REQUIRED,
                    choices=tuple(smokes.entries), what=smokes.kind),
         "timeout": Key("number", "seconds per run under qemu", SMOKE_TIMEOUT, minimum=0, maximum=MAX_TIMEOUT,
                        above=True, bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
-        "profiles": _list("the CPU profiles it runs on (default: the arch's)", ()),
+        "profiles": array("the CPU profiles it runs on (default: the arch's)", ()),
     }
     for name, entry in smokes.entries.items():
         for key, option in entry.options.items():
@@ -282,210 +282,123 @@ def smoke_section(smokes: Registry) -> Section:
                    variant_any=MappingProxyType(evidence), doc="how the component is smoked under qemu")
 
 
-EXEMPT = _named("test id or pattern -> why it fails today (measured, in words)", _s(""))
+EXEMPT = named("test id or pattern -> why it fails today (measured, in words)", string(""))
 SCHEMA_VERSION = 1
 # The ExecuTorch backends a case matrix may name (cases.py reads them from here)
 CASE_BACKENDS = ("portable", "xnnpack")
 
 
 def tests_section(suites: Registry) -> Section:
-    return Section({**TESTS.keys, "kind": _s("the suite kind (registry: ctest, pytest, plug-ins)", REQUIRED,
+    return Section({**TESTS.keys, "kind": string("the suite kind (registry: ctest, pytest, plug-ins)", REQUIRED,
                                              choices=suites.names(), what=suites.kind)}, doc=TESTS.doc)
 
 
 TESTS = Section({
-    "kind": _s("the suite kind: ctest or pytest (registry)", REQUIRED),
+    "kind": string("the suite kind: ctest or pytest (registry)", REQUIRED),
     "timeout": Key("number", "seconds per test, scaled like a smoke's for the emulated CPU (x2 on a foreign ISA, "
                    "x(1 + VLEN/256) on a vector profile): ctest's --timeout, pytest-timeout's --timeout when the "
                    "suite requires pytest-timeout; a whole ctest run stops at 50 times the scaled value (at least "
                    "3600 s), a whole pytest run at 7200 s", 300.0, minimum=0, maximum=MAX_TIMEOUT,
                    above=True, bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
-    "cmake_args": _list("ctest: configure options of the test build", ()),
-    "targets": _list("ctest: the targets to build", ()),
+    "cmake_args": array("ctest: configure options of the test build", ()),
+    "targets": array("ctest: the targets to build", ()),
     "regex": Key("string", "ctest: the tests to run (-R)", "", format="regex",
                  refusal="'{value}' is not a regular expression ({error})"),
-    "label": _s("ctest: the label to run (-L)", ""),
-    "paths": _list("pytest: the test files, inside the source", ()),
-    "args": _list("pytest: extra arguments", ()),
-    "requirements": _list("pytest: what the target venv installs (bare names pinned in [pins])", ()),
-    "packages": _packages("pytest: Debian packages the board needs"),
-    "arch_packages": _per_arch("pytest: per-arch Debian packages", PACKAGES),
-    "profiles": _list("the profiles it runs on (default: the arch's)", ()),
-    "exempt": _per_arch("arch -> known failures", EXEMPT),
+    "label": string("ctest: the label to run (-L)", ""),
+    "paths": array("pytest: the test files, inside the source", ()),
+    "args": array("pytest: extra arguments", ()),
+    "requirements": array("pytest: what the target venv installs (bare names pinned in [pins])", ()),
+    "packages": packages("pytest: Debian packages the board needs"),
+    "arch_packages": per_arch("pytest: per-arch Debian packages", PACKAGES),
+    "profiles": array("the profiles it runs on (default: the arch's)", ()),
+    "exempt": per_arch("arch -> known failures", EXEMPT),
     "control": Key("boolean", "run on the amd64 control too (the parity table)", True),
     "fetchcontent": FETCHCONTENT,
 }, doc="the project's own test suite, built and run under qemu per profile")
-WHEEL = Section({
-    "pythons": _list("the CPythons a wheel is built for (\"3.14\")", (), _s("", pattern=PYTHON)),
-    "bundle": _per_arch("shared libraries grafted into the wheel", _list("", (), _s("", pattern=LIBRARY))),
-    "drop_requires": _per_arch("requirements dropped because the wheel bundles the library", STRINGS),
-    "symbol_versions": _per_arch("symbol@VERSION the policy allows", STRINGS),
-    "repair": Key("boolean", "repair the wheel (graft, rename to manylinux)", True),
-    "install_packages": _packages("Debian packages the install test's target root gets"),
-    "install_suites": _named("CPython -> the Debian suite whose root installs it", _suite("")),
-}, doc="the cmake-wheel recipe's wheels")
-
-
-def component_section(smokes: Registry, recipes: Registry = RECIPES, suites: Registry = SUITES) -> Section:
-    return Section({
-        "extends": _s("another component this one starts from (resolved before anything reads it)"),
-        "source": SOURCE_KEY,
-        "source_of": _s("take another component's source instead", ""),
-        "mirrors": MIRRORS,
-        "arches": _list("the arches whose job builds it", (), ARCH_NAME),
-        "job": Key("boolean", "in its arches' jobs; false: built only when named", True),
-        "depends": _list("components built first (install prefixes on CMAKE_PREFIX_PATH)", ()),
-        "providers": _per_arch("arch -> {dependency: the component that stands in for it there}",
-                               _table("", Section(names=_s("")))),
-        "recipe": _s("how it is built (registry: cmake, cmake-wheel, provided, …; default cmake)",
-                     choices=recipes.names(), what=recipes.kind),
-        "source_subdir": _s("the CMake project's folder inside the source", ""),
-        "source_dirname": _s("the folder name the source copy must have", ""),
-        "writable_source": Key("boolean", "build in a per-arch copy (the project writes into its tree)", False),
-        "cmake_args": _list("configure options ({source}, {hostenv[x]}, {fetchcontent[x]}, @group)", ()),
-        "arch_cmake_args": _per_arch("per-arch configure options", STRINGS),
-        "toolchain": _per_arch("arch -> a [toolchains] name (default: the arch's)", _s("")),
-        "cpu_extensions": _per_arch(
-            "arch -> ISA extensions its code needs beyond the profiles' (zfh): each added to every CPU profile it runs "
-            "on as a qemu property, spelled for the emulator that runs it (qemu 7.2: Zfh=true; 11: zfh=true)",
-            _list("", (), _s("", pattern=ISA_EXTENSION, shape="an ISA extension as the ISA string writes it (zfh)"))),
-        "smoke": _table("how it is smoked", smoke_section(smokes)),
-        "patches": PATCHES,
-        "options": _table("feature options decided by rules",
-                          Section(names=_s("auto, on or off", choices=OPTION_VALUES))),
-        "rust": Key("boolean", "the build compiles Rust (Corrosion)", False),
-        "rust_options": _list("options that need Rust (rustup target detection)", ()),
-        "host_tools": _list("host programs the build runs", ()),
-        "distribution": _s("the Python distribution it installs, for the parity check"),
-        "fetchcontent": FETCHCONTENT,
-        "toolroot": _s("the [toolroots] name its Rust comes from", ""),
-        "compiled": _named("feature -> a C symbol that proves it was compiled in", _s("")),
-        "vector_sources": _list("source paths (fnmatch) whose objects alone may hold RISC-V vector code", ()),
-        "sysroot_packages": _per_arch("Debian packages its build compiles against, added to that arch's sysroot",
-                                      PACKAGES),
-        "crates": _named("crate-version -> sha256 of its folder in the tool root", _s("", pattern=SHA256)),
-        "links": _named("name -> a relative path in the sysroot", _s("")),
-        "provenance": _named("CMake variable -> the dependency it points at", _s("")),
-        "collect": _list("files the build leaves that install does not copy", ()),
-        "hostenvs": _list("[hostenvs] its build runs", ()),
-        "wheel": _table("its wheels", WHEEL),
-        "tests": Key("table", "its own test suite (false: a variant that does not run its parent's)",
-                     section=tests_section(suites),
-                     also=(Key("boolean", ""),)),
-    }, doc="a component: where its source comes from, how it is built and smoked")
-
-
-PROFILES = Section(names=_s("the -cpu string (rv64,v=true,vlen=128,…)"), name_pattern=NAME)
+PROFILES = Section(names=string("the -cpu string (rv64,v=true,vlen=128,…)"), name_pattern=NAME)
 BUILD = Section({
-    "march": _s("-march of this build", REQUIRED),
-    "profiles": _list("profiles it runs on", ()),
-    "traps": _list("profiles where it must end in a named illegal-instruction trap", ()),
-    "exempt": _named("case -> why it cannot run here, measured", _s("")),
+    "march": string("-march of this build", REQUIRED),
+    "profiles": array("profiles it runs on", ()),
+    "traps": array("profiles where it must end in a named illegal-instruction trap", ()),
+    "exempt": named("case -> why it cannot run here, measured", string("")),
 })
 CASES = Section({
     "models": Key("array", "the models of the matrix", REQUIRED, items=Key("string", ""),
                   empty="no models; list at least one"),
-    "backends": _list("portable, xnnpack", CASE_BACKENDS, _s("", choices=CASE_BACKENDS, what="backend")),
+    "backends": array("portable, xnnpack", CASE_BACKENDS, string("", choices=CASE_BACKENDS, what="backend")),
     "quantize": Key("array", "quantized or not", (False,), items=Key("boolean", "")),
-    "exclude": _list("rules that drop cases", (), Key("table", "", section=Section({
-        "model": _s("the model it drops"), "backend": _s("the backend it drops"),
+    "exclude": array("rules that drop cases", (), Key("table", "", section=Section({
+        "model": string("the model it drops"), "backend": string("the backend it drops"),
         "quantize": Key("boolean", "quantized or not")}))),
-    "profiles": _table("backend -> the profiles its cases run on", Section(names=STRINGS, name_choices=CASE_BACKENDS)),
-    "default": _list("the cases a smoke runs by default (default: every model)"),
-    "exempt": _named("model -> why it cannot run, measured", _s("")),
+    "profiles": table("backend -> the profiles its cases run on", Section(names=STRINGS, name_choices=CASE_BACKENDS)),
+    "default": array("the cases a smoke runs by default (default: every model)"),
+    "exempt": named("model -> why it cannot run, measured", string("")),
 })
 
 
 TOOLCHAIN = Section({
-    "family": _s("the compiler family", REQUIRED, choices=TOOLCHAIN_FAMILIES, what="toolchain family"),
+    "family": string("the compiler family", REQUIRED, choices=TOOLCHAIN_FAMILIES, what="toolchain family"),
     "version": Key("integer", "the major version (clang-19: 19)", 0, minimum=0, maximum=99,
                    bounds="a compiler major version (clang-19 is 19)"),
-    "packages": _per_arch("host packages per arch", STRINGS),
-    "toolroot": _s("a [toolroots] name whose gcc cross compilers it runs (its packages are the root's)"),
+    "packages": per_arch("host packages per arch", STRINGS),
+    "toolroot": string("a [toolroots] name whose gcc cross compilers it runs (its packages are the root's)"),
 })
 TOOLROOT = Section({
-    "suite": _suite("the Debian suite (default: the sysroot's)"),
-    "mirror": _s("the archive (default: the sysroot's)"),
-    "architectures": _list("Debian architectures (multiarch)", ("amd64",)),
-    "packages": _packages("its packages"),
+    "suite": suite("the Debian suite (default: the sysroot's)"),
+    "mirror": string("the archive (default: the sysroot's)"),
+    "architectures": array("Debian architectures (multiarch)", ("amd64",)),
+    "packages": packages("its packages"),
 })
 ARCH = Section({
-    "toolchain": _s("a [toolchains] name", REQUIRED),
-    "default_profile": _s("the profile a single run uses (default: the first)"),
-    "emulator": _s("a [toolroots] name holding the qemu-user its programs run under"),
-    "profiles": _table("name -> qemu -cpu string", PROFILES, REQUIRED),
+    "toolchain": string("a [toolchains] name", REQUIRED),
+    "default_profile": string("the profile a single run uses (default: the first)"),
+    "emulator": string("a [toolroots] name holding the qemu-user its programs run under"),
+    "profiles": table("name -> qemu -cpu string", PROFILES, REQUIRED),
 })
 SYSROOT = Section({
-    "suite": _suite("the Debian suite", "trixie"),
-    "mirror": _s("the archive", "http://deb.debian.org/debian"),
-    "keyring": _s("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg", pattern=ABSOLUTE_PATH,
+    "suite": suite("the Debian suite", "trixie"),
+    "mirror": string("the archive", "http://deb.debian.org/debian"),
+    "keyring": string("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg", pattern=ABSOLUTE_PATH,
                   shape="an absolute path of a keyring file"),
-    "packages": _packages("packages of every arch's sysroot"),
-    "arch_packages": _per_arch("per-arch packages", PACKAGES),
+    "packages": packages("packages of every arch's sysroot"),
+    "arch_packages": per_arch("per-arch packages", PACKAGES),
 })
 VERSION = r"^\d+(\.\d+){1,3}$"
 # a PyPI version pin for cmake/ninja (3.31.6), checked here rather than found broken by pip or preflight
 NOT_A_VERSION = "'{value}' is not a version such as 3.31.6 (crosslane installs {key}=={value} from PyPI)"
-TOOLS = Section({"cmake": _s("cmake's version (PyPI)", REQUIRED, pattern=VERSION, refusal=NOT_A_VERSION),
-                 "ninja": _s("ninja's version (PyPI)", REQUIRED, pattern=VERSION, refusal=NOT_A_VERSION)})
+TOOLS = Section({"cmake": string("cmake's version (PyPI)", REQUIRED, pattern=VERSION, refusal=NOT_A_VERSION),
+                 "ninja": string("ninja's version (PyPI)", REQUIRED, pattern=VERSION, refusal=NOT_A_VERSION)})
 HOSTENV = Section({
-    "extends": _s("another venv whose requirements it starts from"),
-    "requirements": _list("requirements (bare names pinned in [pins])", ()),
+    "extends": string("another venv whose requirements it starts from"),
+    "requirements": array("requirements (bare names pinned in [pins])", ()),
 })
 MODEL = Section({
-    "distribution": _s("the PyPI distribution holding it", REQUIRED),
-    "version": _s("its version", REQUIRED),
-    "member": _s("the file inside the wheel", REQUIRED),
-    "sha256": _s("the file's sha256", REQUIRED, pattern=SHA256),
-    "converter": _s("how it becomes the runtime's format", REQUIRED, choices=tuple(CONVERTERS), what="converter"),
-    "precision": _s("the converted precision", "fp32", choices=MODEL_PRECISIONS),
-    "requirements": _list("the converter's requirements", ()),
-    "prompt": _s("the prompt", REQUIRED),
+    "distribution": string("the PyPI distribution holding it", REQUIRED),
+    "version": string("its version", REQUIRED),
+    "member": string("the file inside the wheel", REQUIRED),
+    "sha256": string("the file's sha256", REQUIRED, pattern=SHA256),
+    "converter": string("how it becomes the runtime's format", REQUIRED, choices=tuple(CONVERTERS), what="converter"),
+    "precision": string("the converted precision", "fp32", choices=MODEL_PRECISIONS),
+    "requirements": array("the converter's requirements", ()),
+    "prompt": string("the prompt", REQUIRED),
     "new_tokens": Key("integer", "tokens generated", 16, minimum=1, maximum=256, bounds="within 1..256"),
 })
 LANE = Section({
     "enabled": Key("boolean", "built at all", True),
     "experimental": Key("boolean", "built only when asked", False),
-    "reason": _s("why", ""),
+    "reason": string("why", ""),
 })
 BAREMETAL = Section({
-    "toolroot": _s("the [toolroots] name with the bare-metal toolchain and qemu-system", REQUIRED),
-    "qemu": _s("the system emulator", REQUIRED, choices=("qemu-system-riscv32", "qemu-system-riscv64"),
+    "toolroot": string("the [toolroots] name with the bare-metal toolchain and qemu-system", REQUIRED),
+    "qemu": string("the system emulator", REQUIRED, choices=("qemu-system-riscv32", "qemu-system-riscv64"),
                what="bare-metal emulator"),
-    "abi": _s("-mabi", REQUIRED),
-    "source": _s("the component whose source it builds", REQUIRED),
-    "cases": _s("a [cases] name", REQUIRED),
+    "abi": string("-mabi", REQUIRED),
+    "source": string("the component whose source it builds", REQUIRED),
+    "cases": string("a [cases] name", REQUIRED),
     "timeout": Key("number", "seconds per image run", 120.0, minimum=1, maximum=MAX_TIMEOUT,
                    bounds=f"a number of seconds between 1 and {MAX_TIMEOUT}"),
-    "cmake_args": _list("configure options", ()),
-    "profiles": _table("name -> qemu -cpu string", PROFILES, REQUIRED),
-    "builds": _table("one -march each", Section(names=_table("", BUILD), name_pattern=NAME), REQUIRED),
+    "cmake_args": array("configure options", ()),
+    "profiles": table("name -> qemu -cpu string", PROFILES, REQUIRED),
+    "builds": table("one -march each", Section(names=table("", BUILD), name_pattern=NAME), REQUIRED),
 })
-PARITY = Section({"exemptions": _named("arch[:component] -> why a distribution is not installed there", _s(""))})
-
-
-def declaration(smokes: Registry, recipes: Registry = RECIPES, suites: Registry = SUITES) -> Section:
-    """The whole of versions.toml (schema 1), with the smoke kinds, recipes and suite kinds of the registries
-    (plug-ins included)."""
-    return Section({
-        "schema": Key("integer", "the file's schema version (1)", REQUIRED, minimum=SCHEMA_VERSION,
-                      maximum=SCHEMA_VERSION, bounds=f"a schema this crosslane reads (schema = {SCHEMA_VERSION})"),
-        "tools": _table("build tools from PyPI", TOOLS, REQUIRED),
-        "host": _table("the build machine", Section({"packages": _packages("host packages every lane needs")})),
-        "sysroot": _table("the target sysroots: a Debian suite", SYSROOT, REQUIRED),
-        "toolchains": _named("compilers by name", _table("", TOOLCHAIN), NAME),
-        "toolroots": _named("host tools newer than the host's: a Debian root made with mmdebstrap",
-                            _table("", TOOLROOT), NAME),
-        "arches": _table("the target arches", Section(names=_table("", ARCH), name_choices=KNOWN_ARCHS), REQUIRED),
-        "components": _named("what is built", _table("", component_section(smokes, recipes, suites)), NAME),
-        "args": _named("named argument lists, spliced into cmake_args as \"@name\"", STRINGS),
-        "pins": _named("distribution -> version, for bare names in requirements", _s("")),
-        "hostenvs": _named("host venvs a build or smoke runs", _table("", HOSTENV), NAME),
-        "models": _named("models the smokes load", _table("", MODEL), NAME),
-        "lanes": _named("component -> arch -> its lane", _per_arch("", _table("", LANE))),
-        "cases": _named("ExecuTorch case matrices", _table("", CASES)),
-        "floors": _per_arch("components that must pass their smoke, per arch", Key(
-            "integer", "", 0, minimum=0, bounds="a count of components, 0 or more")),
-        "parity": _table("ARCH-PARITY", PARITY),
-        "baremetal": _named("RISC-V machines without an OS", _table("", BAREMETAL), NAME),
-    }, doc="crosslane's versions.toml")
+PARITY = Section({"exemptions": named("arch[:component] -> why a distribution is not installed there", string(""))})

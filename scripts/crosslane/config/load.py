@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from crosslane import bounded
 from crosslane.archs import Arch
-from crosslane.config import cases, keys, shorthand, tomlcompat  # submodules: no cycle through the package
+from crosslane.config import cases, document, keys, shorthand, tomlcompat  # submodules: no cycle through the package
 from crosslane.config.components import read_component
 from crosslane.config.fields import (
     DEBIAN_ARCH_RE,
@@ -332,7 +332,7 @@ def from_data(data: dict[str, object], path: Path, root: Path, registries: Regis
     registries = registries.named(written if isinstance(written, dict) else {})
     pins = shorthand.read_pins(data, file)
     data = shorthand.resolve_hostenvs(shorthand.resolve_components(data, file, registries.smokes), file, pins)
-    top = Table(data, file, section=keys.declaration(registries.smokes, registries.recipes, registries.suites))
+    top = Table(data, file, section=document.declaration(registries.smokes, registries.recipes, registries.suites))
     top.table("args")  # read by shorthand.resolve_components
     top.table("pins")
     top.integer("schema")  # its declaration admits SCHEMA_VERSION only

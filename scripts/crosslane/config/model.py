@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
 from crosslane.archs import CONTROL_ARCH, Arch, info
+from crosslane.config import keys
 from crosslane.config.cases import CaseMatrix
-from crosslane.registry import RECIPES, SMOKES, SUITES, Registry, discovered, kinds_named
+from crosslane.config.declare import derived, key, section_of, using
+from crosslane.config.fields import NAME_RE, arch_list, check_package_names, package_names, path_name, relative_paths
+from crosslane.config.keys import Key, Section
+from crosslane.config.reader import Table
+from crosslane.registry import OPTIONS, RECIPES, SMOKES, SUITES, Registry, discovered, kinds_named
 
 
 @dataclass(frozen=True)
@@ -317,103 +323,276 @@ class ModelSpec:
     new_tokens: int
 
 
-@dataclass(frozen=True)
+def _matches(pattern: str, value: str) -> bool:
+    return re.fullmatch(pattern.removeprefix("^").removesuffix("$"), value) is not None
+
+
+def _cpythons(table: Table, name: str, pythons: tuple[str, ...], _read: Mapping[str, object]) -> None:
+    for index, version in enumerate(pythons):
+        if not _matches(keys.PYTHON, version):
+            table.fail(name, f"entry {index}: '{version}' is not a CPython version such as \"3.14\"")
+    if len(set(pythons)) != len(pythons):
+        table.fail(name, "a CPython is listed twice")
+
+
+def _libraries(table: Table, name: str, bundle: Mapping[Arch, tuple[str, ...]], _read: Mapping[str, object]) -> None:
+    for arch, files in bundle.items():
+        for file in files:
+            if not _matches(keys.LIBRARY, file):
+                table.fail(name, f"{arch}: '{file}' is not a shared library file name (lib<name>.so[.N…])")
+
+
+def _bundled(table: Table, name: str, drop: Mapping[Arch, tuple[str, ...]], read: Mapping[str, object]) -> None:
+    bundle = read["bundle"]
+    assert isinstance(bundle, Mapping)
+    for arch in drop:
+        if not bundle.get(arch):
+            table.fail(name, f"{arch}: a requirement is dropped only for a library the wheel bundles; set "
+                             f"bundle.{arch}")
+
+
+SYMVER = r"^[A-Za-z_][A-Za-z0-9_]*@[A-Z]+_[0-9]+(?:\.[0-9]+)*$"
+
+
+def _symbol_versions(table: Table, name: str, symbols: Mapping[Arch, tuple[str, ...]],
+                     _read: Mapping[str, object]) -> None:
+    for arch, pins in symbols.items():
+        for pin in pins:
+            if not _matches(SYMVER, pin):
+                table.fail(name, f"{arch}: '{pin}' is not symbol@VERSION (log10f@GLIBC_2.2.5)")
+
+
+SUITE_NAME = r"^[a-z][a-z0-9-]{1,30}$"
+
+
+def _install_suites(table: Table, name: str, suites: Mapping[str, str], read: Mapping[str, object]) -> None:
+    pythons = read["pythons"]
+    assert isinstance(pythons, tuple)
+    for version, suite in suites.items():
+        if version not in pythons or not _matches(SUITE_NAME, suite):
+            Table({}, table.file, table.where(name)).fail(
+                version, f"'{version}' = '{suite}': a CPython of pythons and the Debian suite whose system Python "
+                         "it is")
+
+
+@dataclass(frozen=True, kw_only=True)
 class WheelSpec:
     """How a cmake-wheel component's wheels are built, repaired and install-tested (components.<c>.wheel)."""
 
     # CPython versions ("3.13", …): one build identifier each (cp313-linux_riscv64). () = the sysroot's newest.
-    pythons: tuple[str, ...] = ()
+    pythons: tuple[str, ...] = key(keys.array("the CPythons a wheel is built for (\"3.14\")", (),
+                                              keys.string("", pattern=keys.PYTHON)), check=_cpythons)
     # Per arch: libraries of the dependencies' install folders (by file name) put beside the package's own before
     # repair, with the Requires-Dist entries they replace: the wheel then ships the library it was built on.
-    bundle: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
-    drop_requires: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
-    # auditwheel repair against the sysroot's libraries, to the lowest manylinux tag the symbols allow.
-    repair: bool = True
+    bundle: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch(
+        "shared libraries grafted into the wheel", keys.array("", (), keys.string("", pattern=keys.LIBRARY))),
+        check=_libraries)
+    drop_requires: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch(
+        "requirements dropped because the wheel bundles the library", keys.STRINGS), check=_bundled)
     # Per arch: "symbol@VERSION" bindings the build makes (a .symver header every C/C++ file includes), for a
     # symbol the target's glibc gave a version newer than any manylinux policy.
-    symbol_versions: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
+    symbol_versions: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch("symbol@VERSION the policy allows",
+                                                                        keys.STRINGS), check=_symbol_versions)
+    # auditwheel repair against the sysroot's libraries, to the lowest manylinux tag the symbols allow.
+    repair: bool = key(Key("boolean", "repair the wheel (graft, rename to manylinux)", True))
     # The install test's root per CPython: the suite whose system Python it is (default: the sysroot's suite),
     # and the distribution packages that satisfy requirements no index has a wheel of for the arch.
-    install_suites: Mapping[str, str] = field(default_factory=dict)
-    install_packages: tuple[str, ...] = ()
+    install_packages: tuple[str, ...] = key(keys.packages("Debian packages the install test's target root gets"),
+                                            read=using(package_names))
+    install_suites: Mapping[str, str] = key(keys.named("CPython -> the Debian suite whose root installs it",
+                                                       keys.suite("")), check=_install_suites)
 
     def identifiers(self, arch: Arch, default: str) -> tuple[str, ...]:
         """cibuildwheel's build identifiers for *arch*: cp313-linux_riscv64, … (*default*: the sysroot's CPython)."""
         return tuple(f"cp{v.replace('.', '')}-{info(arch).wheel_platform}" for v in (self.pythons or (default,)))
 
 
-@dataclass(frozen=True)
+def _inside_source(table: Table, name: str, value: str, _read: Mapping[str, object]) -> None:
+    pure = PurePosixPath(value)
+    if value and (pure.is_absolute() or ".." in pure.parts):
+        table.fail(name, f"'{value}' must stay inside the source tree (no leading / and no ..)")
+
+
+def _folder_name(table: Table, name: str, value: str, _read: Mapping[str, object]) -> None:
+    if value:
+        path_name(table, name, value, "source folder")
+
+
+def _cpu_extensions(table: Table, name: str, found: Mapping[Arch, tuple[str, ...]],
+                    _read: Mapping[str, object]) -> None:
+    """Per arch, ISA extensions as the ISA string writes them, each once; on an arch whose qemu takes them as
+    properties, and never its vector unit (the profiles are what vary it)."""
+    where = Table({}, table.file, table.where(name))
+    for arch, names in found.items():
+        facts = info(arch)
+        if names and not facts.isa_extension_properties:
+            where.fail(arch.value, f"qemu's {arch} CPUs take no ISA extensions as properties; name a CPU model with "
+                                   f"them in a profile of [arches.{arch}.profiles]")
+        for index, extension in enumerate(names):
+            if not _matches(keys.ISA_EXTENSION, extension):
+                where.fail(arch.value, f"{extension!r} is not an ISA extension as the ISA string writes it (zfh, zvfh)",
+                           index=index)
+            if extension == facts.vector_cpu_property:
+                where.fail(arch.value, f"'{extension}' is what the profiles vary (novector, rvv128, …); choose the "
+                                       "profiles with smoke.profiles / tests.profiles instead", index=index)
+            if extension in names[:index]:
+                where.fail(arch.value, f"'{extension}' is named twice", index=index)
+
+
+def _feature_options(table: Table, name: str, found: Mapping[str, str], _read: Mapping[str, object]) -> None:
+    for option in found:
+        if option not in OPTIONS:
+            Table({}, table.file, table.where(name)).fail(option, OPTIONS.unknown(option))
+
+
+def _package_lists(table: Table, name: str, found: Mapping[Arch, tuple[str, ...]],
+                   _read: Mapping[str, object]) -> None:
+    for arch, names in found.items():
+        check_package_names(table, f"{name}.{arch}", names)
+
+
+def _symbols(table: Table, name: str, found: Mapping[str, str], _read: Mapping[str, object]) -> None:
+    for feature, symbol in found.items():
+        if not NAME_RE.fullmatch(feature) or not NAME_RE.fullmatch(symbol):
+            Table({}, table.file, table.where(name)).fail(
+                feature, f"'{feature}' = '{symbol}': a feature name and the C symbol that proves it (letters, digits, "
+                         "_)")
+
+
+CRATE = r"^[A-Za-z0-9_-]+-[0-9][A-Za-z0-9.+-]*$"
+
+
+def _crates(table: Table, name: str, found: Mapping[str, str], read: Mapping[str, object]) -> None:
+    where = Table({}, table.file, table.where(name))
+    for crate, digest in found.items():
+        if not _matches(keys.SHA256, digest):
+            where.fail(crate, f"'{digest}' is not a sha256 (64 lowercase hex digits)")
+    for crate in found:
+        if not _matches(CRATE, crate):
+            where.fail(crate, f"'{crate}' is not a crate as Cargo.lock names it (<name>-<version>)")
+    if found and not read["toolroot"]:
+        table.fail(name, "crates are pinned in the tool root a component takes its Rust from; set toolroot")
+
+
+def _links(table: Table, name: str, found: Mapping[str, str], _read: Mapping[str, object]) -> None:
+    for link, target in found.items():
+        if not NAME_RE.fullmatch(link) or PurePosixPath(target).is_absolute() or ".." in PurePosixPath(target).parts:
+            Table({}, table.file, table.where(name)).fail(
+                link, f"'{link}' = '{target}': a link is a plain name pointing to a relative path in the sysroot")
+
+
+def _dependencies(table: Table, name: str, found: Mapping[str, str], read: Mapping[str, object]) -> None:
+    depends = read["depends"]
+    assert isinstance(depends, tuple)
+    for variable, dependency in found.items():
+        if dependency not in depends:
+            Table({}, table.file, table.where(name)).fail(
+                variable, f"'{dependency}' is not one of this component's depends ({', '.join(depends) or 'none'})")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Component:
-    """A [components.*] table, resolved: sources, arches, dependencies, recipe and its settings."""
+    """A [components.*] table, resolved: sources, arches, dependencies, recipe and its settings. Each field read
+    from versions.toml declares its key (declare.key): the fields' order is the schema's."""
 
     name: str
-    sources: tuple[SourceSpec, ...]
-    arches: tuple[Arch, ...]
-    depends: tuple[str, ...]
-    recipe: str
-    source_subdir: str
-    cmake_args: tuple[str, ...]
-    arch_cmake_args: Mapping[Arch, tuple[str, ...]]
-    toolchain: Mapping[Arch, str]
-    smoke: SmokeSpec | None
-    patches: tuple[PatchSpec, ...]
-    # Feature options ("auto" | "on" | "off"); preflight decides what "auto" becomes (rules.py).
-    options: Mapping[str, str] = field(default_factory=dict)
-    # Builds Rust through Corrosion: gets Rust_CARGO_TARGET and the cross linker (crosswire.py).
-    rust: bool = False
-    # Configure arguments that need the Rust target's std; dropped only on positive evidence (rules.py).
-    rust_options: tuple[str, ...] = ()
-    # Host tools the build compiles for the build machine (flatc, protoc, cargo build scripts).
-    host_tools: tuple[str, ...] = ()
-    # The Python distribution it installs ("onnxruntime-genai"); None: no Python package (ARCH-PARITY).
-    distribution: str | None = None
-    # Dependencies its CMake would download with FetchContent, by FetchContent name: each a pinned source
-    # (with mirrors) that crosslane fetches and hands over as FETCHCONTENT_SOURCE_DIR_<NAME>.
-    fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = field(default_factory=dict)
-    # Patches of a FetchContent dependency (by its name), applied to a per-arch copy of its pinned tree.
-    fetchcontent_patches: Mapping[str, tuple[PatchSpec, ...]] = field(default_factory=dict)
-    # The [toolroots.*] whose rustc and cargo build its Rust (Corrosion gets wrappers that run them inside it).
-    toolroot: str = ""
-    # The crates its Rust builds from, as the tool root's registry holds them: "<name>-<version>" (as Cargo.lock
-    # names them) → sha256 of the crate's folder (stamps.tree_digest). Debian records no checksum for most of them.
-    crates: Mapping[str, str] = field(default_factory=dict)
-    # Features the lane is specified with, each proven by a dynamic symbol its libraries export
-    # (gates/compiled.py): {"guidance": "llg_new_tokenizer"}.
-    compiled: Mapping[str, str] = field(default_factory=dict)
-    # Source paths (fnmatch, relative to the source tree) whose objects alone may hold RISC-V vector instructions:
-    # the rest of the library must run on a CPU without V (gates/vector_sources.py).
-    vector_sources: tuple[str, ...] = ()
-    # Per arch: Debian packages its build compiles against (headers, libraries, CMake packages), in that arch's
-    # sysroot whenever versions.toml declares the component.
-    sysroot_packages: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
-    # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
-    # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
-    links: Mapping[str, str] = field(default_factory=dict)
+    # The source and its mirrors, or another component's (source_of: its pins, its cache entry; variants of one
+    # project), read together: one of source and source_of is written.
+    sources: tuple[SourceSpec, ...] = derived(
+        source=keys.table("the component's source", keys.SOURCE),
+        source_of=keys.string("take another component's source instead", ""),
+        mirrors=keys.MIRRORS, fills=("source_of",))
+    source_of: str = ""
+    arches: tuple[Arch, ...] = key(keys.array("the arches whose job builds it", (), keys.ARCH_NAME),
+                                   read=using(arch_list))
+    # In its arches' jobs (nox -s build-<arch>); false: built when named (nox -s build-<arch>-<component>).
+    job: bool = key(Key("boolean", "in its arches' jobs; false: built only when named", True))
+    depends: tuple[str, ...] = key(keys.array("components built first (install prefixes on CMAKE_PREFIX_PATH)", ()))
     # Per arch: a dependency (as `depends` names it) → the component built in its place there. The name stays the
     # role ({deps[onnxruntime]}, provenance), the install folder is the provider's.
-    providers: Mapping[Arch, Mapping[str, str]] = field(default_factory=dict)
-    # Build provenance: CMake cache variable → the dependency whose install folder it must point into
-    # (ORT_HOME → onnxruntime: genai is built on the chain's ORT, never a downloaded one; gates/provenance.py).
-    provenance: Mapping[str, str] = field(default_factory=dict)
-    # The source is another component's (its pins, its cache entry): variants of one project.
-    source_of: str = ""
-    # Built in a per-arch copy even without patches: the project writes into its source tree.
-    writable_source: bool = False
-    # In its arches' jobs (nox -s build-<arch>); false: built when named (nox -s build-<arch>-<component>).
-    job: bool = True
+    providers: Mapping[Arch, Mapping[str, str]] = key(keys.per_arch(
+        "arch -> {dependency: the component that stands in for it there}",
+        keys.table("", Section(names=keys.string("")))))
+    recipe: str = key(lambda kinds: keys.string(
+        "how it is built (registry: cmake, cmake-wheel, provided, …; default cmake)", choices=kinds.recipes.names(),
+        what=kinds.recipes.kind))
+    source_subdir: str = key(keys.string("the CMake project's folder inside the source", ""), check=_inside_source)
     # The folder name the copy must have (ExecuTorch's CMake refuses any but "executorch").
-    source_dirname: str = ""
-    # Files the build leaves in its build folder that the install step does not copy, put in install/bin.
-    collect: tuple[str, ...] = ()
-    # Host venvs (by [hostenvs.<name>]) the build needs, e.g. a Python with torch for code generation.
-    hostenvs: tuple[str, ...] = ()
-    # cmake-wheel: which CPythons, what is bundled, how the wheel is repaired and install-tested.
-    wheel: WheelSpec = field(default_factory=WheelSpec)
+    source_dirname: str = key(keys.string("the folder name the source copy must have", ""), check=_folder_name)
+    # Built in a per-arch copy even without patches: the project writes into its source tree.
+    writable_source: bool = key(Key("boolean", "build in a per-arch copy (the project writes into its tree)", False))
+    cmake_args: tuple[str, ...] = key(keys.array(
+        "configure options ({source}, {hostenv[x]}, {fetchcontent[x]}, @group)", ()))
+    arch_cmake_args: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch("per-arch configure options", keys.STRINGS),
+                                                          per_arch=True)
+    toolchain: Mapping[Arch, str] = key(keys.per_arch("arch -> a [toolchains] name (default: the arch's)",
+                                                      keys.string("")), per_arch=True)
     # Per arch: ISA extensions its code needs beyond the profiles' (zfh), added to every profile it runs on as qemu
     # properties spelled for the emulator (guest/qemu.with_extensions).
-    cpu_extensions: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
+    cpu_extensions: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch(
+        "arch -> ISA extensions its code needs beyond the profiles' (zfh): each added to every CPU profile it runs "
+        "on as a qemu property, spelled for the emulator that runs it (qemu 7.2: Zfh=true; 11: zfh=true)",
+        keys.array("", (), keys.string("", pattern=keys.ISA_EXTENSION,
+                                       shape="an ISA extension as the ISA string writes it (zfh)"))),
+        check=_cpu_extensions, per_arch=True)
+    smoke: SmokeSpec | None = key(lambda kinds: keys.table("how it is smoked", keys.smoke_section(kinds.smokes)))
+    patches: tuple[PatchSpec, ...] = key(keys.PATCHES)
+    # Feature options ("auto" | "on" | "off"); preflight decides what "auto" becomes (rules.py).
+    options: Mapping[str, str] = key(keys.table("feature options decided by rules", Section(
+        names=keys.string("auto, on or off", choices=keys.OPTION_VALUES))), check=_feature_options)
+    # Builds Rust through Corrosion: gets Rust_CARGO_TARGET and the cross linker (crosswire.py).
+    rust: bool = key(Key("boolean", "the build compiles Rust (Corrosion)", False))
+    # Configure arguments that need the Rust target's std; dropped only on positive evidence (rules.py).
+    rust_options: tuple[str, ...] = key(keys.array("options that need Rust (rustup target detection)", ()))
+    # Host tools the build compiles for the build machine (flatc, protoc, cargo build scripts).
+    host_tools: tuple[str, ...] = key(keys.array("host programs the build runs", ()))
+    # The Python distribution it installs ("onnxruntime-genai"); None: no Python package (ARCH-PARITY).
+    distribution: str | None = key(keys.string("the Python distribution it installs, for the parity check"))
+    # Dependencies its CMake would download with FetchContent, by FetchContent name: each a pinned source
+    # (with mirrors) that crosslane fetches and hands over as FETCHCONTENT_SOURCE_DIR_<NAME>; and the patches of
+    # such a dependency (by its name), applied to a per-arch copy of its pinned tree.
+    fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = derived(
+        fetchcontent=keys.FETCHCONTENT, fills=("fetchcontent_patches",), default_factory=dict)
+    fetchcontent_patches: Mapping[str, tuple[PatchSpec, ...]] = field(default_factory=dict)
+    # The [toolroots.*] whose rustc and cargo build its Rust (Corrosion gets wrappers that run them inside it).
+    toolroot: str = key(keys.string("the [toolroots] name its Rust comes from", ""))
+    # Features the lane is specified with, each proven by a dynamic symbol its libraries export
+    # (gates/compiled.py): {"guidance": "llg_new_tokenizer"}.
+    compiled: Mapping[str, str] = key(keys.named("feature -> a C symbol that proves it was compiled in",
+                                                 keys.string("")), check=_symbols)
+    # Source paths (fnmatch, relative to the source tree) whose objects alone may hold RISC-V vector instructions:
+    # the rest of the library must run on a CPU without V (gates/vector_sources.py).
+    vector_sources: tuple[str, ...] = key(keys.array(
+        "source paths (fnmatch) whose objects alone may hold RISC-V vector code", ()))
+    # Per arch: Debian packages its build compiles against (headers, libraries, CMake packages), in that arch's
+    # sysroot whenever versions.toml declares the component.
+    sysroot_packages: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch(
+        "Debian packages its build compiles against, added to that arch's sysroot", keys.PACKAGES),
+        check=_package_lists)
+    # The crates its Rust builds from, as the tool root's registry holds them: "<name>-<version>" (as Cargo.lock
+    # names them) → sha256 of the crate's folder (stamps.tree_digest). Debian records no checksum for most of them.
+    crates: Mapping[str, str] = key(keys.named("crate-version -> sha256 of its folder in the tool root",
+                                               keys.string("", pattern=keys.SHA256)), check=_crates)
+    # provided recipe: links made in the install folder to sysroot paths ({multiarch} filled per arch), so a
+    # dependent build finds a prefix such as ORT_HOME (include/, lib/) inside the chain's own sysroot.
+    links: Mapping[str, str] = key(keys.named("name -> a relative path in the sysroot", keys.string("")),
+                                   check=_links)
+    # Build provenance: CMake cache variable → the dependency whose install folder it must point into
+    # (ORT_HOME → onnxruntime: genai is built on the chain's ORT, never a downloaded one; gates/provenance.py).
+    provenance: Mapping[str, str] = key(keys.named("CMake variable -> the dependency it points at", keys.string("")),
+                                        check=_dependencies)
+    # Files the build leaves in its build folder that the install step does not copy, put in install/bin.
+    collect: tuple[str, ...] = key(keys.array("files the build leaves that install does not copy", ()),
+                                   read=using(relative_paths))
+    # Host venvs (by [hostenvs.<name>]) the build needs, e.g. a Python with torch for code generation.
+    hostenvs: tuple[str, ...] = key(keys.array("[hostenvs] its build runs", ()))
+    # cmake-wheel: which CPythons, what is bundled, how the wheel is repaired and install-tested.
+    wheel: WheelSpec = key(keys.table("its wheels", section_of(WheelSpec, doc="the cmake-wheel recipe's wheels")),
+                           default_factory=WheelSpec)
     # Upstream's own tests (crosslane/suites/): None when the component declares none.
-    tests: SuiteSpec | None = None
+    tests: SuiteSpec | None = key(lambda kinds: Key(
+        "table", "its own test suite (false: a variant that does not run its parent's)",
+        section=keys.tests_section(kinds.suites), also=(Key("boolean", ""),)), default=None)
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
