@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
 from typing import ClassVar
 
 from crosslane.archs import CONTROL_ARCH, Arch, info
@@ -439,10 +440,16 @@ def _cpu_extensions(table: Table, name: str, found: Mapping[Arch, tuple[str, ...
                 where.fail(arch.value, f"'{extension}' is named twice", index=index)
 
 
-def _feature_options(table: Table, name: str, found: Mapping[str, str], _read: Mapping[str, object]) -> None:
-    for option in found:
+def _feature_options(table: Table, name: str, _context: object, _read: Mapping[str, object]) -> Mapping[str, str]:
+    """Each option's name is checked before its value is read (an unknown name is the mistake to name first)."""
+    sub = table.table(name)
+    found = {}
+    for option in list(sub.keys()):
         if option not in OPTIONS:
-            Table({}, table.file, table.where(name)).fail(option, OPTIONS.unknown(option))
+            sub.fail(option, OPTIONS.unknown(option))
+        found[option] = sub.string(option)
+    sub.finish()
+    return MappingProxyType(found)
 
 
 def _package_lists(table: Table, name: str, found: Mapping[Arch, tuple[str, ...]],
@@ -539,7 +546,7 @@ class Component:
     patches: tuple[PatchSpec, ...] = key(keys.PATCHES)
     # Feature options ("auto" | "on" | "off"); preflight decides what "auto" becomes (rules.py).
     options: Mapping[str, str] = key(keys.table("feature options decided by rules", Section(
-        names=keys.string("auto, on or off", choices=keys.OPTION_VALUES))), check=_feature_options)
+        names=keys.string("auto, on or off", choices=keys.OPTION_VALUES))), read=_feature_options)
     # Builds Rust through Corrosion: gets Rust_CARGO_TARGET and the cross linker (crosswire.py).
     rust: bool = key(Key("boolean", "the build compiles Rust (Corrosion)", False))
     # Configure arguments that need the Rust target's std; dropped only on positive evidence (rules.py).
