@@ -14,7 +14,6 @@ from crosslane.errors import ConfigError
 from crosslane.registry import SMOKES, Registry, suggestion
 
 SOURCE_KEYS = ("source", "source_of", "mirrors")
-PER_ARCH_KEYS = ("arch_cmake_args", "toolchain", "cpu_extensions")
 
 
 def _fail(file: str, where: str, message: str) -> ConfigError:
@@ -55,7 +54,9 @@ def resolve_chain(kind: str, tables: Mapping[str, dict[str, object]], file: str,
 
 
 def merge_component(parent: dict[str, object], child: dict[str, object], parent_name: str,
-                     smokes: Registry = SMOKES) -> dict[str, object]:
+                    smokes: Registry = SMOKES, per_arch: tuple[str, ...] = ()) -> dict[str, object]:
+    """*child* over *parent*; *per_arch*: the keys whose entries go with the arches the result drops (the model
+    declares them: declare.per_arch_keys(Component); nox's plan reads none of them)."""
     result = copy.deepcopy({k: v for k, v in parent.items() if k not in SOURCE_KEYS})
     for key, value in child.items():
         base = result.get(key)
@@ -67,16 +68,16 @@ def merge_component(parent: dict[str, object], child: dict[str, object], parent_
     # The control builds a variant whose smoke compares with it (Config.builds): its per-arch entries stay.
     if isinstance(smoke, dict) and smokes.compares_with_control(smoke.get("kind"), smoke) and isinstance(arches, list):
         arches = [*arches, CONTROL_ARCH.value]
-    for key in PER_ARCH_KEYS:
-        per_arch = result.get(key)
-        if isinstance(per_arch, dict) and isinstance(arches, list):
+    for key in per_arch:
+        entries = result.get(key)
+        if isinstance(entries, dict) and isinstance(arches, list):
             # a name that is no arch stays, so the loader names it (as it does in a table without extends)
-            result[key] = {arch: value for arch, value in per_arch.items() if arch in arches or arch not in KNOWN_ARCHS}
+            result[key] = {arch: value for arch, value in entries.items() if arch in arches or arch not in KNOWN_ARCHS}
     return result
 
 
-def resolve_components(components: Mapping[str, dict[str, object]], file: str,
-                       smokes: Registry = SMOKES) -> dict[str, dict[str, object]]:
+def resolve_components(components: Mapping[str, dict[str, object]], file: str, smokes: Registry = SMOKES,
+                       per_arch: tuple[str, ...] = ()) -> dict[str, dict[str, object]]:
     """[components.*] with `extends` resolved (each a new dict)."""
     return resolve_chain("component", components, file, "components",
-                         lambda parent, child, name: merge_component(parent, child, name, smokes))
+                         lambda parent, child, name: merge_component(parent, child, name, smokes, per_arch))

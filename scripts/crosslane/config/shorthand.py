@@ -22,6 +22,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidName, canonicalize_name
 
 from crosslane import inherit
+from crosslane.config.declare import per_arch_keys
+from crosslane.config.model import Component
 from crosslane.config.reader import Table
 from crosslane.registry import SMOKES, Registry, suggestion
 
@@ -82,7 +84,7 @@ def resolve_components(data: dict[str, object], file: str, smokes: Registry = SM
     components = _tables(data.get("components"))
     if not components:
         return data
-    resolved = inherit.resolve_components(components, file, smokes)
+    resolved = inherit.resolve_components(components, file, smokes, per_arch_keys(Component))
     for name, table in resolved.items():
         table = dict(table)
         for key in ARG_KEYS:
