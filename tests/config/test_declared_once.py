@@ -57,11 +57,12 @@ def test_one_field_is_the_key_s_schema_reader_default_and_errors() -> None:
         scratch({"summary": 7})
     with pytest.raises(ConfigError, match=r"^versions.toml: components.x.summary: 'a\\nb' is not one line$"):
         scratch({"summary": "a\nb"})
-    with pytest.raises(ConfigError, match=r"^versions.toml: components.x.sumary: unknown key; did you mean 'summary'\?$"):
+    with pytest.raises(ConfigError,
+                       match=r"^versions.toml: components.x.sumary: unknown key; did you mean 'summary'\?$"):
         scratch({"sumary": "x"})
 
 
 def test_a_derived_field_without_its_reader_is_a_bug_named_at_once() -> None:
     table = Table({}, "versions.toml", "components.x", section_of(Component, Registries(), doc=""))
-    with pytest.raises(AssertionError, match="Component.sources is derived"):
+    with pytest.raises(AssertionError, match=r"Component\.sources is derived"):
         read_into(Component, table, None, {"name": "x"})
