@@ -18,10 +18,8 @@ from crosslane.config.keys import (
     REQUIRED,
     SCHEMA_VERSION,
     STRINGS,
-    SYSROOT,
     TOOLCHAIN,
     TOOLROOT,
-    TOOLS,
     Key,
     Section,
     named,
@@ -30,7 +28,7 @@ from crosslane.config.keys import (
     string,
     table,
 )
-from crosslane.config.model import Component, Registries
+from crosslane.config.model import Component, Registries, SysrootSpec, Tools
 from crosslane.registry import RECIPES, SUITES, Registry
 
 EXTENDS = string("another component this one starts from (resolved before anything reads it)")
@@ -48,9 +46,9 @@ def declaration(smokes: Registry, recipes: Registry = RECIPES, suites: Registry 
     return Section({
         "schema": Key("integer", "the file's schema version (1)", REQUIRED, minimum=SCHEMA_VERSION,
                       maximum=SCHEMA_VERSION, bounds=f"a schema this crosslane reads (schema = {SCHEMA_VERSION})"),
-        "tools": table("build tools from PyPI", TOOLS, REQUIRED),
+        "tools": table("build tools from PyPI", section_of(Tools, doc=""), REQUIRED),
         "host": table("the build machine", Section({"packages": packages("host packages every lane needs")})),
-        "sysroot": table("the target sysroots: a Debian suite", SYSROOT, REQUIRED),
+        "sysroot": table("the target sysroots: a Debian suite", section_of(SysrootSpec, doc=""), REQUIRED),
         "toolchains": named("compilers by name", table("", TOOLCHAIN), NAME),
         "toolroots": named("host tools newer than the host's: a Debian root made with mmdebstrap",
                            table("", TOOLROOT), NAME),

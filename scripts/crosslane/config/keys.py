@@ -355,19 +355,9 @@ ARCH = Section({
     "emulator": string("a [toolroots] name holding the qemu-user its programs run under"),
     "profiles": table("name -> qemu -cpu string", PROFILES, REQUIRED),
 })
-SYSROOT = Section({
-    "suite": suite("the Debian suite", "trixie"),
-    "mirror": string("the archive", "http://deb.debian.org/debian"),
-    "keyring": string("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg", pattern=ABSOLUTE_PATH,
-                  shape="an absolute path of a keyring file"),
-    "packages": packages("packages of every arch's sysroot"),
-    "arch_packages": per_arch("per-arch packages", PACKAGES),
-})
 VERSION = r"^\d+(\.\d+){1,3}$"
 # a PyPI version pin for cmake/ninja (3.31.6), checked here rather than found broken by pip or preflight
 NOT_A_VERSION = "'{value}' is not a version such as 3.31.6 (crosslane installs {key}=={value} from PyPI)"
-TOOLS = Section({"cmake": string("cmake's version (PyPI)", REQUIRED, pattern=VERSION, refusal=NOT_A_VERSION),
-                 "ninja": string("ninja's version (PyPI)", REQUIRED, pattern=VERSION, refusal=NOT_A_VERSION)})
 HOSTENV = Section({
     "extends": string("another venv whose requirements it starts from"),
     "requirements": array("requirements (bare names pinned in [pins])", ()),

@@ -12,6 +12,7 @@ from crosslane import bounded
 from crosslane.archs import Arch
 from crosslane.config import cases, document, keys, shorthand, tomlcompat  # submodules: no cycle through the package
 from crosslane.config.components import read_component
+from crosslane.config.declare import read_into
 from crosslane.config.fields import (
     DEBIAN_ARCH_RE,
     package_names,
@@ -362,7 +363,7 @@ def from_data(data: dict[str, object], path: Path, root: Path, registries: Regis
 
 def _tools(top: Table) -> Tools:
     tools_table = top.table("tools", required=True)
-    tools = Tools(cmake=tools_table.string("cmake"), ninja=tools_table.string("ninja"))  # keys.VERSION
+    tools = read_into(Tools, tools_table, None, {})
     tools_table.finish()
     return tools
 
@@ -376,13 +377,7 @@ def _host_packages(top: Table) -> tuple[str, ...]:
 
 def _sysroot(top: Table) -> SysrootSpec:
     sys_table = top.table("sysroot", required=True)
-    sysroot = SysrootSpec(
-        suite=sys_table.string("suite"),
-        mirror=url(sys_table, "mirror") if sys_table.has("mirror") else "http://deb.debian.org/debian",
-        keyring=sys_table.string("keyring"),
-        packages=package_names(sys_table, "packages"),
-        arch_packages=per_arch_strings(sys_table, "arch_packages", package_names),
-    )
+    sysroot = read_into(SysrootSpec, sys_table, None, {})
     sys_table.finish()
     return sysroot
 

@@ -13,29 +13,55 @@ from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import keys
 from crosslane.config.cases import CaseMatrix
 from crosslane.config.declare import derived, key, section_of, using
-from crosslane.config.fields import NAME_RE, arch_list, check_package_names, package_names, path_name, relative_paths
+from crosslane.config.fields import (
+    NAME_RE,
+    arch_list,
+    check_package_names,
+    package_names,
+    path_name,
+    relative_paths,
+    url,
+)
 from crosslane.config.keys import Key, Section
 from crosslane.config.reader import Table
 from crosslane.registry import OPTIONS, RECIPES, SMOKES, SUITES, Registry, discovered, kinds_named
 
 
-@dataclass(frozen=True)
+def _package_lists(table: Table, name: str, found: Mapping[Arch, tuple[str, ...]],
+                   _read: Mapping[str, object]) -> None:
+    for arch, names in found.items():
+        check_package_names(table, f"{name}.{arch}", names)
+
+
+def _pypi_version(what: str) -> Key:
+    return keys.string(f"{what}'s version (PyPI)", keys.REQUIRED, pattern=keys.VERSION, refusal=keys.NOT_A_VERSION)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Tools:
     """The pinned cmake and ninja, installed from PyPI ([tools])."""
 
-    cmake: str
-    ninja: str
+    cmake: str = key(_pypi_version("cmake"))
+    ninja: str = key(_pypi_version("ninja"))
 
 
-@dataclass(frozen=True)
+def _mirror(table: Table, name: str, _context: object, _read: Mapping[str, object]) -> str:
+    decl = table.declared(name)
+    assert decl is not None and isinstance(decl.default, str)
+    return url(table, name) if table.has(name) else decl.default
+
+
+@dataclass(frozen=True, kw_only=True)
 class SysrootSpec:
     """The Debian suite, mirror, keyring and packages every arch's sysroot is made from ([sysroot])."""
 
-    suite: str
-    mirror: str
-    keyring: str
-    packages: tuple[str, ...]
-    arch_packages: Mapping[Arch, tuple[str, ...]]
+    suite: str = key(keys.suite("the Debian suite", "trixie"))
+    mirror: str = key(keys.string("the archive", "http://deb.debian.org/debian"), read=_mirror)
+    keyring: str = key(keys.string("the archive's keyring", "/usr/share/keyrings/debian-archive-keyring.gpg",
+                                   pattern=keys.ABSOLUTE_PATH, shape="an absolute path of a keyring file"))
+    packages: tuple[str, ...] = key(keys.packages("packages of every arch's sysroot"), read=using(package_names))
+    arch_packages: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch("per-arch packages", keys.PACKAGES),
+                                                        check=_package_lists)
 
     def packages_for(self, arch: Arch) -> tuple[str, ...]:
         return self.packages + self.arch_packages.get(arch, ())
@@ -450,12 +476,6 @@ def _feature_options(table: Table, name: str, _context: object, _read: Mapping[s
         found[option] = sub.string(option)
     sub.finish()
     return MappingProxyType(found)
-
-
-def _package_lists(table: Table, name: str, found: Mapping[Arch, tuple[str, ...]],
-                   _read: Mapping[str, object]) -> None:
-    for arch, names in found.items():
-        check_package_names(table, f"{name}.{arch}", names)
 
 
 def _symbols(table: Table, name: str, found: Mapping[str, str], _read: Mapping[str, object]) -> None:
