@@ -203,11 +203,12 @@ def test_a_plug_in_kind_may_reuse_an_option_name_with_another_type(tmp_path: Pat
 def test_the_suite_timeout_says_what_the_suites_do_with_it() -> None:
     """tests.timeout is per test (ctest's and pytest-timeout's --timeout), scaled as a smoke's, and a whole run has
     its own limit: the words editors show are the numbers the suites use."""
-    from crosslane.config.keys import TESTS
+    from crosslane.config.declare import section_of
+    from crosslane.config.model import Registries, SuiteSpec
     from crosslane.smokes import payload
     from crosslane.suites import ctest, pytest_suite
 
-    doc = TESTS.keys["timeout"].doc
+    doc = section_of(SuiteSpec, Registries(), doc="").keys["timeout"].doc
     assert doc.startswith("seconds per test") and "whole suite" not in doc
     assert f"x{payload.FOREIGN_ISA:g} on a foreign ISA" in doc and f"VLEN/{payload.VLEN_UNIT}" in doc
     assert f"{ctest.RUN_TIMEOUTS} times the scaled value (at least {ctest.RUN_FLOOR:.0f} s)" in doc

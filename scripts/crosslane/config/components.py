@@ -19,9 +19,7 @@ from crosslane.config.fields import (
     PINNED_KINDS,
     arch_list,
     package_name,
-    package_names,
     path_name,
-    per_arch_strings,
     read_arch,
     repo_path,
     sha256,
@@ -185,11 +183,9 @@ def _wheel(table: Table, registries: Registries) -> WheelSpec:
     return spec
 
 
-TEST_ID_RE = re.compile(r"[^\s\x00-\x1f]{1,400}")
-TEST_FILE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.py")
 
 
-def _tests(table: Table, root: Path, pins: Mapping[str, str], registries: Registries) -> SuiteSpec | None:
+def _tests(table: Table, reading: _Reading) -> SuiteSpec | None:
     # `tests = false`: a variant (extends) that does not run the suite its parent declares.
     if table.has("tests") and table.data["tests"] is False:
         table.boolean("tests", False)
@@ -197,47 +193,28 @@ def _tests(table: Table, root: Path, pins: Mapping[str, str], registries: Regist
     if not table.has("tests"):
         return None
     sub = table.table("tests")
-    kind = sub.string("kind", required=True)
-    if kind not in registries.suites:
-        sub.fail("kind", registries.suites.unknown(kind))
-    timeout = sub.number("timeout")
-    regex = sub.string("regex")  # a regular expression: its declaration
-    paths = sub.strings("paths")
-    for index, path in enumerate(paths):
-        if not TEST_FILE_RE.fullmatch(path) or ".." in PurePosixPath(path).parts:
-            Table({}, sub.file, sub.where("paths")).fail(index, f"'{path}' is not a test file inside the source "
-                                                                "(a relative path ending in .py)")
-    exempt_table = sub.table("exempt")
-    exempt: dict[Arch, Mapping[str, str]] = {}
-    for arch_name in list(exempt_table.keys()):
-        arch = read_arch(exempt_table, arch_name, arch_name)
-        per_arch = exempt_table.table(arch_name)
-        found = {key: per_arch.string(key) for key in list(per_arch.keys())}
-        for key, reason in found.items():
-            if not TEST_ID_RE.fullmatch(key) or len(reason.strip()) < 10:
-                per_arch.fail(key, f"'{key}': an exemption is a test id (or pattern) and the measured reason it "
-                                   "fails today, in words")
-        per_arch.finish()
-        exempt[arch] = MappingProxyType(found)
-    exempt_table.finish()
-    ctest, pytest = kind == "ctest", kind == "pytest"
-    for key, allowed in (("cmake_args", ctest), ("targets", ctest), ("regex", ctest), ("label", ctest),
-                         ("paths", pytest), ("args", pytest), ("requirements", pytest), ("packages", pytest),
-                         ("arch_packages", pytest)):
-        if sub.has(key) and not allowed:
-            sub.fail(key, f"'{key}' is read by kind = \"{'pytest' if ctest else 'ctest'}\" only")
-    if pytest and not paths:
-        sub.fail("paths", "a pytest suite names its test files (paths = [\"test/python/test_x.py\"])")
-    spec = SuiteSpec(kind=kind, timeout=timeout, cmake_args=sub.strings("cmake_args"), targets=sub.strings("targets"),
-                     regex=regex, label=sub.string("label"), paths=paths, args=sub.strings("args"),
-                     requirements=shorthand.pinned_requirements(sub.strings("requirements"), pins,
-                                                                Table({}, sub.file, sub.where("requirements"))),
-                     packages=package_names(sub, "packages"),
-                     arch_packages=per_arch_strings(sub, "arch_packages", package_names),
-                     profiles=sub.strings("profiles"), exempt=MappingProxyType(exempt),
-                     control=sub.boolean("control"), fetchcontent=_test_fetchcontent(sub, root))
+    spec = read_into(SuiteSpec, sub, reading, {}, _SUITE_READERS)
     sub.finish()
     return spec
+
+
+def _suite_kind(table: Table, key: str, reading: _Reading, _read: Mapping[str, object]) -> str:
+    kind = table.string(key, required=True)
+    if kind not in reading.registries.suites:
+        table.fail(key, reading.registries.suites.unknown(kind))
+    return kind
+
+
+def _suite_requirements(table: Table, key: str, reading: _Reading, _read: Mapping[str, object]) -> tuple[str, ...]:
+    return shorthand.pinned_requirements(table.strings(key), reading.pins, Table({}, table.file, table.where(key)))
+
+
+# The suite's fields that need the registries, the pins or the sources' readers (declare.read_into).
+_SUITE_READERS: Mapping[str, Reader] = MappingProxyType({
+    "kind": _suite_kind,
+    "requirements": _suite_requirements,
+    "fetchcontent": lambda table, _key, reading, _read: _test_fetchcontent(table, reading.root),
+})
 
 
 def _test_fetchcontent(sub: Table, root: Path) -> Mapping[str, tuple[PinnedSource, ...]]:
@@ -319,7 +296,7 @@ _READERS: Mapping[str, Reader] = MappingProxyType({
     "patches": lambda table, _key, reading, _read: _patches(table, reading.root),
     "fetchcontent": _fetchcontent_of,
     "wheel": lambda table, _key, reading, _read: _wheel(table, reading.registries),
-    "tests": lambda table, _key, reading, _read: _tests(table, reading.root, reading.pins, reading.registries),
+    "tests": lambda table, _key, reading, _read: _tests(table, reading),
 })
 
 

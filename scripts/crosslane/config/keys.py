@@ -288,33 +288,6 @@ SCHEMA_VERSION = 1
 CASE_BACKENDS = ("portable", "xnnpack")
 
 
-def tests_section(suites: Registry) -> Section:
-    return Section({**TESTS.keys, "kind": string("the suite kind (registry: ctest, pytest, plug-ins)", REQUIRED,
-                                             choices=suites.names(), what=suites.kind)}, doc=TESTS.doc)
-
-
-TESTS = Section({
-    "kind": string("the suite kind: ctest or pytest (registry)", REQUIRED),
-    "timeout": Key("number", "seconds per test, scaled like a smoke's for the emulated CPU (x2 on a foreign ISA, "
-                   "x(1 + VLEN/256) on a vector profile): ctest's --timeout, pytest-timeout's --timeout when the "
-                   "suite requires pytest-timeout; a whole ctest run stops at 50 times the scaled value (at least "
-                   "3600 s), a whole pytest run at 7200 s", 300.0, minimum=0, maximum=MAX_TIMEOUT,
-                   above=True, bounds=f"a number of seconds above 0 and at most {MAX_TIMEOUT}"),
-    "cmake_args": array("ctest: configure options of the test build", ()),
-    "targets": array("ctest: the targets to build", ()),
-    "regex": Key("string", "ctest: the tests to run (-R)", "", format="regex",
-                 refusal="'{value}' is not a regular expression ({error})"),
-    "label": string("ctest: the label to run (-L)", ""),
-    "paths": array("pytest: the test files, inside the source", ()),
-    "args": array("pytest: extra arguments", ()),
-    "requirements": array("pytest: what the target venv installs (bare names pinned in [pins])", ()),
-    "packages": packages("pytest: Debian packages the board needs"),
-    "arch_packages": per_arch("pytest: per-arch Debian packages", PACKAGES),
-    "profiles": array("the profiles it runs on (default: the arch's)", ()),
-    "exempt": per_arch("arch -> known failures", EXEMPT),
-    "control": Key("boolean", "run on the amd64 control too (the parity table)", True),
-    "fetchcontent": FETCHCONTENT,
-}, doc="the project's own test suite, built and run under qemu per profile")
 PROFILES = Section(names=string("the -cpu string (rv64,v=true,vlen=128,…)"), name_pattern=NAME)
 BUILD = Section({
     "march": string("-march of this build", REQUIRED),

@@ -19,6 +19,7 @@ from crosslane.config.fields import (
     check_package_names,
     package_names,
     path_name,
+    read_arch,
     relative_paths,
     url,
 )
@@ -297,7 +298,68 @@ class SmokeSpec:
         return value if isinstance(value, str) else None
 
 
-@dataclass(frozen=True)
+# Which suite kind reads which of its keys (the others are read by both).
+_SUITE_KEYS = {"cmake_args": "ctest", "targets": "ctest", "regex": "ctest", "label": "ctest", "paths": "pytest",
+               "args": "pytest", "requirements": "pytest", "packages": "pytest", "arch_packages": "pytest"}
+
+
+def _other_kind(table: Table, written: str, kind: str) -> None:
+    ctest, pytest = kind == "ctest", kind == "pytest"
+    if table.has(written) and not (ctest if _SUITE_KEYS[written] == "ctest" else pytest):
+        table.fail(written, f"'{written}' is read by kind = \"{'pytest' if ctest else 'ctest'}\" only")
+
+
+# regex and paths are refused for the other kind once their value is read (a mistyped value is named first).
+_CHECKED_AFTER_READING = ("regex", "paths")
+
+
+def _suite_keys(table: Table, _name: str, kind: str, _read: Mapping[str, object]) -> None:
+    for written in _SUITE_KEYS:
+        if written not in _CHECKED_AFTER_READING:
+            _other_kind(table, written, kind)
+
+
+def _suite_regex(table: Table, name: str, _regex: str, read: Mapping[str, object]) -> None:
+    kind = read["kind"]
+    assert isinstance(kind, str)
+    _other_kind(table, name, kind)
+
+
+TEST_FILE = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*\.py$"
+
+
+def _test_files(table: Table, name: str, paths: tuple[str, ...], read: Mapping[str, object]) -> None:
+    for index, path in enumerate(paths):
+        if not _matches(TEST_FILE, path) or ".." in PurePosixPath(path).parts:
+            Table({}, table.file, table.where(name)).fail(index, f"'{path}' is not a test file inside the source "
+                                                                 "(a relative path ending in .py)")
+    _suite_regex(table, name, "", read)
+    if read["kind"] == "pytest" and not paths:
+        table.fail(name, "a pytest suite names its test files (paths = [\"test/python/test_x.py\"])")
+
+
+TEST_ID = r"^[^\s\x00-\x1f]{1,400}$"
+
+
+def _exemptions(table: Table, name: str, _context: object,
+                _read: Mapping[str, object]) -> Mapping[Arch, Mapping[str, str]]:
+    exempt_table = table.table(name)
+    exempt: dict[Arch, Mapping[str, str]] = {}
+    for arch_name in list(exempt_table.keys()):
+        arch = read_arch(exempt_table, arch_name, arch_name)
+        per_arch = exempt_table.table(arch_name)
+        found = {test: per_arch.string(test) for test in list(per_arch.keys())}
+        for test, reason in found.items():
+            if not _matches(TEST_ID, test) or len(reason.strip()) < 10:
+                per_arch.fail(test, f"'{test}': an exemption is a test id (or pattern) and the measured reason it "
+                                    "fails today, in words")
+        per_arch.finish()
+        exempt[arch] = MappingProxyType(found)
+    exempt_table.finish()
+    return MappingProxyType(exempt)
+
+
+@dataclass(frozen=True, kw_only=True)
 class SuiteSpec:
     """Upstream's own test suite (components.<c>.tests), run for the target on every CPU profile it lists.
 
@@ -307,27 +369,38 @@ class SuiteSpec:
     into a venv of a clean root holding *packages*, pure-Python *requirements* from PyPI) with *args*.
     """
 
-    kind: str
-    timeout: float  # one test's limit on the default profile, in seconds (scaled per profile as the smokes')
-    cmake_args: tuple[str, ...] = ()
-    targets: tuple[str, ...] = ()
-    regex: str = ""
-    label: str = ""
-    paths: tuple[str, ...] = ()
-    args: tuple[str, ...] = ()
-    requirements: tuple[str, ...] = ()
-    packages: tuple[str, ...] = ()
-    arch_packages: Mapping[Arch, tuple[str, ...]] = field(default_factory=dict)
+    kind: str = key(lambda kinds: keys.string("the suite kind (registry: ctest, pytest, plug-ins)", keys.REQUIRED,
+                                              choices=kinds.suites.names(), what=kinds.suites.kind), check=_suite_keys)
+    # One test's limit on the default profile, in seconds (scaled per profile as the smokes').
+    timeout: float = key(Key(
+        "number", "seconds per test, scaled like a smoke's for the emulated CPU (x2 on a foreign ISA, x(1 + VLEN/256) "
+        "on a vector profile): ctest's --timeout, pytest-timeout's --timeout when the suite requires "
+        "pytest-timeout; a whole ctest run stops at 50 times the scaled value (at least 3600 s), a whole pytest run "
+        "at 7200 s", 300.0, minimum=0, maximum=keys.MAX_TIMEOUT, above=True,
+        bounds=f"a number of seconds above 0 and at most {keys.MAX_TIMEOUT}"))
+    cmake_args: tuple[str, ...] = key(keys.array("ctest: configure options of the test build", ()))
+    targets: tuple[str, ...] = key(keys.array("ctest: the targets to build", ()))
+    regex: str = key(Key("string", "ctest: the tests to run (-R)", "", format="regex",
+                         refusal="'{value}' is not a regular expression ({error})"), check=_suite_regex)
+    label: str = key(keys.string("ctest: the label to run (-L)", ""))
+    paths: tuple[str, ...] = key(keys.array("pytest: the test files, inside the source", ()), check=_test_files)
+    args: tuple[str, ...] = key(keys.array("pytest: extra arguments", ()))
+    requirements: tuple[str, ...] = key(keys.array(
+        "pytest: what the target venv installs (bare names pinned in [pins])", ()))
+    packages: tuple[str, ...] = key(keys.packages("pytest: Debian packages the board needs"), read=using(package_names))
+    arch_packages: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch("pytest: per-arch Debian packages",
+                                                                      keys.PACKAGES), check=_package_lists)
     # Only these profiles (a variant built for some of them); empty: every profile of the arch.
-    profiles: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = key(keys.array("the profiles it runs on (default: the arch's)", ()))
     # Per arch: test id (or fnmatch pattern) -> why it fails there today: a deletion candidate, reported when the
     # test passes again.
-    exempt: Mapping[Arch, Mapping[str, str]] = field(default_factory=dict)
+    exempt: Mapping[Arch, Mapping[str, str]] = key(keys.per_arch("arch -> known failures", keys.EXEMPT),
+                                                   read=_exemptions)
     # Run on the amd64 control too, for the parity table (tests passing there but failing on the target).
-    control: bool = True
+    control: bool = key(Key("boolean", "run on the amd64 control too (the parity table)", True))
     # FetchContent-style pinned dependencies only the test build reads (googletest), {fetchcontent[name]} there;
     # the component's own build neither fetches nor sees them.
-    fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = field(default_factory=dict)
+    fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = derived(fetchcontent=keys.FETCHCONTENT, default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -619,7 +692,8 @@ class Component:
     # Upstream's own tests (crosslane/suites/): None when the component declares none.
     tests: SuiteSpec | None = key(lambda kinds: Key(
         "table", "its own test suite (false: a variant that does not run its parent's)",
-        section=keys.tests_section(kinds.suites), also=(Key("boolean", ""),)), default=None)
+        section=section_of(SuiteSpec, kinds, doc="the project's own test suite, built and run under qemu per profile"),
+        also=(Key("boolean", ""),)), default=None)
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:
         return self.cmake_args + self.arch_cmake_args.get(arch, ())
