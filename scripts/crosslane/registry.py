@@ -88,6 +88,8 @@ class Entry:
     # recipes: whether its builds are Python wheels (it reads the component's [wheel] table, --build selects among
     # them, `invoke index` collects them)
     wheels: bool = False
+    # recipes: whether the pipeline prepares the component's source (fetch, working copy, patches) before its run
+    needs_source: bool = False
     doc: str = ""
 
     def __post_init__(self) -> None:
@@ -185,11 +187,13 @@ def _entries(table: Mapping[str, str | Entry]) -> Mapping[str, Entry]:
                              for name, value in table.items()})
 
 
-# How a component becomes an install folder (versions.toml `recipe`): objects with `run(...) -> Built`.
+# Every entry below names a `run(request: contract.Request) -> contract.Outcome[payload]`, a plug-in's too.
+
+# How a component becomes an install folder (versions.toml `recipe`): the payload is a recipes.Built.
 RECIPES = Registry("recipe", _entries({
-    "cmake": "crosslane.recipes.cmake:RECIPE",
-    "cmake-wheel": Entry("crosslane.recipes.cmake_wheel:RECIPE", wheels=True),
-    "provided": Entry("crosslane.recipes.provided:RECIPE", compiles=False),
+    "cmake": Entry("crosslane.recipes.cmake:run", needs_source=True),
+    "cmake-wheel": Entry("crosslane.recipes.cmake_wheel:run", needs_source=True, wheels=True),
+    "provided": Entry("crosslane.recipes.provided:run", compiles=False),
 }))
 
 # What the command smoke fills into its argv, env and pattern per run (smokes/command.py's values()).
@@ -209,7 +213,7 @@ COMMAND_OPTIONS = MappingProxyType({
     "env": Option("environment", doc="variables the program gets"),
 })
 
-# Smokes by kind (versions.toml `smoke.kind`): each is `run(ctx, arch, component, profiles) -> rows`.
+# Smokes by kind (versions.toml `smoke.kind`): no payload, the rows are the verdict.
 SMOKES = Registry("smoke kind", _entries({
     "command": Entry("crosslane.smokes.command:run", options=COMMAND_OPTIONS, controlled="compare",
                      evidence=("sentinel", "pattern"),
@@ -226,7 +230,7 @@ SMOKES = Registry("smoke kind", _entries({
                         options=MappingProxyType({"cases": Option("string", required=True, refers="cases")})),
 }))
 
-# Upstream test suites by kind (versions.toml `tests.kind`): each is `run(ctx, arch, component, profiles) -> Run`.
+# Upstream test suites by kind (versions.toml `tests.kind`): the payload is a suites.SuiteCases.
 SUITES = Registry("test suite kind", _entries({
     "ctest": "crosslane.suites.ctest:run",
     "pytest": "crosslane.suites.pytest_suite:run",

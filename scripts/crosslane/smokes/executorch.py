@@ -22,11 +22,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic
+from crosslane import atomic, contract
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.config.cases import Case
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
@@ -180,7 +181,7 @@ def arch_profiles(selected: Sequence[Profile], arch_names: Collection[str], name
     return [p for p in selected if p.name in named]
 
 
-def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     assert spec is not None
     cases_name = spec.text("cases")
@@ -247,3 +248,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                         reason=f"{len(timed)} runs: {written}", subject="op-timing", detail=markdown, wall=meter.wall,
                         cpu=meter.cpu))
     return rows
+
+
+def run(request: Request) -> Outcome[None]:
+    """The contract's call (registry.SMOKES)."""
+    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))
