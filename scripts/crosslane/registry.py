@@ -90,6 +90,9 @@ class Entry:
     wheels: bool = False
     # recipes: whether the pipeline prepares the component's source (fetch, working copy, patches) before its run
     needs_source: bool = False
+    # recipes: the source kinds it is exactly for: a component whose source is of one gets it by default, and it
+    # takes no other
+    sources: tuple[str, ...] = ()
     doc: str = ""
 
     def __post_init__(self) -> None:
@@ -193,8 +196,9 @@ def _entries(table: Mapping[str, str | Entry]) -> Mapping[str, Entry]:
 RECIPES = Registry("recipe", _entries({
     "cmake": Entry("crosslane.recipes.cmake:run", needs_source=True),
     "cmake-wheel": Entry("crosslane.recipes.cmake_wheel:run", needs_source=True, wheels=True),
-    "provided": Entry("crosslane.recipes.provided:run", compiles=False),
+    "provided": Entry("crosslane.recipes.provided:run", compiles=False, sources=("sysroot-package",)),
 }))
+DEFAULT_RECIPE = "cmake"  # a component's recipe when it names none and its source kind claims none
 
 # What the command smoke fills into its argv, env and pattern per run (smokes/command.py's values()).
 COMMAND_PLACEHOLDERS = ("install", "profile", "vlen", "vector", "output", "arch")

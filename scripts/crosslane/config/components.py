@@ -44,7 +44,7 @@ from crosslane.config.model import (
     WheelSpec,
 )
 from crosslane.config.reader import Table
-from crosslane.registry import OPTIONS, Option, suggestion
+from crosslane.registry import DEFAULT_RECIPE, OPTIONS, Option, suggestion
 
 
 def _source(table: Table, root: Path) -> SourceSpec:
@@ -324,14 +324,17 @@ def _source_and_recipe(name: str, table: Table, root: Path,
                    f"{name}\" }} or a pinned git/archive/debian source")
     # source_of: the other component's sources are filled in by load.py once every component is read.
     sources = () if source_of else _source_with_mirrors(table, root)
-    provided = bool(sources) and sources[0].kind == "sysroot-package"
-    recipe = table.string("recipe", "provided" if provided else "cmake")
+    kind = sources[0].kind if sources else None
+    # A recipe made exactly for some source kinds (registry.Entry.sources) is the default for them, and theirs only.
+    claimed = {each: name for name, entry in registries.recipes.entries.items() for each in entry.sources}
+    recipe = table.string("recipe", claimed.get(kind or "", DEFAULT_RECIPE))
     if recipe not in registries.recipes:
         table.fail("recipe", registries.recipes.unknown(recipe))
-    if (recipe == "provided") != provided:
-        table.fail("recipe", f"recipe '{recipe}' and source kind '{sources[0].kind if sources else source_of}' do "
-                   "not go together: "
-                   "the 'provided' recipe is exactly for sysroot-package sources")
+    owner = recipe if registries.recipes.entries[recipe].sources else claimed.get(kind or "")
+    if owner is not None and not recipe == owner == claimed.get(kind or ""):
+        table.fail("recipe", f"recipe '{recipe}' and source kind '{kind or source_of}' do not go together: "
+                   f"the '{owner}' recipe is exactly for {' or '.join(registries.recipes.entries[owner].sources)} "
+                   "sources")
     return source_of, sources, recipe
 
 
