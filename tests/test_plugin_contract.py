@@ -14,7 +14,7 @@ import pytest
 from crosslane import config, contract, pipeline
 from crosslane.archs import Arch
 from crosslane.config.model import Registries, SmokeSpec
-from crosslane.contract import Outcome, Request
+from crosslane.contract import Kind, Outcome, Request
 from crosslane.errors import ConfigError, MissingPrerequisite
 from crosslane.recipes import Built
 from crosslane.registry import RECIPES, SMOKES, SUITES, Entry, Option, Registry
@@ -118,6 +118,20 @@ def test_no_module_tests_a_recipe_or_smoke_kind_by_its_name() -> None:
     tested = [hit for path in sorted(PACKAGE.rglob("*.py")) if path.relative_to(PACKAGE).parts[0] not in own
               and str(path.relative_to(PACKAGE)) not in KIND_HOMES for hit in kind_name_tests(path)]
     assert tested == []
+
+
+def test_the_built_in_kinds_are_typed_as_the_contract_s_kind() -> None:
+    """mypy checks these assignments: each built-in is a contract.Kind of its payload, as a typed plug-in is."""
+    from crosslane.recipes import cmake, cmake_wheel, provided
+    from crosslane.smokes import canary, command, cpuinfo, executorch, genai, ort
+    from crosslane.suites import ctest, pytest_suite
+
+    recipes: tuple[Kind[Built], ...] = (cmake.run, cmake_wheel.run, provided.run)
+    smokes: tuple[Kind[None], ...] = (command.run, canary.run, cpuinfo.run, ort.run, genai.run, executorch.run)
+    suites: tuple[Kind[SuiteCases], ...] = (ctest.run, pytest_suite.run)
+    assert {RECIPES.load(n) for n in RECIPES.names()} == set(recipes)
+    assert {SMOKES.load(n) for n in SMOKES.names()} == set(smokes)
+    assert {SUITES.load(n) for n in SUITES.names()} == set(suites)
 
 
 @pytest.mark.parametrize("registry", [RECIPES, SMOKES, SUITES], ids=lambda r: r.kind)

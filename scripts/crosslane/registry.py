@@ -5,7 +5,8 @@ entry declares (a smoke kind's own options, whether it compares with the amd64 c
 need), and a run imports only the entries it uses (`Registry.load`): config never imports the code it names (the
 layers stay acyclic: tests/test_layers.py). A registry is a value, not module state: a test extends one with
 `with_entry`; other packages add recipes, smoke kinds and suite kinds through entry points (the groups
-`crosslane.recipes`, `crosslane.smokes`, `crosslane.suites`, as pytest and nox plugins are found). `discovered()`
+`crosslane.recipes`, `crosslane.smokes`, `crosslane.suites`, as pytest and nox plugins are found), each entry's
+target the one call of contract.py, a built-in's too. `discovered()`
 lists their names without importing anything; a plug-in is imported only once versions.toml names its kind
 (`Registry.named`), so one broken package breaks the files that use it, not every command (an import that never
 returns cannot be interrupted in-process: not importing it is the only cure). What a plug-in's import or call raises,

@@ -240,14 +240,19 @@ def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile])
 
     rows += target.per_item(jobs, one, parallel=PARALLEL)
     progress.close()
+    return rows + op_timing(ctx, arch, component, timed)
+
+
+def op_timing(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) -> list[Row]:
+    """The op-timing row of the passing runs' etdumps (none when no table was made)."""
     with costs.measured() as meter:  # the row's own time; unmeasured it would carry the exports' and runs' too
         tables = op_tables(ctx, arch, component, timed)
-    if tables is not None:
-        written, markdown = tables
-        rows.append(Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.PASS,
-                        reason=f"{len(timed)} runs: {written}", subject="op-timing", detail=markdown, wall=meter.wall,
-                        cpu=meter.cpu))
-    return rows
+    if tables is None:
+        return []
+    written, markdown = tables
+    return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.PASS,
+                reason=f"{len(timed)} runs: {written}", subject="op-timing", detail=markdown, wall=meter.wall,
+                cpu=meter.cpu)]
 
 
 def run(request: Request) -> Outcome[None]:

@@ -191,6 +191,14 @@ def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[pa
                                wheel_install.guided_tokens(default.outcome.detail, generation))
 
 
+def short_form_note(default: str) -> str:
+    """What a short-form row's reason adds; the scan's own clause follows on every vector row
+    (pipeline.with_vector_evidence)."""
+    return (f"; the short form ({wheel_install.SHORT_TOKENS} tokens against the reference's first, "
+            f"{wheel_install.SHORT_TOKENS} guided against {default}'s full run's), the same code having run in full "
+            f"on {default}")
+
+
 def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     """Tiers 1–5 on every profile (the wider VLENs in the short form where the site holds no RVV instruction:
     plan_sweep); with tier 4 armed, the new tokens are also compared with the amd64 control's (the lane's amd64
@@ -211,11 +219,7 @@ def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile])
                        if info(arch).vector_cpu_property else [])
     full, short = sweep_runs(ctx, arch, sweep, program_for(arch, mine, generation), generation, base)
     attempts = sorted(full + short, key=lambda a: [p.name for p in profiles].index(a.profile.name))
-    default = ctx.config.arches[arch].default_profile
-    # The scan's own clause follows on every vector row (pipeline.with_vector_evidence).
-    note = (f"; the short form ({wheel_install.SHORT_TOKENS} tokens against the reference's first, "
-            f"{wheel_install.SHORT_TOKENS} guided against {default}'s full run's), the same code having run in full "
-            f"on {default}")
+    note = short_form_note(ctx.config.arches[arch].default_profile)
     shorts = {a.profile.name for a in short}
     rows += [dataclasses.replace(r, reason=r.reason + note) if r.profile in shorts else r
              for r in (payload.row(component, a, "genai") for a in attempts)]
