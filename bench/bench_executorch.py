@@ -41,13 +41,13 @@ def matrix_measure() -> list[Measure]:
         return []
     ctx = Context(cfg, Runner(Log(io.StringIO())))
     profiles = cfg.arches[Arch.RISCV64].profiles
-    executorch.run(ctx, Arch.RISCV64, COMPONENT, profiles)  # exports cached, host venv made
+    executorch.smoke(ctx, Arch.RISCV64, COMPONENT, profiles)  # exports cached, host venv made
     times: dict[tuple[int | None, bool], float] = {}
     for threads in (None, 1):
         executorch.THREADS = threads
         for parallel in (True, False):
             executorch.PARALLEL = parallel
-            times[(threads, parallel)] = timed(lambda: executorch.run(ctx, Arch.RISCV64, COMPONENT, profiles))
+            times[(threads, parallel)] = timed(lambda: executorch.smoke(ctx, Arch.RISCV64, COMPONENT, profiles))
     executorch.THREADS, executorch.PARALLEL = None, True
     cores = os.cpu_count() or 1
     return [Measure(f"{COMPONENT} default cases, each run single-threaded (--cpu_threads 1), parallel vs one after "

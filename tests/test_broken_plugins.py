@@ -21,32 +21,45 @@ from hostilekit import Sandbox
 
 pytestmark = [pytest.mark.spawns]
 
+# Each written against the documented contract (README: run(request) -> Outcome), and broken in one way.
 PLUGIN = '''
 import sys
 
+from crosslane import contract
 from crosslane.registry import Entry
+from crosslane.report import Check, Row, Verdict
 
 NUMBER = 5
 ELSEWHERE = Entry("brokenplug_nowhere:run")
 
 
-def text(ctx, arch, component, profiles):
+def text(request):
     return "PASS"
 
 
-def raises(ctx, arch, component, profiles):
+def listed(request):
+    return [Row(component=request.component, arch=request.arch, check=Check.SMOKE, verdict=Verdict.PASS, reason="")]
+
+
+def raises(request):
     raise RuntimeError("boom")
 
 
-def exits(ctx, arch, component, profiles):
+def exits(request):
     sys.exit(0)
 
 
-def nothing(ctx, arch, component, profiles):
-    return []
+def nothing(request):
+    return contract.rows([])
+
+
+def passes(request):
+    return contract.rows([Row(component=request.component, arch=request.arch, check=Check.SMOKE,
+                              verdict=Verdict.PASS, reason=f"plugged: {request.spec.name}")])
 '''
 RUNS = {"not-callable": "brokenplug:NUMBER", "elsewhere": "brokenplug:ELSEWHERE", "returns-text": "brokenplug:text",
-        "raises": "brokenplug:raises", "exits": "brokenplug:exits", "no-verdict": "brokenplug:nothing"}
+        "returns-rows": "brokenplug:listed", "raises": "brokenplug:raises", "exits": "brokenplug:exits",
+        "no-verdict": "brokenplug:nothing", "passes": "brokenplug:passes"}
 # importplug: modules whose import ends the process with 0, never returns, declares an option of no known type.
 IMPORTS = {"importplug_exits": "raise SystemExit(0)\n",
            "importplug_hangs": "import threading\nthreading.Event().wait()\n",
@@ -109,18 +122,29 @@ def test_a_named_plug_in_that_cannot_be_loaded_is_one_line_naming_its_package(bo
 
 @pytest.mark.hostile("plug-ins")
 @pytest.mark.parametrize(("kind", "words"), [
-    ("not-callable", "'not-callable = brokenplug:NUMBER' is an object of type int, not a smoke's run("),
+    ("not-callable", "'not-callable = brokenplug:NUMBER' is an object of type int, not a smoke kind's "
+                     "run(request) -> Outcome"),
     ("elsewhere", "names brokenplug_nowhere:run, which cannot be imported (ModuleNotFoundError: No module named "
                   "'brokenplug_nowhere')"),
-    ("returns-text", "returned an object of type str, not a list of crosslane.report.Row"),
+    ("returns-text", "returned an object of type str, not a crosslane.contract.Outcome (rows, payload: None)"),
+    ("returns-rows", "returned an object of type list, not a crosslane.contract.Outcome (rows, payload: None)"),
     ("raises", "'raises = brokenplug:raises' raised when run (RuntimeError: boom)"),
     ("exits", "'exits = brokenplug:exits' raised when run (SystemExit: 0)"),
-], ids=["not-callable", "elsewhere", "returns-text", "raises", "exits"])
+], ids=["not-callable", "elsewhere", "returns-text", "returns-rows", "raises", "exits"])
 def test_a_smoke_plug_in_that_breaks_when_run_is_one_line_naming_its_package(box: Sandbox, kind: str,
                                                                              words: str) -> None:
     done = box.refused(3, words, "smoke", "--arch", "riscv64", "--component", "app", "--config",
                        str(config(box, kind)))
     assert "brokenplug: its crosslane.smokes entry point" in done.errors[0], done.out
+
+
+@pytest.mark.hostile("plug-ins")
+def test_an_installed_smoke_plug_in_written_to_the_contract_passes(box: Sandbox) -> None:
+    """Found through the real entry-point machinery, called by the smoke stage exactly as the built-in kinds are."""
+    done = box.invoke("smoke", "--arch", "riscv64", "--component", "app", "--config", str(config(box, "passes")))
+    assert done.rc == 0, done.out
+    assert any(line.startswith("app ") and " PASS " in line and "plugged: app" in line
+               for line in done.out.splitlines()), done.out
 
 
 @pytest.mark.hostile("smokes without a verdict")
@@ -139,33 +163,37 @@ def test_an_option_type_no_reader_knows_is_refused_when_the_entry_is_made() -> N
 
 
 RECIPE_PLUGIN = """
-class Wrong:
-    needs_source = False
-
-    def run(self, ctx, component, arch, probes, source, *, force):
-        return "built"
+from crosslane import contract
 
 
-class Raises(Wrong):
-    def run(self, ctx, component, arch, probes, source, *, force):
-        raise KeyError("CC")
+def wrong(request):
+    return "built"
 
 
-WRONG, RAISES = Wrong(), Raises()
+def raises(request):
+    raise KeyError("CC")
+
+
+def no_built(request):
+    return contract.rows([])
 """
 
 
 @pytest.mark.hostile("plug-ins")
 @pytest.mark.parametrize(("name", "words"), [
-    ("wrong", "'wrong = brokenplug_recipe:WRONG' returned an object of type str, not a crosslane.recipes.Built"),
-    ("raises", "'raises = brokenplug_recipe:RAISES' raised when run (KeyError: 'CC')"),
-], ids=["returns-text", "raises"])
+    ("wrong", "'wrong = brokenplug_recipe:wrong' returned an object of type str, not a crosslane.contract.Outcome "
+              "(rows, payload: Built)"),
+    ("no-built", "'no-built = brokenplug_recipe:no_built' returned a payload of type NoneType, not Built"),
+    ("raises", "'raises = brokenplug_recipe:raises' raised when run (KeyError: 'CC')"),
+], ids=["returns-text", "no-built", "raises"])
 def test_a_recipe_plug_in_that_breaks_when_run_is_one_line_naming_its_package(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, words: str) -> None:
     """A recipe found through the real import machinery (the dist-info on sys.path), run by the pipeline: what it
-    raises or returns that is not a Built is the exit-3 line, not an AttributeError deep in the pipeline."""
+    raises or returns that is not an Outcome with a Built is the exit-3 line, not an AttributeError deep in the
+    pipeline."""
     site = install(tmp_path / "site", "brokenplug", "crosslane.recipes",
-                   {"raises": "brokenplug_recipe:RAISES", "wrong": "brokenplug_recipe:WRONG"},
+                   {"raises": "brokenplug_recipe:raises", "wrong": "brokenplug_recipe:wrong",
+                    "no-built": "brokenplug_recipe:no_built"},
                    {"brokenplug_recipe": RECIPE_PLUGIN})
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))

@@ -31,6 +31,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"shipping"}),
     frozenset({"gates"}),
     frozenset({"policy"}),
+    frozenset({"contract"}),
     frozenset({"recipes"}),
     frozenset({"smokes"}),
     frozenset({"preflight"}),

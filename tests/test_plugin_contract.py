@@ -4,14 +4,25 @@ exactly what the built-in ones get, and nothing outside a kind's own module test
 from __future__ import annotations
 
 import ast
+import inspect
+import re
+import typing
 from pathlib import Path
 
 import pytest
 
-from crosslane import config, pipeline
+from crosslane import config, contract, pipeline
+from crosslane.archs import Arch
 from crosslane.config.model import Registries, SmokeSpec
-from crosslane.errors import ConfigError
-from crosslane.registry import RECIPES, SMOKES, Entry, Option
+from crosslane.contract import Kind, Outcome, Request
+from crosslane.errors import ConfigError, MissingPrerequisite
+from crosslane.recipes import Built
+from crosslane.registry import RECIPES, SMOKES, SUITES, Entry, Option, Registry
+from crosslane.report import Check, Row, Verdict
+from crosslane.suites import SuiteCases, outcome, stage
+from crosslane.suites.junit import Case
+from crosslane.suites.junit import Outcome as CaseOutcome
+from crosslane_helpers import COMPONENT, quiet_context, versions_header
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "scripts" / "crosslane"
@@ -75,7 +86,10 @@ def test_a_recipe_that_builds_wheels_says_so_in_its_entry() -> None:
 
 
 def names_a_kind(node: ast.expr) -> bool:
-    """`….recipe`, or `….kind` of something called a smoke or spec (a file entry's kind is no plug-in's)."""
+    """`recipe` or `….recipe`, or `….kind` of something called a smoke or spec (a file entry's kind is no
+    plug-in's)."""
+    if isinstance(node, ast.Name):
+        return node.id == "recipe"
     if not isinstance(node, ast.Attribute):
         return False
     owner = node.value
@@ -104,3 +118,111 @@ def test_no_module_tests_a_recipe_or_smoke_kind_by_its_name() -> None:
     tested = [hit for path in sorted(PACKAGE.rglob("*.py")) if path.relative_to(PACKAGE).parts[0] not in own
               and str(path.relative_to(PACKAGE)) not in KIND_HOMES for hit in kind_name_tests(path)]
     assert tested == []
+
+
+def test_the_built_in_kinds_are_typed_as_the_contract_s_kind() -> None:
+    """mypy checks these assignments: each built-in is a contract.Kind of its payload, as a typed plug-in is."""
+    from crosslane.recipes import cmake, cmake_wheel, provided
+    from crosslane.smokes import canary, command, cpuinfo, executorch, genai, ort
+    from crosslane.suites import ctest, pytest_suite
+
+    recipes: tuple[Kind[Built], ...] = (cmake.run, cmake_wheel.run, provided.run)
+    smokes: tuple[Kind[None], ...] = (command.run, canary.run, cpuinfo.run, ort.run, genai.run, executorch.run)
+    suites: tuple[Kind[SuiteCases], ...] = (ctest.run, pytest_suite.run)
+    assert {RECIPES.load(n) for n in RECIPES.names()} == set(recipes)
+    assert {SMOKES.load(n) for n in SMOKES.names()} == set(smokes)
+    assert {SUITES.load(n) for n in SUITES.names()} == set(suites)
+
+
+@pytest.mark.parametrize("registry", [RECIPES, SMOKES, SUITES], ids=lambda r: r.kind)
+def test_every_built_in_kind_is_the_one_call_a_plug_in_makes(registry: Registry) -> None:
+    """run(request: Request) -> Outcome[...]: the shape README documents for a plug-in, for each built-in entry."""
+    for name in registry.names():
+        implementation = registry.load(name)
+        assert callable(implementation), name
+        parameters = list(inspect.signature(implementation).parameters)
+        hints = typing.get_type_hints(implementation)
+        assert len(parameters) == 1 and hints[parameters[0]] is Request, (name, parameters)
+        assert typing.get_origin(hints["return"]) is Outcome, (name, hints["return"])
+
+
+SEEN: list[Request] = []  # what the plug-ins below were called with
+
+
+def plugged_smoke(request: Request) -> Outcome[None]:
+    """A smoke plug-in written against the documented contract, and nothing else."""
+    SEEN.append(request)
+    return contract.rows([Row(component=request.component, arch=request.arch, check=Check.SMOKE,
+                              verdict=Verdict.PASS, reason=f"plugged on {len(request.profiles)} profiles")])
+
+
+def plugged_suite(request: Request) -> Outcome[SuiteCases]:
+    SEEN.append(request)
+    return outcome(cases={p.name: (Case("a.works", CaseOutcome.PASSED, 0.1, ""),) for p in request.profiles})
+
+
+def no_payload_suite(request: Request) -> Outcome[None]:
+    return contract.rows([])
+
+
+def plugged_recipe(request: Request) -> Outcome[Built]:
+    return contract.Outcome(rows=(), payload=Built(build=Row(component=request.component, arch=request.arch,
+                                                             check=Check.BUILD, verdict=Verdict.PASS, reason="")))
+
+
+def app_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str, registries: Registries) -> config.Config:
+    """A versions.toml whose one component, app, says *extra*; app's install folder exists (built)."""
+    monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
+    (tmp_path / "components" / "app").mkdir(parents=True)
+    (tmp_path / "build" / "riscv64" / "app" / "install").mkdir(parents=True)
+    path = tmp_path / "versions.toml"
+    path.write_text(versions_header() + COMPONENT.format(name="app", extra=extra))
+    return config.load(path, registries=registries)
+
+
+def test_a_plug_in_smoke_runs_through_the_pipeline_as_the_built_ins_do(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    registries = Registries(smokes=SMOKES.with_entry("plugged", f"{__name__}:plugged_smoke"))
+    cfg = app_config(tmp_path, monkeypatch, 'smoke = { kind = "plugged" }', registries)
+    SEEN.clear()
+    rows = pipeline.smoke_components(quiet_context(cfg), Arch.RISCV64, ["app"])
+    profiles = cfg.arches[Arch.RISCV64].profiles
+    assert [(r.check, r.verdict, r.reason) for r in rows] == [
+        (Check.SMOKE, Verdict.PASS, f"plugged on {len(profiles)} profiles")]
+    [request] = SEEN
+    assert (request.component, request.arch, request.profiles) == ("app", Arch.RISCV64, tuple(profiles))
+    assert request.spec is cfg.components["app"]
+
+
+def test_a_plug_in_suite_runs_through_the_suite_stage_as_ctest_does(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    registries = Registries(suites=SUITES.with_entry("plugged", f"{__name__}:plugged_suite"))
+    cfg = app_config(tmp_path, monkeypatch, 'tests = { kind = "plugged", control = false }', registries)
+    SEEN.clear()
+    profiles = cfg.arches[Arch.RISCV64].profiles[:2]
+    rows = stage.run_component(quiet_context(cfg), Arch.RISCV64, "app", profiles)
+    assert [(r.check, r.profile, r.verdict) for r in rows] == [(Check.TESTS, p.name, Verdict.PASS) for p in profiles]
+    assert [r.component for r in SEEN] == ["app"]
+
+
+def test_an_outcome_without_its_kind_s_payload_is_refused_naming_the_kind(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    registries = Registries(suites=SUITES.with_entry("plugged", f"{__name__}:no_payload_suite"))
+    cfg = app_config(tmp_path, monkeypatch, 'tests = { kind = "plugged", control = false }', registries)
+    words = (f"test suite kind 'plugged' ({__name__}:no_payload_suite) returned a payload of type NoneType, not "
+             "SuiteCases")
+    with pytest.raises(MissingPrerequisite, match=re.escape(words)):
+        stage.run_component(quiet_context(cfg), Arch.RISCV64, "app", cfg.arches[Arch.RISCV64].profiles[:1])
+
+
+def test_a_recipe_made_for_a_source_kind_is_its_default_and_only_its_own(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ties 'provided' to sysroot-package sources is its entry's declaration, so a plug-in can say it too."""
+    registries = Registries(recipes=RECIPES.with_entry("plugged", Entry(f"{__name__}:plugged_recipe",
+                                                                        sources=("tree",))))
+    cfg = app_config(tmp_path, monkeypatch, "", registries)
+    assert cfg.components["app"].recipe == "plugged"
+    with pytest.raises(ConfigError, match="recipe 'cmake' and source kind 'tree' do not go together: the 'plugged' "
+                                          "recipe is exactly for tree sources"):
+        config.parse(versions_header() + COMPONENT.format(name="app", extra='recipe = "cmake"'),
+                     tmp_path / "versions.toml", registries=registries)

@@ -208,7 +208,7 @@ def test_a_command_smoke_under_qemu_ends_at_its_timeout(tmp_path: Path, sysroots
     (install / "hostile.py").write_text(HOSTILE)
     profile = ctx.config.arches[Arch.RISCV64].profile("novector")
     started = time.monotonic()
-    [row] = command.run(ctx, Arch.RISCV64, "hostile", [profile])
+    [row] = command.smoke(ctx, Arch.RISCV64, "hostile", [profile])
     took = time.monotonic() - started
     assert row.verdict is Verdict.FAIL and row.reason == "timed out", row
     assert (tmp_path / "told").read_text() == "the grandchild runs"  # the guest had forked before the deadline

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import config, controls, plan
+from crosslane import config, contract, controls, plan
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.cli import matrix
 from crosslane.config import Profile
@@ -18,7 +18,7 @@ from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Verdict
-from crosslane.suites import SuiteRun, stage
+from crosslane.suites import SuiteCases, outcome, stage
 from crosslane.suites.junit import Case, Outcome
 from crosslane_helpers import REPO
 
@@ -110,9 +110,9 @@ def test_variants_sharing_a_control_test_build_share_its_run(tmp_path: Path, mon
     profiles = [p for p in cfg.arches[Arch.RISCV64].profiles if p.name in ("novector", "rvv128")]
     ran: list[tuple[Arch, str]] = []
 
-    def suite(ctx: Context, arch: Arch, name: str, chosen: Sequence[Profile]) -> SuiteRun:
+    def suite(ctx: Context, arch: Arch, name: str, chosen: Sequence[Profile]) -> contract.Outcome[SuiteCases]:
         ran.append((arch, name))
-        return SuiteRun(cases={p.name: (Case("op_add.works", Outcome.PASSED, 0.1, ""),) for p in chosen})
+        return outcome(cases={p.name: (Case("op_add.works", Outcome.PASSED, 0.1, ""),) for p in chosen})
 
     monkeypatch.setattr(stage, "suite", suite)
     rows = stage.run(ctx, Arch.RISCV64, ["executorch-portable", "executorch-portable-gcc2"], profiles)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, locks, outline, overlap, plan, recipes, report, repro, smokes, stamps
+from crosslane import atomic, contract, locks, outline, overlap, plan, report, repro, smokes, stamps
 from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
 from crosslane.config import Config, PinnedSource, Profile
@@ -23,7 +23,7 @@ from crosslane.plan import RunPlan
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
 from crosslane.process import costs
-from crosslane.recipes import cmake, cmake_cache, cmake_wheel
+from crosslane.recipes import Built, cmake, cmake_cache, cmake_wheel
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.reports import build as buildreport
@@ -113,13 +113,15 @@ def _build_in_order(ctx: Context, job: RunPlan, arch: Arch, ordered: Sequence[st
                 on_built(arch, name, off.verdict is not Verdict.FAIL)
             continue
         component = ctx.config.components[name]
-        recipe = recipes.load(ctx.config.registries.recipes, component.recipe)
+        registry = ctx.config.registries.recipes
         with ctx.log.group(f"build: {name} for {arch} ({component.recipe})"), costs.measured() as meter:
-            source = worktree.prepare(ctx, component, arch) if recipe.needs_source else None
-            built_now = recipes.run(ctx.config.registries.recipes, recipe, ctx, component, arch, probes, source,
-                                    force=force)
+            needs_source = registry.entries[component.recipe].needs_source
+            source = worktree.prepare(ctx, component, arch) if needs_source else None
+            request = contract.Request(ctx=ctx, arch=arch, component=name, probes=probes, source=source, force=force)
+            outcome = contract.run(registry, component.recipe, request, Built)
+            built_now = outcome.payload
             ctx.log.info(f"    {built_now.build.verdict.value}: {built_now.build.reason}")
-        made = report.timed(built_now.rows, meter.wall, meter.cpu)
+        made = report.timed(outcome.rows, meter.wall, meter.cpu)
         if built_now.build.verdict is Verdict.PASS and built_now.gated:
             with costs.measured() as meter:
                 made += report.timed(gate_install(ctx, name, arch, built_now.gated, built_now.builds),
@@ -257,7 +259,8 @@ def smoke_one(ctx: Context, job: RunPlan, name: str) -> list[Row]:
     chosen = ctx.profiles_of(name, arch, job.profiles_of(name))
     with ctx.ledger.stage("smoke"), ctx.log.group(f"smoke: {name} on {arch} ({', '.join(p.name for p in chosen)})"), \
             costs.measured() as meter:
-        found = smokes.run(ctx.config.registries.smokes, spec.kind, ctx, arch, name, chosen)
+        request = contract.Request(ctx=ctx, arch=arch, component=name, profiles=tuple(chosen))
+        found = smokes.run(ctx.config.registries.smokes, spec.kind, request)
     return with_vector_evidence(ctx, arch, name, report.timed(found, meter.wall, meter.cpu), chosen)
 
 

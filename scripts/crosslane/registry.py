@@ -5,7 +5,8 @@ entry declares (a smoke kind's own options, whether it compares with the amd64 c
 need), and a run imports only the entries it uses (`Registry.load`): config never imports the code it names (the
 layers stay acyclic: tests/test_layers.py). A registry is a value, not module state: a test extends one with
 `with_entry`; other packages add recipes, smoke kinds and suite kinds through entry points (the groups
-`crosslane.recipes`, `crosslane.smokes`, `crosslane.suites`, as pytest and nox plugins are found). `discovered()`
+`crosslane.recipes`, `crosslane.smokes`, `crosslane.suites`, as pytest and nox plugins are found), each entry's
+target the one call of contract.py, a built-in's too. `discovered()`
 lists their names without importing anything; a plug-in is imported only once versions.toml names its kind
 (`Registry.named`), so one broken package breaks the files that use it, not every command (an import that never
 returns cannot be interrupted in-process: not importing it is the only cure). What a plug-in's import or call raises,
@@ -88,6 +89,11 @@ class Entry:
     # recipes: whether its builds are Python wheels (it reads the component's [wheel] table, --build selects among
     # them, `invoke index` collects them)
     wheels: bool = False
+    # recipes: whether the pipeline prepares the component's source (fetch, working copy, patches) before its run
+    needs_source: bool = False
+    # recipes: the source kinds it is exactly for: a component whose source is of one gets it by default, and it
+    # takes no other
+    sources: tuple[str, ...] = ()
     doc: str = ""
 
     def __post_init__(self) -> None:
@@ -185,12 +191,15 @@ def _entries(table: Mapping[str, str | Entry]) -> Mapping[str, Entry]:
                              for name, value in table.items()})
 
 
-# How a component becomes an install folder (versions.toml `recipe`): objects with `run(...) -> Built`.
+# Every entry below names a `run(request: contract.Request) -> contract.Outcome[payload]`, a plug-in's too.
+
+# How a component becomes an install folder (versions.toml `recipe`): the payload is a recipes.Built.
 RECIPES = Registry("recipe", _entries({
-    "cmake": "crosslane.recipes.cmake:RECIPE",
-    "cmake-wheel": Entry("crosslane.recipes.cmake_wheel:RECIPE", wheels=True),
-    "provided": Entry("crosslane.recipes.provided:RECIPE", compiles=False),
+    "cmake": Entry("crosslane.recipes.cmake:run", needs_source=True),
+    "cmake-wheel": Entry("crosslane.recipes.cmake_wheel:run", needs_source=True, wheels=True),
+    "provided": Entry("crosslane.recipes.provided:run", compiles=False, sources=("sysroot-package",)),
 }))
+DEFAULT_RECIPE = "cmake"  # a component's recipe when it names none and its source kind claims none
 
 # What the command smoke fills into its argv, env and pattern per run (smokes/command.py's values()).
 COMMAND_PLACEHOLDERS = ("install", "profile", "vlen", "vector", "output", "arch")
@@ -209,7 +218,7 @@ COMMAND_OPTIONS = MappingProxyType({
     "env": Option("environment", doc="variables the program gets"),
 })
 
-# Smokes by kind (versions.toml `smoke.kind`): each is `run(ctx, arch, component, profiles) -> rows`.
+# Smokes by kind (versions.toml `smoke.kind`): no payload, the rows are the verdict.
 SMOKES = Registry("smoke kind", _entries({
     "command": Entry("crosslane.smokes.command:run", options=COMMAND_OPTIONS, controlled="compare",
                      evidence=("sentinel", "pattern"),
@@ -226,7 +235,7 @@ SMOKES = Registry("smoke kind", _entries({
                         options=MappingProxyType({"cases": Option("string", required=True, refers="cases")})),
 }))
 
-# Upstream test suites by kind (versions.toml `tests.kind`): each is `run(ctx, arch, component, profiles) -> Run`.
+# Upstream test suites by kind (versions.toml `tests.kind`): the payload is a suites.SuiteCases.
 SUITES = Registry("test suite kind", _entries({
     "ctest": "crosslane.suites.ctest:run",
     "pytest": "crosslane.suites.pytest_suite:run",

@@ -166,14 +166,12 @@ def test_bad_exemption_key(tmp_path: Path) -> None:
 
 
 def test_every_registry_entry_imports() -> None:
-    from crosslane import recipes, smokes
     from crosslane.features import rules
-    from crosslane.registry import OPTIONS, RECIPES, SMOKES
+    from crosslane.registry import OPTIONS, RECIPES, SMOKES, SUITES
 
-    for name in RECIPES.names():
-        assert callable(recipes.load(RECIPES, name).run)
-    for kind in SMOKES.names():
-        assert callable(smokes.load(SMOKES, kind))
+    for registry in (RECIPES, SMOKES, SUITES):
+        for name in registry.names():
+            assert callable(registry.load(name)), f"{registry.kind} {name}"
     for option in OPTIONS.names():
         assert callable(rules.option_rule(option))
 

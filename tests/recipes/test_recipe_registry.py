@@ -8,43 +8,32 @@ import pytest
 
 from crosslane import config, pipeline
 from crosslane.archs import Arch
-from crosslane.config import Component, Registries
+from crosslane.config import Registries
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError
-from crosslane.features.probes import Probes
 from crosslane.log import Log
 from crosslane.preflight import doctor
 from crosslane.process.runner import Runner
-from crosslane.recipes import Built
-from crosslane.registry import RECIPES
+from crosslane.recipes import Built, built
+from crosslane.registry import RECIPES, Entry
 from crosslane.report import Check, Row, Verdict
-from crosslane.sources.worktree import Prepared
 from crosslane_helpers import versions_header
 
+SEEN: list[Path] = []  # the sources the tiny recipe was handed
 
-class TinyRecipe:
+
+def tiny(request: Request) -> Outcome[Built]:
     """Writes one file into the install folder: what a recipe minimally is. Its source is prepared by the
-    pipeline (a tree source: the folder as it is), and handed over."""
-
-    needs_source = True
-
-    def __init__(self) -> None:
-        self.seen: list[Path] = []
-
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
-            force: bool) -> Built:
-        assert source is not None
-        self.seen.append(source.path)
-        install = ctx.component_dir(arch, component.name) / "install"
-        install.mkdir(parents=True, exist_ok=True)
-        (install / "made-by-tiny.txt").write_text(f"{component.name} {arch}\n")
-        return Built(build=Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS,
-                               reason="tiny"),
-                     before=(Row(component=component.name, arch=arch, check=Check.SOURCE, verdict=Verdict.PASS,
-                                 reason="none"),))
-
-
-RECIPE = TinyRecipe()
+    pipeline (a tree source: the folder as it is), since its entry says it needs one, and handed over."""
+    assert request.source is not None
+    SEEN.append(request.source.path)
+    name, arch = request.component, request.arch
+    install = request.ctx.component_dir(arch, name) / "install"
+    install.mkdir(parents=True, exist_ok=True)
+    (install / "made-by-tiny.txt").write_text(f"{name} {arch}\n")
+    return built(Row(component=name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason="tiny"),
+                 before=[Row(component=name, arch=arch, check=Check.SOURCE, verdict=Verdict.PASS, reason="none")])
 
 TINY = '''
 [components.tiny]
@@ -67,7 +56,7 @@ def test_an_unregistered_recipe_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_registered_recipe_runs_through_the_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    registries = Registries(recipes=RECIPES.with_entry("tiny", f"{__name__}:RECIPE"))
+    registries = Registries(recipes=RECIPES.with_entry("tiny", Entry(f"{__name__}:tiny", needs_source=True)))
     cfg = config.load(write(tmp_path), registries=registries)
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     # The doctor probes real tools; what is under test here is the dispatch, not the host.
@@ -75,4 +64,4 @@ def test_a_registered_recipe_runs_through_the_pipeline(tmp_path: Path, monkeypat
     rows = pipeline.build_components(Context(cfg, Runner(Log())), Arch.RISCV64, ["tiny"])
     assert [(r.check, r.reason) for r in rows] == [(Check.SOURCE, "none"), (Check.BUILD, "tiny")]
     assert (tmp_path / "build" / "riscv64" / "tiny" / "install" / "made-by-tiny.txt").read_text() == "tiny riscv64\n"
-    assert RECIPE.seen[-1] == (tmp_path / "src").resolve()  # the pipeline prepared the source and handed it over
+    assert SEEN[-1] == (tmp_path / "src").resolve()  # the pipeline prepared the source and handed it over

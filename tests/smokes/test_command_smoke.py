@@ -71,14 +71,14 @@ def test_sentinel_and_json_parity_with_the_control(tmp_path: Path, sysroots: obj
     install(tmp_path / "build", Arch.RISCV64, "riscv64-linux-gnu-gcc", "1.000")
     install(tmp_path / "build", Arch.AMD64, "gcc", "1.005")  # within rel 0.01
     profiles = list(ctx.config.arches[Arch.RISCV64].profiles[:2])
-    rows = command.run(ctx, Arch.RISCV64, "demo", profiles)
+    rows = command.smoke(ctx, Arch.RISCV64, "demo", profiles)
     smokes = [r for r in rows if r.check is Check.SMOKE]
     parity = [r for r in rows if r.check is Check.PARITY]
     assert [r.verdict for r in smokes] == [Verdict.PASS] * 2 and all(r.reason == "sum 499500" for r in smokes), rows
     assert len(parity) >= 2 and all(r.verdict is Verdict.PASS for r in parity), parity
 
     install(tmp_path / "build", Arch.AMD64, "gcc", "2.0")  # the control now disagrees beyond the tolerance
-    rows = command.run(ctx, Arch.RISCV64, "demo", profiles)
+    rows = command.smoke(ctx, Arch.RISCV64, "demo", profiles)
     failed = [r for r in rows if r.check is Check.PARITY and r.verdict is Verdict.FAIL]
     assert failed and all("rel diff 0.5" in r.reason for r in failed), failed  # 1.0 against 2.0
     assert all(r.wall > 0 for r in rows if r.check is Check.SMOKE)  # each profile's run timed
@@ -89,7 +89,7 @@ def test_stdout_parity_says_what_it_compared(tmp_path: Path, sysroots: object,
     ctx = context(tmp_path, monkeypatch, smoke=SMOKE.replace('compare = "json"', 'compare = "stdout"'))
     install(tmp_path / "build", Arch.RISCV64, "riscv64-linux-gnu-gcc", "1.0")
     install(tmp_path / "build", Arch.AMD64, "gcc", "1.0")
-    [parity] = [r for r in command.run(ctx, Arch.RISCV64, "demo", [ctx.config.arches[Arch.RISCV64].profiles[0]])
+    [parity] = [r for r in command.smoke(ctx, Arch.RISCV64, "demo", [ctx.config.arches[Arch.RISCV64].profiles[0]])
                 if r.check is Check.PARITY]
     assert parity.verdict is Verdict.PASS
     assert parity.reason == "= control: stdout: identical text: 1 line, 10 characters (exact)", parity.reason
@@ -118,11 +118,11 @@ def test_an_expected_signal_that_does_not_come_fails(tmp_path: Path, sysroots: o
     install(tmp_path / "build", Arch.RISCV64, "riscv64-linux-gnu-gcc", "1.0")
     install(tmp_path / "build", Arch.AMD64, "gcc", "1.0")
     novector = ctx.config.arches[Arch.RISCV64].profile("novector")
-    [row, *_] = command.run(ctx, Arch.RISCV64, "demo", [novector])
+    [row, *_] = command.smoke(ctx, Arch.RISCV64, "demo", [novector])
     assert row.verdict is Verdict.FAIL and row.reason == "expected SIGILL on novector, exit 0", row
 
 
 def test_a_component_not_built_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = context(tmp_path, monkeypatch)
-    [row] = command.run(ctx, Arch.RISCV64, "demo", list(ctx.config.arches[Arch.RISCV64].profiles))
+    [row] = command.smoke(ctx, Arch.RISCV64, "demo", list(ctx.config.arches[Arch.RISCV64].profiles))
     assert row.verdict is Verdict.FAIL and "invoke build --arch riscv64 --component demo" in row.reason

@@ -13,7 +13,7 @@ from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.registry import SMOKES
-from crosslane.smokes import cpuinfo, load
+from crosslane.smokes import cpuinfo
 
 RISCV = "Instruction sets:\n\tBase Integer: yes\n\tCompressed: yes\n\tVector: {v}\n"
 X86 = "Scalar instructions:\n\tLAHF/SAHF: yes\n\tPOPCNT: yes\nSIMD extensions:\n\tSSE: yes\n"
@@ -40,7 +40,7 @@ def test_isa_info_expectations(output: str, arch: Arch, profile: Profile, ok: bo
 
 def test_smoke_kind_is_registered_and_used_by_versions_toml(cfg: Config) -> None:
     spec = cfg.components["cpuinfo"].smoke
-    assert spec is not None and load(SMOKES, spec.kind) is cpuinfo.run
+    assert spec is not None and SMOKES.load(spec.kind) is cpuinfo.run
     assert "cpuinfo" in cfg.arches[Arch.RISCV64].components and "cpuinfo" in cfg.arches[Arch.ARM64].components
     assert all("onnxruntime-genai" in cfg.arches[a].components for a in (Arch.RISCV64, Arch.ARM64))
 

@@ -73,7 +73,7 @@ def test_every_verdict_path_through_qemu(ctx: Context, tmp_path: Path, monkeypat
     stale = ctx.component_dir(Arch.RISCV64, COMPONENT) / "etdump" / "add-xnnpack@rvv256.etdump"
     stale.parent.mkdir(parents=True, exist_ok=True)
     stale.write_bytes(b"an earlier run's etdump")
-    rows = {r.label: r for r in executorch.run(ctx, Arch.RISCV64, COMPONENT, profiles)}
+    rows = {r.label: r for r in executorch.smoke(ctx, Arch.RISCV64, COMPONENT, profiles)}
     # the matrix's XNNPACK cases, the exempt models as SKIP rows naming their reason
     assert rows["yolo26-xnnpack"].verdict is Verdict.SKIP and "trained weights" in rows["yolo26-xnnpack"].reason
     assert "yolo26-xnnpack-q8" not in rows  # upstream's exclusion
@@ -109,7 +109,7 @@ def test_the_op_timing_row_carries_its_own_time(ctx: Context, tmp_path: Path, mo
     monkeypatch.setattr(executorch, "op_tables", lambda *_: (tmp_path / "optiming.json", "| op | ms |"))
     one = dataclasses.replace(ctx, cases=("add",))
     profile = ctx.config.arches[Arch.RISCV64].profile("rvv128")
-    rows = {r.label: r for r in executorch.run(one, Arch.RISCV64, COMPONENT, [profile])}
+    rows = {r.label: r for r in executorch.smoke(one, Arch.RISCV64, COMPONENT, [profile])}
     assert rows["add-xnnpack@rvv128"].verdict is Verdict.PASS
     table = rows["op-timing"]
     assert table.verdict is Verdict.PASS and table.detail == "| op | ms |"

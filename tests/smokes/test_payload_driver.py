@@ -11,6 +11,7 @@ import pytest
 from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.config import Profile, SysrootPackage
+from crosslane.contract import Request
 from crosslane.guest import guest_root
 from crosslane.guest.sysroot import Sysroot
 from crosslane.recipes import provided
@@ -124,9 +125,9 @@ def test_sysroot_package_build_row(cfg: config_mod.Config, tmp_path: Path, monke
     (root / "usr/lib/riscv64-linux-gnu").mkdir(parents=True)
     (root / "crosslane-manifest.json").write_text(json.dumps({"packages": packages}))
     ctx = Context(cfg, Runner(Log()), _sysroots={Arch.RISCV64: Sysroot(Arch.RISCV64, root, "k")})
-    built = provided.RECIPE.run(ctx, cfg.components["onnxruntime"], Arch.RISCV64, probes(ctx), None, force=False)
+    built = provided.run(Request(ctx=ctx, arch=Arch.RISCV64, component="onnxruntime", probes=probes(ctx)))
     [row] = built.rows
-    assert built.gated == ()
+    assert built.payload.gated == () and built.payload.build is row
     assert row.verdict.value == verdict and words in row.reason
     record = tmp_path / "build" / "riscv64" / "onnxruntime" / "install" / provided.PROVIDED
     assert record.is_file() is (verdict == "PASS")

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from crosslane import contract
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
-from crosslane.suites import SuiteRun, stage, verdict
+from crosslane.suites import SuiteCases, outcome, stage, verdict
 from crosslane.suites.junit import Case, Outcome
 
 P, F, S = Outcome.PASSED, Outcome.FAILED, Outcome.SKIPPED
@@ -57,10 +58,10 @@ def test_a_control_suite_that_ran_no_case_gives_failing_parity_rows(cfg: Config,
     broken = Row(component=COMPONENT, arch=Arch.AMD64, check=Check.BUILD, verdict=Verdict.FAIL,
                  reason="cmake --build failed (exit 1)")
 
-    def suite(ctx: Context, arch: Arch, name: str, chosen: list[object]) -> SuiteRun:
+    def suite(ctx: Context, arch: Arch, name: str, chosen: list[object]) -> contract.Outcome[SuiteCases]:
         if arch is Arch.AMD64:
-            return SuiteRun(rows=(broken,))
-        return SuiteRun(cases={p.name: tuple(cases(("a", P))) for p in profiles})
+            return outcome((broken,))
+        return outcome(cases={p.name: tuple(cases(("a", P))) for p in profiles})
 
     monkeypatch.setattr(stage, "suite", suite)
     rows = stage.run_component(ctx, Arch.RISCV64, COMPONENT, profiles)

@@ -43,7 +43,7 @@ from crosslane.config.model import (
     WheelSpec,
 )
 from crosslane.config.reader import Table
-from crosslane.registry import Option, suggestion
+from crosslane.registry import DEFAULT_RECIPE, Option, suggestion
 
 
 def _source(table: Table, root: Path) -> SourceSpec:
@@ -250,14 +250,17 @@ def _sources(table: Table, _key: str, reading: _Reading, read: Mapping[str, obje
 def _recipe(table: Table, key: str, reading: _Reading, read: Mapping[str, object]) -> str:
     sources = read["sources"]
     assert isinstance(sources, tuple)
-    provided = bool(sources) and sources[0].kind == "sysroot-package"
-    recipe = table.string(key, "provided" if provided else "cmake")
-    if recipe not in reading.registries.recipes:
-        table.fail(key, reading.registries.recipes.unknown(recipe))
-    if (recipe == "provided") != provided:
-        table.fail(key, f"recipe '{recipe}' and source kind '{sources[0].kind if sources else read['source_of']}' do "
-                   "not go together: "
-                   "the 'provided' recipe is exactly for sysroot-package sources")
+    kind = sources[0].kind if sources else None
+    recipes = reading.registries.recipes
+    # A recipe made exactly for some source kinds (registry.Entry.sources) is the default for them, and theirs only.
+    claimed = {each: name for name, entry in recipes.entries.items() for each in entry.sources}
+    recipe = table.string(key, claimed.get(kind or "", DEFAULT_RECIPE))
+    if recipe not in recipes:
+        table.fail(key, recipes.unknown(recipe))
+    owner = recipe if recipes.entries[recipe].sources else claimed.get(kind or "")
+    if owner is not None and not recipe == owner == claimed.get(kind or ""):
+        table.fail(key, f"recipe '{recipe}' and source kind '{kind or read['source_of']}' do not go together: "
+                   f"the '{owner}' recipe is exactly for {' or '.join(recipes.entries[owner].sources)} sources")
     return recipe
 
 

@@ -23,6 +23,7 @@ from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.config import Component
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.features.probes import Probes
 from crosslane.guest import guest_root, qemu
@@ -30,7 +31,7 @@ from crosslane.host import buildtools, toolroot
 from crosslane.log import Progress
 from crosslane.models import hostenv
 from crosslane.paths import cache_dir
-from crosslane.recipes import Built, cargo_root, cmake_toolchain, crosswire, papers, reproducible
+from crosslane.recipes import Built, built, cargo_root, cmake_toolchain, crosswire, papers, reproducible
 from crosslane.recipes.cmake_cache import configured_source
 from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.sources import pinned, worktree
@@ -580,19 +581,14 @@ def epoch_of(build: BuildPlan) -> int:
     return int(build.env["SOURCE_DATE_EPOCH"])
 
 
-class CMakeRecipe:
-    needs_source = True
+def run(request: Request) -> Outcome[Built]:
+    """The contract's call (registry.RECIPES): the component configured, built and installed, with its papers."""
+    ctx, component, arch = request.ctx, request.spec, request.arch
+    planned = plan(ctx, component, arch, prepare(ctx, component, arch, request.source), request.probes)
 
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
-            force: bool) -> Built:
-        planned = plan(ctx, component, arch, prepare(ctx, component, arch, source), probes)
+    def with_papers() -> None:
+        papers.for_folder(ctx, component, arch, planned.source, fetchcontent_dirs(planned.configure),
+                          planned.install_dir, epoch_of(planned))
 
-        def with_papers() -> None:
-            papers.for_folder(ctx, component, arch, planned.source, fetchcontent_dirs(planned.configure),
-                              planned.install_dir, epoch_of(planned))
-
-        planned = dataclasses.replace(planned, finish=with_papers)
-        return Built(build=execute(ctx, planned, force=force), before=planned.rows, gated=(planned.install_dir,))
-
-
-RECIPE = CMakeRecipe()
+    planned = dataclasses.replace(planned, finish=with_papers)
+    return built(execute(ctx, planned, force=request.force), before=planned.rows, gated=(planned.install_dir,))

@@ -31,13 +31,13 @@ from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.config import Component
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.errors import StepFailed, UsageError
 from crosslane.features.probes import Probes
 from crosslane.gates import manylinux
-from crosslane.recipes import Built, cmake, papers, wheel_repair
+from crosslane.recipes import Built, built, cmake, papers, wheel_repair
 from crosslane.report import Check, Row, Verdict
 from crosslane.shipping import provenance
-from crosslane.sources.worktree import Prepared
 
 DIST = "dist"
 WHEELS = "wheels"
@@ -171,83 +171,84 @@ class OneBuild:
     wheel: Path | None
 
 
-class CMakeWheelRecipe:
-    needs_source = True
+def build_one(ctx: Context, component: Component, arch: Arch, probes: Probes | None, ready: cmake.Staged,
+              version: str, identifier: str, *, force: bool) -> OneBuild:
+    """One CPython's wheel of *component*: built, bundled, repaired, given its papers."""
+    folder = ctx.component_dir(arch, component.name) / WHEELS / identifier
+    planned = cmake.plan(ctx, component, arch, ready, probes, folder=folder, python=version)
+    spec = component.wheel
+    bundle, drop = spec.bundle.get(arch, ()), spec.drop_requires.get(arch, ())
+    prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
+    sysroot = ctx.sysroot(arch).path
+    dist = planned.install_dir / DIST
+    wheel_inputs = {
+        "identifier": identifier, "python_tag": python_tag(version), "platform": info(arch).wheel_platform,
+        "bundle": list(bundle), "drop_requires": list(drop), "repair": spec.repair}
+    staged = planned.build_dir / "wheel"
 
-    def one(self, ctx: Context, component: Component, arch: Arch, probes: Probes, ready: cmake.Staged,
-            version: str, identifier: str, *, force: bool) -> OneBuild:
-        folder = ctx.component_dir(arch, component.name) / WHEELS / identifier
-        planned = cmake.plan(ctx, component, arch, ready, probes, folder=folder, python=version)
-        spec = component.wheel
-        bundle, drop = spec.bundle.get(arch, ()), spec.drop_requires.get(arch, ())
-        prefixes = [ctx.component_dir(arch, dep) / "install" for dep in component.dependencies(arch)]
-        sysroot = ctx.sysroot(arch).path
-        dist = planned.install_dir / DIST
-        wheel_inputs = {
-            "identifier": identifier, "python_tag": python_tag(version), "platform": info(arch).wheel_platform,
-            "bundle": list(bundle), "drop_requires": list(drop), "repair": spec.repair}
-        staged = planned.build_dir / "wheel"
+    def package() -> None:
+        package_dir = package_folder(staged)
+        for stale in package_dir.glob("lib*.so*"):  # a bundled copy left by an earlier packaging
+            if stale.name in bundle:
+                stale.unlink()
+        bundled = wheel_repair.bundle(package_dir, bundle, prefixes)
+        try:
+            made = make_wheel(ctx, staged, dist, arch, version)
+        finally:
+            for path in bundled:
+                path.unlink(missing_ok=True)
+        wheel_repair.drop_requires(made, drop, compress=False)  # the papers step packs the wheel again
+        if spec.repair:
+            repaired = wheel_repair.repair(ctx.runner, made, dist.with_name(".repaired"),
+                                           manylinux.ldpaths(sysroot, arch, prefixes))
+            made.unlink()
+            repaired.replace(dist / repaired.name)
+            dist.with_name(".repaired").rmdir()
+        final = one_wheel(planned.install_dir)
+        give_papers(ctx, component, arch, final, source=planned.source, configure=planned.configure,
+                    epoch=cmake.epoch_of(planned), identifier=identifier)
+        ctx.log.info(f"    wheel: {final.name} ({final.stat().st_size / 1e6:.1f} MB), its licences, SBOM "
+                     "and provenance")
 
-        def package() -> None:
-            package_dir = package_folder(staged)
-            for stale in package_dir.glob("lib*.so*"):  # a bundled copy left by an earlier packaging
-                if stale.name in bundle:
-                    stale.unlink()
-            bundled = wheel_repair.bundle(package_dir, bundle, prefixes)
-            try:
-                built = make_wheel(ctx, staged, dist, arch, version)
-            finally:
-                for path in bundled:
-                    path.unlink(missing_ok=True)
-            wheel_repair.drop_requires(built, drop, compress=False)  # the papers step packs the wheel again
-            if spec.repair:
-                repaired = wheel_repair.repair(ctx.runner, built, dist.with_name(".repaired"),
-                                               manylinux.ldpaths(sysroot, arch, prefixes))
-                built.unlink()
-                repaired.replace(dist / repaired.name)
-                dist.with_name(".repaired").rmdir()
-            final = one_wheel(planned.install_dir)
-            give_papers(ctx, component, arch, final, source=planned.source, configure=planned.configure,
-                        epoch=cmake.epoch_of(planned), identifier=identifier)
-            ctx.log.info(f"    wheel: {final.name} ({final.stat().st_size / 1e6:.1f} MB), its licences, SBOM "
-                         "and provenance")
+    planned = dataclasses.replace(pinned_symbols(planned, spec.symbol_versions.get(arch, ())), finish=package)
+    planned = dataclasses.replace(planned, stamp_inputs={**planned.stamp_inputs, "wheel": wheel_inputs})
+    row = dataclasses.replace(cmake.execute(ctx, planned, force=force), subject=identifier)
+    found = wheels(planned.install_dir)
+    if row.verdict is Verdict.PASS and len(found) != 1:
+        row = dataclasses.replace(row, verdict=Verdict.FAIL,
+                                  reason=f"{dist}: expected one wheel, found {len(found)}; rebuild with --force")
+    return OneBuild(identifier=identifier, row=row, planned=planned,
+                    wheel=found[0] if len(found) == 1 else None)
 
-        planned = dataclasses.replace(pinned_symbols(planned, spec.symbol_versions.get(arch, ())), finish=package)
-        planned = dataclasses.replace(planned, stamp_inputs={**planned.stamp_inputs, "wheel": wheel_inputs})
-        row = dataclasses.replace(cmake.execute(ctx, planned, force=force), subject=identifier)
-        found = wheels(planned.install_dir)
-        if row.verdict is Verdict.PASS and len(found) != 1:
-            row = dataclasses.replace(row, verdict=Verdict.FAIL,
-                                      reason=f"{dist}: expected one wheel, found {len(found)}; rebuild with --force")
-        return OneBuild(identifier=identifier, row=row, planned=planned,
-                        wheel=found[0] if len(found) == 1 else None)
 
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
-            force: bool) -> Built:
-        chosen = selection(ctx, component, arch, ctx.target_python(arch).version)
-        done: list[OneBuild] = []
-        # Every CPython's wheel builds from one source: its FetchContent dependencies and host venvs are prepared
-        # once, as the component's own source is (not a patched copy checked again for each wheel).
-        ready = cmake.prepare(ctx, component, arch, source)
-        for version, identifier in chosen:
-            ctx.log.info(f"    {identifier}")
-            done.append(self.one(ctx, component, arch, probes, ready, version, identifier, force=force))
-            if done[-1].row.verdict is Verdict.FAIL:
-                break
-        before = (*done[0].planned.rows, *(d.row for d in done))
-        if ctx.runner.dry_run:  # the commands were printed; nothing is gathered, stamped or removed
-            return Built(build=Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.SKIP,
-                                   reason=f"dry run: {', '.join(d.identifier for d in done)}"), before=before)
-        failed = [d for d in done if d.row.verdict is Verdict.FAIL]
-        if failed:
-            # The component's gathered wheels and stamp go too: a smoke must not take the last good set for this one.
-            stamps.clear(ctx.component_dir(arch, component.name))
-            stamps.remove(ctx.component_dir(arch, component.name) / "install")
-            return Built(build=Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
-                                   reason=f"{failed[0].identifier}: {failed[0].row.reason}"), before=before)
-        row = gather(ctx, component, arch, done)
-        return Built(build=row, before=before, gated=tuple(wheels(ctx.component_dir(arch, component.name) / "install")),
-                     builds=tuple(d.planned.build_dir for d in done))
+def run(request: Request) -> Outcome[Built]:
+    """The contract's call (registry.RECIPES): one wheel per selected CPython from one prepared source, gathered."""
+    ctx, component, arch = request.ctx, request.spec, request.arch
+    chosen = selection(ctx, component, arch, ctx.target_python(arch).version)
+    done: list[OneBuild] = []
+    # Every CPython's wheel builds from one source: its FetchContent dependencies and host venvs are prepared
+    # once, as the component's own source is (not a patched copy checked again for each wheel).
+    ready = cmake.prepare(ctx, component, arch, request.source)
+    for version, identifier in chosen:
+        ctx.log.info(f"    {identifier}")
+        done.append(build_one(ctx, component, arch, request.probes, ready, version, identifier,
+                              force=request.force))
+        if done[-1].row.verdict is Verdict.FAIL:
+            break
+    before = (*done[0].planned.rows, *(d.row for d in done))
+    if ctx.runner.dry_run:  # the commands were printed; nothing is gathered, stamped or removed
+        return built(Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.SKIP,
+                         reason=f"dry run: {', '.join(d.identifier for d in done)}"), before=before)
+    failed = [d for d in done if d.row.verdict is Verdict.FAIL]
+    if failed:
+        # The component's gathered wheels and stamp go too: a smoke must not take the last good set for this one.
+        stamps.clear(ctx.component_dir(arch, component.name))
+        stamps.remove(ctx.component_dir(arch, component.name) / "install")
+        return built(Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.FAIL,
+                         reason=f"{failed[0].identifier}: {failed[0].row.reason}"), before=before)
+    row = gather(ctx, component, arch, done)
+    return built(row, before=before, gated=wheels(ctx.component_dir(arch, component.name) / "install"),
+                 builds=[d.planned.build_dir for d in done])
 
 
 def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBuild]) -> Row:
@@ -286,5 +287,3 @@ def gather(ctx: Context, component: Component, arch: Arch, done: Sequence[OneBui
     stamps.write(folder, key, inputs, outputs=install, facts=facts)
     return Row(component=component.name, arch=arch, check=Check.BUILD, verdict=Verdict.PASS, reason=f"built: {names}")
 
-
-RECIPE = CMakeWheelRecipe()

@@ -13,11 +13,10 @@ import json
 from crosslane.archs import Arch, info
 from crosslane.config import Component, SysrootPackage
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError
-from crosslane.features.probes import Probes
-from crosslane.recipes import Built
+from crosslane.recipes import Built, built
 from crosslane.report import Check, Row, Verdict
-from crosslane.sources.worktree import Prepared
 
 # Written into the component's install folder, so later steps see it installed and know what it is.
 PROVIDED = "crosslane-provided.json"
@@ -28,15 +27,9 @@ def package_version(packages: list[dict[str, str]], package: str) -> str | None:
     return next((entry["version"] for entry in packages if entry.get("package") == package), None)
 
 
-class ProvidedRecipe:
-    needs_source = False  # the sysroot ships it
-
-    def run(self, ctx: Context, component: Component, arch: Arch, probes: Probes, source: Prepared | None, *,
-            force: bool) -> Built:
-        return Built(build=record(ctx, component, arch))
-
-
-RECIPE = ProvidedRecipe()
+def run(request: Request) -> Outcome[Built]:
+    """The contract's call (registry.RECIPES): what the sysroot ships, recorded; no source is prepared for it."""
+    return built(record(request.ctx, request.spec, request.arch))
 
 
 def record(ctx: Context, component: Component, arch: Arch) -> Row:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from crosslane import controls
+from crosslane import contract, controls
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.guest import cpython
 from crosslane.policy import lanes
 from crosslane.report import Check, Row, Verdict
@@ -75,7 +76,7 @@ def control_checksum(ctx: Context, component: str, timeout: float) -> tuple[str 
     return bits, f"control {bits}"
 
 
-def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     timeout = spec.timeout if spec else 60.0
     install = ctx.component_dir(arch, component) / "install"
@@ -129,3 +130,8 @@ def _describe(result: dict[str, object] | None, versus: str = "= control") -> st
         return ""
     vector = f"vlenb={result.get('vlenb')}" if result.get("kernel") == "rvv" else "scalar"
     return f"kernel={result.get('kernel')} {vector} checksum={result.get('checksum_bits')} {versus}".rstrip()
+
+
+def run(request: Request) -> Outcome[None]:
+    """The contract's call (registry.SMOKES)."""
+    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))

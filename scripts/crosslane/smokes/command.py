@@ -25,10 +25,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import controls
+from crosslane import contract, controls
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError
 from crosslane.policy import lanes
 from crosslane.process.runner import OUTPUT_LINES, Result
@@ -152,7 +153,7 @@ def tail(output: str) -> str:
     return " | ".join(lines[-2:])[:300] or "no output"
 
 
-def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     assert spec is not None
     options = spec.options
@@ -220,3 +221,8 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
                      subject="command", profile=r.profile)
                  for r in compare.rows(component, compared)]
     return rows
+
+
+def run(request: Request) -> Outcome[None]:
+    """The contract's call (registry.SMOKES)."""
+    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))

@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from crosslane import contract
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import sentinel, target
 
@@ -40,7 +42,7 @@ def headings(lines: Sequence[str]) -> list[str]:
     return [line for line in lines if line.endswith(":") and line[:1].isalpha()]
 
 
-def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     timeout = spec.timeout if spec else 60.0
     binary = ctx.component_dir(arch, component) / "install" / ISA_INFO
@@ -68,3 +70,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                    reason=f"{summary}; {vector[0]}" if vector else summary, subject="isa-info", profile=profile.name)
 
     return target.per_profile(profiles, one)
+
+
+def run(request: Request) -> Outcome[None]:
+    """The contract's call (registry.SMOKES)."""
+    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))

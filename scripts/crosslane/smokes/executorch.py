@@ -22,11 +22,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic
+from crosslane import atomic, contract
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.config.cases import Case
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
@@ -180,7 +181,7 @@ def arch_profiles(selected: Sequence[Profile], arch_names: Collection[str], name
     return [p for p in selected if p.name in named]
 
 
-def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     assert spec is not None
     cases_name = spec.text("cases")
@@ -239,11 +240,21 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
 
     rows += target.per_item(jobs, one, parallel=PARALLEL)
     progress.close()
+    return rows + op_timing(ctx, arch, component, timed)
+
+
+def op_timing(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) -> list[Row]:
+    """The op-timing row of the passing runs' etdumps (none when no table was made)."""
     with costs.measured() as meter:  # the row's own time; unmeasured it would carry the exports' and runs' too
         tables = op_tables(ctx, arch, component, timed)
-    if tables is not None:
-        written, markdown = tables
-        rows.append(Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.PASS,
-                        reason=f"{len(timed)} runs: {written}", subject="op-timing", detail=markdown, wall=meter.wall,
-                        cpu=meter.cpu))
-    return rows
+    if tables is None:
+        return []
+    written, markdown = tables
+    return [Row(component=component, arch=arch, check=Check.SMOKE, verdict=Verdict.PASS,
+                reason=f"{len(timed)} runs: {written}", subject="op-timing", detail=markdown, wall=meter.wall,
+                cpu=meter.cpu)]
+
+
+def run(request: Request) -> Outcome[None]:
+    """The contract's call (registry.SMOKES)."""
+    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))

@@ -16,10 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import controls
+from crosslane import contract, controls
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import ArchConfig, Component, Constrained, Profile, keys, version_of
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.gates import compiled, provenance, vector_code
 from crosslane.guest import cpython
 from crosslane.models import prepare
@@ -190,7 +191,15 @@ def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[pa
                                wheel_install.guided_tokens(default.outcome.detail, generation))
 
 
-def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+def short_form_note(default: str) -> str:
+    """What a short-form row's reason adds; the scan's own clause follows on every vector row
+    (pipeline.with_vector_evidence)."""
+    return (f"; the short form ({wheel_install.SHORT_TOKENS} tokens against the reference's first, "
+            f"{wheel_install.SHORT_TOKENS} guided against {default}'s full run's), the same code having run in full "
+            f"on {default}")
+
+
+def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     """Tiers 1–5 on every profile (the wider VLENs in the short form where the site holds no RVV instruction:
     plan_sweep); with tier 4 armed, the new tokens are also compared with the amd64 control's (the lane's amd64
     wheel under qemu-x86_64), exactly."""
@@ -210,11 +219,7 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                        if info(arch).vector_cpu_property else [])
     full, short = sweep_runs(ctx, arch, sweep, program_for(arch, mine, generation), generation, base)
     attempts = sorted(full + short, key=lambda a: [p.name for p in profiles].index(a.profile.name))
-    default = ctx.config.arches[arch].default_profile
-    # The scan's own clause follows on every vector row (pipeline.with_vector_evidence).
-    note = (f"; the short form ({wheel_install.SHORT_TOKENS} tokens against the reference's first, "
-            f"{wheel_install.SHORT_TOKENS} guided against {default}'s full run's), the same code having run in full "
-            f"on {default}")
+    note = short_form_note(ctx.config.arches[arch].default_profile)
     shorts = {a.profile.name for a in short}
     rows += [dataclasses.replace(r, reason=r.reason + note) if r.profile in shorts else r
              for r in (payload.row(component, a, "genai") for a in attempts)]
@@ -252,3 +257,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
                                ctx.config.components[component].compiled)
     return rows + payload.parity(ctx, component, full, control, TOLERANCES) + \
         payload.parity(ctx, component, short, control, TOLERANCES, first=wheel_install.SHORT_TOKENS) + features
+
+
+def run(request: Request) -> Outcome[None]:
+    """The contract's call (registry.SMOKES)."""
+    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.report import Row
 from crosslane.smokes import ort_models, payload
 from crosslane.smokes.compare import EXACT, Tolerance
@@ -20,7 +22,7 @@ TOLERANCES = {"add": EXACT, "mlp": Tolerance(rel=1e-5, abs=1e-6)}
 DEFAULT_TIMEOUT = 60.0
 
 
-def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
+def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -> list[Row]:
     spec = ctx.config.components[component].smoke
     base = spec.timeout if spec else DEFAULT_TIMEOUT
     models = ort_models.write(ctx.build_root / "models" / "ort")
@@ -37,3 +39,8 @@ def run(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile]) -
     if arch is not CONTROL_ARCH:
         rows.insert(0, payload.row(component, control, "ort", control=True))
     return rows + payload.parity(ctx, component, mine, control, TOLERANCES)
+
+
+def run(request: Request) -> Outcome[None]:
+    """The contract's call (registry.SMOKES)."""
+    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))

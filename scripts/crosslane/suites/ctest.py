@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from crosslane import contract
 from crosslane.archs import Arch
 from crosslane.config import Profile, SuiteSpec
 from crosslane.context import Context
@@ -25,7 +26,7 @@ from crosslane.recipes import cmake
 from crosslane.report import Verdict
 from crosslane.smokes import payload
 from crosslane.sources import worktree
-from crosslane.suites import SuiteRun, junit
+from crosslane.suites import SuiteCases, junit, outcome
 from crosslane.suites.junit import Case, Outcome
 
 CPU_ENV = "CROSSLANE_TEST_CPU"
@@ -155,7 +156,9 @@ def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, build_dir:
         return []
 
 
-def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> SuiteRun:
+def run(request: contract.Request) -> contract.Outcome[SuiteCases]:
+    """The contract's call (registry.SUITES): the suite's test build, then ctest on each profile."""
+    ctx, arch, name = request.ctx, request.arch, request.component
     declared = ctx.config.components[name].tests
     assert declared is not None
     spec = selection(declared)
@@ -164,8 +167,8 @@ def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> Sui
         built = cmake.execute(ctx, planned)
     built = dataclasses.replace(built, subject=f"{FOLDER}:build")
     if built.verdict is not Verdict.PASS:
-        return SuiteRun(rows=(*planned.rows, built))
+        return outcome((*planned.rows, built))
     guest_root.ensure(ctx.build_root, ctx.sysroot(arch))
-    cases = {p.name: tuple(run_profile(ctx, arch, name, spec, planned.build_dir, p)) for p in profiles}
-    return SuiteRun(rows=(built,), cases=cases)
+    cases = {p.name: tuple(run_profile(ctx, arch, name, spec, planned.build_dir, p)) for p in request.profiles}
+    return outcome((built,), cases)
 

@@ -27,12 +27,13 @@ from packaging.utils import canonicalize_name
 from crosslane.archs import Arch
 from crosslane.config import Component, GitSource, Profile, SuiteSpec, SysrootSpec
 from crosslane.context import Context
+from crosslane.contract import Outcome, Request
 from crosslane.process.runner import Result
 from crosslane.recipes import cmake
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import genai, payload, sentinel, site, target, wheel_install
 from crosslane.sources import pinned, worktree
-from crosslane.suites import SuiteRun, junit
+from crosslane.suites import SuiteCases, junit, outcome
 from crosslane.suites.ctest import FOLDER
 from crosslane.suites.junit import Case
 
@@ -147,16 +148,17 @@ def lane_wheel(ctx: Context, arch: Arch, name: str) -> Path | None:
     return site.given_wheel(given, arch) if given else genai.lane_wheel(ctx, arch, name)
 
 
-def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> SuiteRun:
+def run(request: Request) -> Outcome[SuiteCases]:
+    """The contract's call (registry.SUITES): the wheel installed on a board per profile, upstream's pytest run."""
+    ctx, arch, name, profiles = request.ctx, request.arch, request.component, request.profiles
     component = ctx.config.components[name]
     spec = component.tests
     assert spec is not None
     wheel = lane_wheel(ctx, arch, name)
     if wheel is None:
-        return SuiteRun(rows=(Row(component=name, arch=arch, check=Check.TESTS, verdict=Verdict.FAIL,
-                                  reason=f"no {name} wheel for {arch}'s system CPython: invoke build --arch {arch} "
-                                  f"--component {name} makes one (or pass --wheel PATH)",
-                                  subject=f"{FOLDER}:install"),))
+        return outcome((Row(component=name, arch=arch, check=Check.TESTS, verdict=Verdict.FAIL,
+                            reason=f"no {name} wheel for {arch}'s system CPython: invoke build --arch {arch} "
+                            f"--component {name} makes one (or pass --wheel PATH)", subject=f"{FOLDER}:install"),))
     source = worktree.prepare(ctx, component, arch).path
     absent_ok = [p for s in component.sources if isinstance(s, GitSource) for p in s.absent_ok]
     version = wheel_install.python_of(wheel)
@@ -168,19 +170,19 @@ def run(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> Sui
     glibc = wheel_install.arch_root_glibc(arch, root)
     if spec.requirements and not site.pip_download(ctx, list(spec.requirements),
                                                    [*site.platform_tags(arch, glibc), "any"], version, requirements):
-        return SuiteRun(rows=(Row(component=name, arch=arch, check=Check.TESTS, verdict=Verdict.FAIL,
-                                  reason=f"pip download of {', '.join(spec.requirements)} failed (see above); the "
-                                  "tests install them from that folder", subject=f"{FOLDER}:install"),))
+        return outcome((Row(component=name, arch=arch, check=Check.TESTS, verdict=Verdict.FAIL,
+                            reason=f"pip download of {', '.join(spec.requirements)} failed (see above); the "
+                            "tests install them from that folder", subject=f"{FOLDER}:install"),))
 
     def one(profile: Profile) -> tuple[Row, tuple[Case, ...]]:
         return run_profile(ctx, arch, name, spec, wheel, root, source, requirements, profile)
 
     done = target.per_profile(profiles, one)
     rows = [r for r, _ in done if r.verdict is not Verdict.PASS]
-    return SuiteRun(rows=(*rows, *[r for r, _ in done if r.verdict is Verdict.PASS][:1]),
-                    cases={p.name: cases for p, (r, cases) in zip(profiles, done, strict=True)
-                           if r.verdict is Verdict.PASS},
-                    missing_data=missing_data_of(source, absent_ok, recorded_absent(ctx, component)))
+    return outcome((*rows, *[r for r, _ in done if r.verdict is Verdict.PASS][:1]),
+                   cases={p.name: cases for p, (r, cases) in zip(profiles, done, strict=True)
+                          if r.verdict is Verdict.PASS},
+                   missing_data=missing_data_of(source, absent_ok, recorded_absent(ctx, component)))
 
 
 def run_profile(ctx: Context, arch: Arch, name: str, spec: SuiteSpec, wheel: Path, root: SysrootSpec, source: Path,

@@ -8,12 +8,12 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import atomic, controls
+from crosslane import atomic, contract, controls
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Config, Profile, SuiteSpec
 from crosslane.context import Context
 from crosslane.report import Check, Row, Verdict
-from crosslane.suites import SuiteRun, verdict
+from crosslane.suites import SuiteCases, verdict
 from crosslane.suites.ctest import FOLDER
 from crosslane.suites.verdict import Judged
 
@@ -35,23 +35,15 @@ def record(ctx: Context, arch: Arch, name: str, profile: str, judged: Judged, *,
                                         "control": control, "cases": cases}, indent=0) + "\n")
 
 
-def suite(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> SuiteRun:
+def suite(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profile]) -> contract.Outcome[SuiteCases]:
+    """*name*'s suite of its kind on *profiles*, through the contract (contract.run)."""
     spec = ctx.config.components[name].tests
     assert spec is not None
-    registry = ctx.config.registries.suites
-    run = registry.load(spec.kind)
-    if not callable(run):
-        raise registry.broken(spec.kind, f"is an object of type {type(run).__name__}, not a suite's run(ctx, arch, "
-                                         "component, profiles)")
-    with registry.contained(spec.kind, "raised when run"):
-        found: object = run(ctx, arch, name, profiles)
-    if not isinstance(found, SuiteRun):
-        raise registry.broken(spec.kind, f"returned an object of type {type(found).__name__}, not a "
-                                         "crosslane.suites.SuiteRun")
-    return found
+    request = contract.Request(ctx=ctx, arch=arch, component=name, profiles=tuple(profiles))
+    return contract.run(ctx.config.registries.suites, spec.kind, request, SuiteCases)
 
 
-def judge_all(ctx: Context, arch: Arch, name: str, found: SuiteRun, *, control: bool = False
+def judge_all(ctx: Context, arch: Arch, name: str, found: SuiteCases, *, control: bool = False
               ) -> list[tuple[str, Judged]]:
     spec = ctx.config.components[name].tests
     assert spec is not None
@@ -85,7 +77,8 @@ def describe(config: Config, arch: Arch, names: Sequence[str], profiles: Sequenc
     return lines
 
 
-ControlRun = tuple[SuiteRun, list[tuple[str, Judged]]]  # a control suite's run and its verdict per profile
+# a control suite's run and its verdict per profile
+ControlRun = tuple[contract.Outcome[SuiteCases], list[tuple[str, Judged]]]
 ControlRuns = dict[str, ControlRun]  # per control test build
 
 
@@ -96,7 +89,7 @@ def control_suite(ctx: Context, name: str, profile: Profile, ran: ControlRuns) -
     if shared not in ran:
         with ctx.log.group(f"upstream tests: {shared} on the amd64 control ({profile.name})"):
             theirs = suite(ctx, CONTROL_ARCH, shared, [profile])
-        ran[shared] = theirs, judge_all(ctx, CONTROL_ARCH, shared, theirs, control=True)
+        ran[shared] = theirs, judge_all(ctx, CONTROL_ARCH, shared, theirs.payload, control=True)
     return ran[shared]
 
 
@@ -106,7 +99,7 @@ def run_component(ctx: Context, arch: Arch, name: str, profiles: Sequence[Profil
     assert spec is not None
     chosen = ctx.profiles_of(name, arch, chosen_profiles(spec, profiles))
     found = suite(ctx, arch, name, chosen)
-    judged = judge_all(ctx, arch, name, found)
+    judged = judge_all(ctx, arch, name, found.payload)
     rows = [*found.rows, *(verdict.row(name, arch, p, j, where=exempt_table(name, arch)) for p, j in judged)]
     control: Judged | None = None
     if spec.control and arch is not CONTROL_ARCH and ctx.config.builds(name, CONTROL_ARCH) and judged:
