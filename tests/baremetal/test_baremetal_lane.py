@@ -58,7 +58,8 @@ def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Set
         ran.append((build.name, case, profile))
         assert expect_trap == (build.name == "rvv" and profile == "novector")  # only the V build's trap profiles
         if expect_trap:
-            trapped = bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x80000000 mtval=0x0\n", 130, 0.1,
+            trapped = bm_run.Run(output="CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x80000000 mtval=0x0\n", returncode=130,
+                                 seconds=0.1,
                                  nonce="n1")
             row = s.row(build, Check.SMOKE, Verdict.FAIL, "trap: illegal instruction (mcause 2) at pc 0x80000000",
                         subject=case, profile=profile)

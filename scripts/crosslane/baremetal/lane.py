@@ -285,7 +285,8 @@ def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: P
         with bm_run.Watchdog(monitor, target.timeout) as watchdog:
             result = setting.ctx.runner.run(argv, check=False, quiet=True, timeout=target.timeout + 60)
         seconds = time.monotonic() - started
-    outcome = bm_run.Run(result.output, None if result.timed_out else result.returncode, seconds,
+    outcome = bm_run.Run(output=result.output, returncode=None if result.timed_out else result.returncode,
+                         seconds=seconds,
                          hang_pc=watchdog.pc, hung=watchdog.fired, nonce=nonce)
     verdict, reason = bm_run.verdict(outcome, elf, SENTINEL, timeout=target.timeout)
     row = setting.row(build, Check.SMOKE, verdict, f"{reason} [{seconds:.1f}s]", subject=case, profile=profile_name)

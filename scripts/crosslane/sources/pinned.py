@@ -56,7 +56,7 @@ GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_G
            "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=10", "LC_ALL": "C"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fetched:
     """A staged source: its folder, the identity its stamp records, and what served it."""
 
@@ -139,10 +139,12 @@ def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override:
           arch: str = "<arch>") -> Fetched:
     """The component's pristine source tree: the override, a cached pin, or the first mirror that serves."""
     if override is not None:
-        return Fetched(override, "local:" + stamps.tree_digest(override), f"local, unverified: {override}", True)
+        return Fetched(path=override, identity="local:" + stamps.tree_digest(override),
+                       served_by=f"local, unverified: {override}", local=True)
     first = component.sources[0]
     if isinstance(first, TreeSource):
-        return Fetched(first.path, identity(first), f"tree {first.path.name} (in this repository)")
+        return Fetched(path=first.path, identity=identity(first),
+                       served_by=f"tree {first.path.name} (in this repository)")
     return fetch_pinned(runner, cache_name(component), pinned_only(component.sources), defaults, arch=arch)
 
 
@@ -165,10 +167,11 @@ def fetch_pinned(runner: Runner, name: str, specs: Sequence[PinnedSource], defau
     for spec in specs:
         tree = cached(name, spec)
         if tree is not None:
-            return Fetched(tree, identity(spec), f"{describe(spec)} (cached)")
+            return Fetched(path=tree, identity=identity(spec), served_by=f"{describe(spec)} (cached)")
     if runner.dry_run:
         runner.log.info(f"    would fetch {name} from {describe(first)}")
-        return Fetched(cache_entry(name, first) / "tree", identity(first), f"{describe(first)} (not fetched: dry run)")
+        return Fetched(path=cache_entry(name, first) / "tree", identity=identity(first),
+                       served_by=f"{describe(first)} (not fetched: dry run)")
 
     staged_only = offline()
     failures: list[net.Unavailable] = []
@@ -184,7 +187,7 @@ def fetch_pinned(runner: Runner, name: str, specs: Sequence[PinnedSource], defau
             failures.append(exc)
             continue
         served = f"{describe(spec)} (fetched" + (f" from {role}, after {len(failures)} failed)" if failures else ")")
-        return Fetched(tree, identity(spec), served)
+        return Fetched(path=tree, identity=identity(spec), served_by=served)
     component = name.partition("+")[0]
     stage = f"invoke sources --arch {arch} --component {component} (where the network or a git mirror reaches it)"
     if staged_only:

@@ -18,7 +18,7 @@ def no_missing_data(case: Case) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SuiteRun:
     """What running a suite gave: rows of what it took (a build, an install; a FAIL there means no cases), the
     cases of each profile that ran, and how to tell a case that failed for lack of a staged data file."""
