@@ -133,8 +133,8 @@ def test_the_smoke_marks_the_short_runs_and_holds_only_them_to_the_controls_firs
     ctx = Context(CFG, Runner(Log(io.StringIO())))
     monkeypatch.setattr(genai, "lane_wheel", lambda ctx, arch, component: tmp_path / "w.whl")
     monkeypatch.setattr(genai, "install_site", lambda ctx, arch, component, wheel: Prepared(
-        Row(component="onnxruntime-genai", arch=arch, check=Check.INSTALL, verdict=Verdict.PASS,
-            reason="unpacked"), tmp_path, "0.15.2"))
+        row=Row(component="onnxruntime-genai", arch=arch, check=Check.INSTALL, verdict=Verdict.PASS,
+                reason="unpacked"), site=tmp_path, version="0.15.2"))
     monkeypatch.setattr(genai, "generation_env",
                         lambda ctx, model, constrained=None: {**ARMED, "GENAI_MODEL_DIR": str(tmp_path)})
     monkeypatch.setattr(shipping_folder, "elf_files", lambda folder: [Path(v.path) for v in SCALAR])

@@ -23,7 +23,6 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from crosslane import atomic, stamps
@@ -249,7 +248,8 @@ def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootS
         absent: tuple[str, ...] = ()
         match spec:
             case GitSource():
-                tree, when, submodules, absent = fetch_git(runner, spec, staging)
+                git = fetch_git(runner, spec, staging)
+                tree, when, submodules, absent = git.tree, git.commit_time, git.submodules, git.absent
             case ArchiveSource():
                 tree, when = fetch_archive(spec, staging), DEFAULT_EPOCH
             case DebianSource():
@@ -298,7 +298,10 @@ def source_time(name: str, spec: PinnedSource) -> int:
     return recorded if isinstance(recorded, int) and recorded >= DEFAULT_EPOCH else DEFAULT_EPOCH
 
 
-class FetchedGit(NamedTuple):
+@dataclass(frozen=True, kw_only=True)
+class FetchedGit:
+    """A commit exported: its tree, its commit time, its submodules, and the files a partial mirror lacked."""
+
     tree: Path
     commit_time: int
     submodules: dict[str, tuple[str, str]]  # path -> (url, commit) each listed submodule was exported at
@@ -317,7 +320,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> FetchedGit:
                               f"absent_ok: {', '.join(exported.absent[:3])}{' …' if len(exported.absent) > 3 else ''}")
         exported_at = export_submodules(runner, spec, tree, dict(exported.gitlinks)) if spec.submodules else {}
         safe_extract.check_tree_links(tree)
-        return FetchedGit(tree, exported.commit_time, exported_at, exported.absent)
+        return FetchedGit(tree=tree, commit_time=exported.commit_time, submodules=exported_at, absent=exported.absent)
     origin = spec.url
     net.probe(spec.url)
     git = ["git", *GIT_CONFIG, "-C", str(tree)]
@@ -362,7 +365,8 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> FetchedGit:
         else:
             dot_git.unlink()
     safe_extract.check_tree_links(tree)
-    return FetchedGit(tree, int(when) if when.isascii() and when.isdigit() else DEFAULT_EPOCH, submodules)
+    return FetchedGit(tree=tree, commit_time=int(when) if when.isascii() and when.isdigit() else DEFAULT_EPOCH,
+                      submodules=submodules)
 
 
 def gitmodules(tree: Path, base_url: str) -> dict[str, str]:
