@@ -82,7 +82,7 @@ def test_a_limit_word_counts_only_in_the_timing_s_own_clause() -> None:
 RECORD_ENDINGS = ("Row", "Plan", "Result", "Outcome", "Finding", "Defect", "Decision", "Attempt", "Comparison")
 RECORDS = {"Ran", "Judged", "SuiteRun", "Built", "Fetched", "FetchedGit", "Prepared", "Timed", "Observation",
            "Merged", "Paired", "Reaped", "WheelName", "Proof", "Analysis", "Sample", "ElfDefect", "BuildTools",
-           "Contents", "Claims", "BuildOutline", "Staged"}
+           "Contents", "Claims", "BuildOutline", "Staged", "Wiring"}
 # A class of one of those names that accumulates rather than records (actlog's Run is fed act's lines one by one).
 NOT_RECORDS = {("localci/actlog.py", "Run")}
 
