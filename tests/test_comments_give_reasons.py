@@ -80,11 +80,9 @@ def test_a_limit_word_counts_only_in_the_timing_s_own_clause() -> None:
 
 # Records a reader meets as a row, a plan or a result, besides those a name ending below marks as one.
 RECORD_ENDINGS = ("Row", "Plan", "Result", "Outcome", "Finding", "Defect", "Decision", "Attempt", "Comparison")
-RECORDS = {"Ran", "Judged", "SuiteRun", "Built", "Fetched", "FetchedGit", "Prepared", "Timed", "Observation",
+RECORDS = {"Run", "Ran", "Judged", "SuiteRun", "Built", "Fetched", "FetchedGit", "Prepared", "Timed", "Observation",
            "Merged", "Paired", "Reaped", "WheelName", "Proof", "Analysis", "Sample", "ElfDefect", "BuildTools",
            "Contents", "Claims", "BuildOutline", "Staged", "Wiring"}
-# A class of one of those names that accumulates rather than records (actlog's Run is fed act's lines one by one).
-NOT_RECORDS = {("localci/actlog.py", "Run")}
 
 
 def dataclasses_of(path: Path) -> Iterator[tuple[str, bool]]:
@@ -99,14 +97,14 @@ def dataclasses_of(path: Path) -> Iterator[tuple[str, bool]]:
                 yield node.name, any(k.arg == "kw_only" and ast.unparse(k.value) == "True" for k in keywords)
 
 
-def is_record(module: str, name: str) -> bool:
-    return (name in RECORDS or name.endswith(RECORD_ENDINGS)) and (module, name) not in NOT_RECORDS
+def is_record(name: str) -> bool:
+    return name in RECORDS or name.endswith(RECORD_ENDINGS)
 
 
 def test_rows_plans_and_results_are_keyword_only_dataclasses() -> None:
     positional = [f"{path.relative_to(SCRIPTS)}: {name}" for path in sorted(SCRIPTS.rglob("*.py"))
                   for name, keyword_only in dataclasses_of(path)
-                  if not keyword_only and is_record(path.relative_to(SCRIPTS / "crosslane").as_posix(), name)]
+                  if not keyword_only and is_record(name)]
     assert not positional, "give these @dataclass(..., kw_only=True):\n" + "\n".join(positional)
 
 
@@ -139,6 +137,5 @@ def test_a_positional_row_and_a_positional_record_are_named(tmp_path: Path) -> N
                        "KEYWORDS = Row(component='canary', arch=Arch.RISCV64, check=Check.GATE, verdict=Verdict.PASS)\n"
                        "REFUSED = Row('canary')  # type: ignore[call-arg]\n", encoding="utf-8")
     assert list(dataclasses_of(planted)) == [("LegPlan", False), ("Ran", True)]
-    assert [is_record("x.py", name) for name in ("LegPlan", "Ran", "Tolerance")] == [True, True, False]
-    assert not is_record("localci/actlog.py", "Run")
+    assert [is_record(name) for name in ("LegPlan", "Ran", "Tolerance")] == [True, True, False]
     assert positional_calls(planted, {"Row"}) == [f"{planted}:14: Row"]

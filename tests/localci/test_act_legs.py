@@ -100,7 +100,7 @@ def test_each_leg_is_judged_by_its_own_steps_and_names_the_failed_one(clone: Pat
                                               "push: step 'Main compile' failed: cc: fatal: out of memory")
     assert found[("report", "report")][0] is Verdict.PASS
     log = clone.parent / "state" / "logs" / "fixture.jsonl"
-    run = actlog.Run()
+    run = actlog.ActLog()
     for line in log.read_text().splitlines():
         run.feed(line)
     assert {leg.name for leg in run.legs.values()} == {"plan", "build good", "build bad", "build ugly", "report"}
@@ -184,7 +184,7 @@ def test_a_plan_output_is_a_matrix_only_with_an_include_list() -> None:
 
 
 def test_act_lines_that_no_act_writes_are_skipped_and_times_with_and_without_a_zone_subtract() -> None:
-    run = actlog.Run()
+    run = actlog.ActLog()
     assert run.feed("[" * 100_000) is None  # nested too deeply: no record of act's
     run.feed('{"jobID": "lint", "job": "lint", "msg": "a", "time": "2024-01-01T00:00:00Z"}')
     run.feed('{"jobID": "lint", "job": "lint", "msg": "b", "time": "2024-01-01T00:00:05"}')
