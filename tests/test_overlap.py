@@ -25,7 +25,8 @@ BUILDS = {Arch.RISCV64: ("dep", "compared", "late"), Arch.AMD64: ("dep", "compar
 
 
 def job() -> RunPlan:
-    return RunPlan(Arch.RISCV64, MappingProxyType(BUILDS), ("dep", "compared", "late"), (), MappingProxyType({}),
+    return RunPlan(arch=Arch.RISCV64, builds=MappingProxyType(BUILDS), smokes=("dep", "compared", "late"), profiles=(),
+                   lanes=MappingProxyType({}),
                    whole_arch=False)
 
 

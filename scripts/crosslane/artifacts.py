@@ -56,6 +56,14 @@ class Member:
     mode: int = 0o644
 
 
+@dataclass(frozen=True, kw_only=True)
+class Contents:
+    """What a pack of a component's folder holds, and how many links into the sysroot it leaves out."""
+
+    members: list[Member]
+    left_out: int
+
+
 def _inside(link: Path, root: Path) -> bool:
     target = Path(os.path.normpath(link.parent / os.readlink(link)))
     return target.is_relative_to(root)
@@ -66,8 +74,8 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _members(folder: Path) -> tuple[list[Member], int]:
-    """What a pack of *folder* holds, and how many links into the sysroot it leaves out."""
+def _contents(folder: Path) -> Contents:
+    """What a pack of *folder* holds."""
     install = folder / "install"
     found = [Member(stamps.STAMP, "file", (folder / stamps.STAMP).stat().st_size, _sha256(folder / stamps.STAMP))]
     skipped = 0
@@ -85,7 +93,7 @@ def _members(folder: Path) -> tuple[list[Member], int]:
         else:
             raise UsageError(f"{path}: neither a file, a folder nor a link; a pack holds only those",
                              fix="remove it from the install folder and build again")
-    return found, skipped
+    return Contents(members=found, left_out=skipped)
 
 
 def _manifest(arch: Arch, component: str, recipe: str, members: list[Member]) -> bytes:
@@ -109,8 +117,8 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
     with locks.hold(ctx.build_lock(arch), f"the {arch} build tree", ctx.log):
         if not (folder / "install").is_dir() or stamps.read(folder) is None:
             raise UsageError(f"{folder}: not built", fix=f"invoke build --arch {arch} --component {component}")
-        members, skipped = _members(folder)
-        manifest = _manifest(arch, component, ctx.config.components[component].recipe, members)
+        contents = _contents(folder)
+        manifest = _manifest(arch, component, ctx.config.components[component].recipe, contents.members)
         final.parent.mkdir(parents=True, exist_ok=True)
         atomic.sweep_stale(final)
         partial = final.with_name(f".{final.name}.{os.getpid()}.partial")
@@ -120,7 +128,7 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
                 head.size = len(manifest)
                 tar.addfile(_normal(head), fileobj=io.BytesIO(manifest))
                 base = f"{TOP}/{arch.value}/{component}"
-                for member in members:
+                for member in contents.members:
                     tar.add(folder / member.path, f"{base}/{member.path}", recursive=False, filter=_normal)
             with partial.open("rb+") as written:  # what reached the disk, not what the buffers held
                 os.fsync(written.fileno())
@@ -128,9 +136,10 @@ def pack(ctx: Context, arch: Arch, component: str, output: Path) -> list[Row]:
             partial.replace(final)
         finally:
             partial.unlink(missing_ok=True)
-    note = f"; {skipped} links into the sysroot left out (remade on unpack)" if skipped else ""
+    note = f"; {contents.left_out} links into the sysroot left out (remade on unpack)" if contents.left_out else ""
     return [Row(component=component, arch=arch, check=Check.ARTIFACT, verdict=Verdict.PASS,
-                reason=f"{output} ({final.stat().st_size / 1e6:.1f} MB, {len(members)} members){note}", subject="pack")]
+                reason=f"{output} ({final.stat().st_size / 1e6:.1f} MB, {len(contents.members)} members){note}",
+                subject="pack")]
 
 
 # --- unpack -----------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from crosslane.errors import UsageError
 from crosslane.policy.lanes import LaneState, resolve
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunPlan:
     """What one command runs: the builds per arch in order, the smokes, the profiles and each lane's state."""
 
@@ -156,8 +156,8 @@ def for_arch(config: Config, arch: Arch, requested: Sequence[str] = (), *,
     asked = expand_families(config, arch, requested)
     smokes = tuple(n for n in builds[arch] if not asked or n in asked)
     profiles = profiles_for(config, arch)
-    return RunPlan(arch, MappingProxyType(builds), smokes, profiles,
-                   _lanes(config, builds, orchestrated=True, environ=environ), whole_arch=not requested,
+    return RunPlan(arch=arch, builds=MappingProxyType(builds), smokes=smokes, profiles=profiles,
+                   lanes=_lanes(config, builds, orchestrated=True, environ=environ), whole_arch=not requested,
                    setup_components=builds[arch] if requested else None,
                    smoke_profiles=narrowed(config, arch, smokes, profiles),
                    shared_controls=MappingProxyType(controls.shared(config, controlled)))
@@ -167,7 +167,8 @@ def for_build(config: Config, arch: Arch, requested: Sequence[str] = (), *, orch
               environ: Mapping[str, str] | None = None) -> RunPlan:
     """`invoke build`: the arch's builds only."""
     builds = {arch: components_for(config, arch, requested)}
-    return RunPlan(arch, MappingProxyType(builds), (), (), _lanes(config, builds, orchestrated=orchestrated,
+    return RunPlan(arch=arch, builds=MappingProxyType(builds), smokes=(), profiles=(), lanes=_lanes(config, builds,
+                                                                                                    orchestrated=orchestrated,
                                                                  environ=environ), whole_arch=False)
 
 
@@ -187,8 +188,8 @@ def for_smoke(config: Config, arch: Arch, requested: Sequence[str] = (), profile
         raise UsageError(f"--cpu {profile} selects no smoke to run on {arch}: "
                          + "; ".join(excluded(config, arch, n) for n in named or empty),
                          fix="pass --cpu with a profile the smoke lists, or no --cpu for all of them")
-    return RunPlan(arch, MappingProxyType({}), smokes, profiles,
-                   _lanes(config, {arch: smokes}, orchestrated=orchestrated, environ=environ), whole_arch=False,
+    return RunPlan(arch=arch, builds=MappingProxyType({}), smokes=smokes, profiles=profiles,
+                   lanes=_lanes(config, {arch: smokes}, orchestrated=orchestrated, environ=environ), whole_arch=False,
                    smoke_profiles=per_smoke)
 
 
@@ -234,7 +235,8 @@ def for_tests(config: Config, arch: Arch, requested: Sequence[str] = (), profile
                     and (spec := config.components[n].tests) is not None and spec.control)
     if control:
         builds[CONTROL_ARCH] = components_for(config, CONTROL_ARCH, controls.controls_of(config, control))
-    return RunPlan(arch, MappingProxyType(builds), names, profiles_for(config, arch, profile),
-                   _lanes(config, builds, orchestrated=True, environ=environ), whole_arch=False,
+    return RunPlan(arch=arch, builds=MappingProxyType(builds), smokes=names, profiles=profiles_for(config, arch,
+                                                                                                   profile),
+                   lanes=_lanes(config, builds, orchestrated=True, environ=environ), whole_arch=False,
                    setup_components=tuple(dict.fromkeys(n for b in builds.values() for n in b)),
                    shared_controls=MappingProxyType(controls.shared(config, control)))

@@ -40,13 +40,13 @@ def test_the_wrappers_run_the_roots_tools_in_the_callers_folder(setting: lane.Se
     assert lane._tools(setting, setting.folder / "scalar")["gcc"].stat().st_mtime_ns == before  # unchanged text
 
 
-def built_runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
-    return s.row(build, Check.BUILD, Verdict.PASS, "built"), s.folder / build.name / "executorch"
+def built_runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> Row:
+    return s.row(build, Check.BUILD, Verdict.PASS, "built")
 
 
 def linked_image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
-                 program: executorch.Program) -> tuple[Row | None, Path | None]:
-    return None, s.folder / build.name / "images" / program.case.name / "executorch_runner"
+                 program: executorch.Program) -> Path | Row:
+    return s.folder / build.name / "images" / program.case.name / "executorch_runner"
 
 
 def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Setting,
@@ -58,7 +58,8 @@ def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Set
         ran.append((build.name, case, profile))
         assert expect_trap == (build.name == "rvv" and profile == "novector")  # only the V build's trap profiles
         if expect_trap:
-            trapped = bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x80000000 mtval=0x0\n", 130, 0.1,
+            trapped = bm_run.Run(output="CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x80000000 mtval=0x0\n", returncode=130,
+                                 seconds=0.1,
                                  nonce="n1")
             row = s.row(build, Check.SMOKE, Verdict.FAIL, "trap: illegal instruction (mcause 2) at pc 0x80000000",
                         subject=case, profile=profile)
@@ -78,13 +79,13 @@ def test_every_build_runs_its_profiles_and_a_v_build_its_traps(setting: lane.Set
 
 def test_a_failed_runtime_skips_its_images_and_a_failed_link_is_a_row(setting: lane.Setting,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
+    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> Row:
         verdict = Verdict.FAIL if build.name == "scalar" else Verdict.PASS
-        return s.row(build, Check.BUILD, verdict, "x"), s.folder
+        return s.row(build, Check.BUILD, verdict, "x")
 
     def image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
-              program: executorch.Program) -> tuple[Row | None, Path | None]:
-        return s.row(build, Check.BUILD, Verdict.FAIL, "does not link", subject=program.case.name), None
+              program: executorch.Program) -> Path | Row:
+        return s.row(build, Check.BUILD, Verdict.FAIL, "does not link", subject=program.case.name)
 
     def run(*args: object) -> Row:
         raise AssertionError("nothing runs without an image")
@@ -108,12 +109,12 @@ def test_an_exempt_case_is_a_skip_row_with_its_reason(cfg: Config, tmp_path: Pat
     root = toolroot.ToolRoot(ToolRootSpec("t", "forky", "http://x", (), ("amd64",)), tmp_path / "root", "k")
     setting = lane.Setting(ctx, cfg.baremetal["rv32-elf"], root, "root", tmp_path / "build" / "rv32-elf")
 
-    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> tuple[Row, Path]:
-        return s.row(build, Check.BUILD, Verdict.PASS, "built"), s.folder
+    def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> Row:
+        return s.row(build, Check.BUILD, Verdict.PASS, "built")
 
     def image(s: lane.Setting, build: BareMetalBuild, source: Path, runtime: Path,
-              program: executorch.Program) -> tuple[Row | None, Path | None]:
-        return None, s.folder / "x.elf"
+              program: executorch.Program) -> Path | Row:
+        return s.folder / "x.elf"
 
     def run(s: lane.Setting, build: BareMetalBuild, profile: str, elf: Path, case: str, *,
             expect_trap: bool = False) -> Row:

@@ -81,7 +81,8 @@ def run(root: toolroot.ToolRoot, elf: Path, cpu: str, timeout: float = 20.0) -> 
         with bm_run.Watchdog(monitor, timeout) as dog:
             result = runner.run(argv, check=False, quiet=True, timeout=timeout + 30)
         seconds = time.monotonic() - started
-    outcome = bm_run.Run(result.output, None if result.timed_out else result.returncode, seconds, dog.pc, dog.fired,
+    outcome = bm_run.Run(output=result.output, returncode=None if result.timed_out else result.returncode,
+                         seconds=seconds, hang_pc=dog.pc, hung=dog.fired,
                          nonce=nonce)
     OUTCOMES[elf] = outcome
     verdict, reason = bm_run.verdict(outcome, elf, "Test_result: PASS", timeout=timeout)

@@ -47,45 +47,56 @@ def test_a_pc_is_named_by_the_function_that_holds_it(elf: Path) -> None:
 
 @pytest.mark.spawns
 @pytest.mark.parametrize(("run", "verdict", "reason"), [
-    pytest.param(bm_run.Run("loaded\nTEST: BundleIO index[0] Test_result: PASS\n", 0, 1.0), Verdict.PASS,
+    pytest.param(bm_run.Run(output="loaded\nTEST: BundleIO index[0] Test_result: PASS\n", returncode=0, seconds=1.0),
+                 Verdict.PASS,
                  "TEST: BundleIO index[0] Test_result: PASS", id="pass"),
-    pytest.param(bm_run.Run("Test_result: PASS\n", 1, 1.0), Verdict.FAIL, "exit status 1: Test_result: PASS",
+    pytest.param(bm_run.Run(output="Test_result: PASS\n", returncode=1, seconds=1.0), Verdict.FAIL,
+                 "exit status 1: Test_result: PASS",
                  id="sentinel-but-exit-1"),
-    pytest.param(bm_run.Run("all fine\n", 0, 1.0), Verdict.FAIL, "exit status 0 without 'Test_result: PASS'",
+    pytest.param(bm_run.Run(output="all fine\n", returncode=0, seconds=1.0), Verdict.FAIL,
+                 "exit status 0 without 'Test_result: PASS'",
                  id="exit-0-without-sentinel"),
-    pytest.param(bm_run.Run("x\nCROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x{spin} mtval=0xd0075d7\n", 130, 1.0,
+    pytest.param(bm_run.Run(output="x\nCROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x{spin} mtval=0xd0075d7\n",
+                            returncode=130, seconds=1.0,
                             nonce="n1"), Verdict.FAIL,
                  "trap: illegal instruction (mcause 2) at pc 0x{spin} (spin+0x0), mtval 0xd0075d7", id="trap"),
-    pytest.param(bm_run.Run("", None, 300.0, hang_pc=-1, hung=True), Verdict.FAIL,
+    pytest.param(bm_run.Run(output="", returncode=None, seconds=300.0, hang_pc=-1, hung=True), Verdict.FAIL,
                  "hang: no exit within 300s; stopped at pc 0x{spin} (spin+0x0)", id="hang"),
-    pytest.param(bm_run.Run("", 0, 300.0, hang_pc=None, hung=True), Verdict.FAIL,
+    pytest.param(bm_run.Run(output="", returncode=0, seconds=300.0, hang_pc=None, hung=True), Verdict.FAIL,
                  "hang: no exit within 300s; stopped at pc unknown", id="hang-monitor-silent"),
-    pytest.param(bm_run.Run("", None, 300.0), Verdict.FAIL, "qemu was killed", id="killed"),
+    pytest.param(bm_run.Run(output="", returncode=None, seconds=300.0), Verdict.FAIL, "qemu was killed", id="killed"),
     # A line the program printed decides nothing: the reporter's own line (nonce, exit status) is the one named …
-    pytest.param(bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=5 mepc=0x0 mtval=0x0\n"
-                            "CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x{spin} mtval=0x1\n", 130, 1.0, nonce="n1"),
+    pytest.param(bm_run.Run(output="CROSSLANE-TRAP nonce=n1 mcause=5 mepc=0x0 mtval=0x0\n"
+                                   "CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x{spin} mtval=0x1\n",
+                            returncode=130, seconds=1.0, nonce="n1"),
                  Verdict.FAIL, "trap: illegal instruction (mcause 2) at pc 0x{spin}", id="forged-line-then-trap"),
     # … a printed line then a hang is a hang …
-    pytest.param(bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", None, 300.0, hang_pc=-1,
+    pytest.param(bm_run.Run(output="CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", returncode=None,
+                            seconds=300.0, hang_pc=-1,
                             hung=True, nonce="n1"), Verdict.FAIL, "hang: no exit within 300s",
                  id="forged-line-then-hang"),
     # … and a printed line with the sentinel and exit 0 is no PASS.
-    pytest.param(bm_run.Run("CROSSLANE-TRAP nonce=n0 mcause=2 mepc=0x0 mtval=0x0\nTest_result: PASS\n", 0, 1.0,
+    pytest.param(bm_run.Run(output="CROSSLANE-TRAP nonce=n0 mcause=2 mepc=0x0 mtval=0x0\nTest_result: PASS\n",
+                            returncode=0, seconds=1.0,
                             nonce="n1"), Verdict.FAIL, "a trap line without this run's nonce", id="forged-line-exit-0"),
     # The sentinel is the program's last word, once: a PASS before a later FAIL, or one quoted, is no evidence …
-    pytest.param(bm_run.Run("Test_result: PASS\nTest_result: FAIL\n", 0, 1.0), Verdict.FAIL,
+    pytest.param(bm_run.Run(output="Test_result: PASS\nTest_result: FAIL\n", returncode=0, seconds=1.0), Verdict.FAIL,
                  "exit status 0, but 'Test_result: PASS' is not the end of its output, once", id="pass-then-fail"),
-    pytest.param(bm_run.Run("method 'Test_result: PASSED?' loaded\ndone\n", 0, 1.0), Verdict.FAIL,
+    pytest.param(bm_run.Run(output="method 'Test_result: PASSED?' loaded\ndone\n", returncode=0, seconds=1.0),
+                 Verdict.FAIL,
                  "exit status 0, but 'Test_result: PASS' is not the end of its output, once", id="quoted"),
     # … and an mcause no register holds is no trap of the reporter's (it was a traceback)
-    pytest.param(bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=" + "9" * 5000 + " mepc=0x0 mtval=0x0\n", 130, 1.0,
+    pytest.param(bm_run.Run(output="CROSSLANE-TRAP nonce=n1 mcause=" + "9" * 5000 + " mepc=0x0 mtval=0x0\n",
+                            returncode=130, seconds=1.0,
                             nonce="n1"), Verdict.FAIL, "a trap line without this run's nonce", id="huge-mcause"),
 ])
 def test_the_verdict_names_how_the_run_ended(elf: Path, run: bm_run.Run, verdict: Verdict, reason: str) -> None:
     spin = address_of(elf, "spin")
     if run.hang_pc == -1:
-        run = bm_run.Run(run.output, run.returncode, run.seconds, hang_pc=spin, hung=True, nonce=run.nonce)
-    run = bm_run.Run(run.output.replace("{spin}", f"{spin:x}"), run.returncode, run.seconds, run.hang_pc, run.hung,
+        run = bm_run.Run(output=run.output, returncode=run.returncode, seconds=run.seconds, hang_pc=spin, hung=True,
+                         nonce=run.nonce)
+    run = bm_run.Run(output=run.output.replace("{spin}", f"{spin:x}"), returncode=run.returncode, seconds=run.seconds,
+                     hang_pc=run.hang_pc, hung=run.hung,
                      nonce=run.nonce)
     found, why = bm_run.verdict(run, elf, "Test_result: PASS", timeout=300)
     assert found is verdict and why.startswith(reason.replace("{spin}", f"{spin:x}")), why
@@ -149,18 +160,25 @@ def test_a_v_build_on_a_cpu_without_v_must_trap_by_name() -> None:
 
     row = Row(component="executorch-rvv", arch=Scope("rv64-elf"), check=Check.SMOKE, verdict=Verdict.FAIL,
               reason="trap: illegal instruction (mcause 2) [0.2s]", subject="add-portable", profile="novector")
-    trapped = bm_run.Run("x\nCROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x80001000 mtval=0xd0077d7\n", 130, 0.2,
+    trapped = bm_run.Run(output="x\nCROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x80001000 mtval=0xd0077d7\n", returncode=130,
+                         seconds=0.2,
                          nonce="n1")
     assert expected_trap(row, trapped).verdict is Verdict.PASS
     assert expected_trap(row, trapped).reason.startswith("expected trap: illegal instruction")
     # Decided by the reporter's line, not the row's text: a row that only says so does not pass.
-    for other in (bm_run.Run("", None, 300.0, hang_pc=0, hung=True), bm_run.Run("Test_result: PASS\n", 0, 0.1),
-                  bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=5 mepc=0x0 mtval=0x0\n", 133, 0.1, nonce="n1"),
+    for other in (bm_run.Run(output="", returncode=None, seconds=300.0, hang_pc=0, hung=True),
+                  bm_run.Run(output="Test_result: PASS\n", returncode=0, seconds=0.1),
+                  bm_run.Run(output="CROSSLANE-TRAP nonce=n1 mcause=5 mepc=0x0 mtval=0x0\n", returncode=133,
+                             seconds=0.1, nonce="n1"),
                   # printed, not reported: another run's nonce, no nonce, or the line and then a hang or exit 0
-                  bm_run.Run("CROSSLANE-TRAP nonce=n0 mcause=2 mepc=0x0 mtval=0x0\n", 130, 0.1, nonce="n1"),
-                  bm_run.Run("CROSSLANE-TRAP nonce= mcause=2 mepc=0x0 mtval=0x0\n", 130, 0.1, nonce="n1"),
-                  bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", None, 90.0, hang_pc=0,
+                  bm_run.Run(output="CROSSLANE-TRAP nonce=n0 mcause=2 mepc=0x0 mtval=0x0\n", returncode=130,
+                             seconds=0.1, nonce="n1"),
+                  bm_run.Run(output="CROSSLANE-TRAP nonce= mcause=2 mepc=0x0 mtval=0x0\n", returncode=130, seconds=0.1,
+                             nonce="n1"),
+                  bm_run.Run(output="CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", returncode=None,
+                             seconds=90.0, hang_pc=0,
                              hung=True, nonce="n1"),
-                  bm_run.Run("CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", 0, 0.1, nonce="n1")):
+                  bm_run.Run(output="CROSSLANE-TRAP nonce=n1 mcause=2 mepc=0x0 mtval=0x0\n", returncode=0, seconds=0.1,
+                             nonce="n1")):
         failed = expected_trap(row, other)
         assert failed.verdict is Verdict.FAIL and failed.reason.startswith("expected an illegal-instruction trap")

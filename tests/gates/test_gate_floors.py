@@ -57,7 +57,7 @@ def test_lowering_is_refused_with_a_reason() -> None:
 
 
 def obs(*counts: int) -> list[floors.Observation]:
-    return [floors.Observation(float(i), {Arch.RISCV64: n}) for i, n in enumerate(counts)]
+    return [floors.Observation(recorded=float(i), counts={Arch.RISCV64: n}) for i, n in enumerate(counts)]
 
 
 @pytest.mark.parametrize(("seen", "allowed"), [

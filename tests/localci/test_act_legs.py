@@ -87,7 +87,8 @@ def rows_of(clone: Path, leg: LegPlan) -> dict[tuple[str, str], tuple[Verdict, s
 
 
 def test_each_leg_is_judged_by_its_own_steps_and_names_the_failed_one(clone: Path) -> None:
-    found = rows_of(clone, LegPlan("fixture", "push", "report", ("plan", "build", "report"), "a fixture",
+    found = rows_of(clone, LegPlan(name="fixture", event="push", job="report", expect=("plan", "build", "report"),
+                                   purpose="a fixture",
                                    outputs=("build",), timeout=300))
     assert found[("plan", "plan")][0] is Verdict.PASS
     assert found[("plan output build", "plan")] == (Verdict.PASS, "push: 3 legs")
@@ -99,14 +100,15 @@ def test_each_leg_is_judged_by_its_own_steps_and_names_the_failed_one(clone: Pat
                                               "push: step 'Main compile' failed: cc: fatal: out of memory")
     assert found[("report", "report")][0] is Verdict.PASS
     log = clone.parent / "state" / "logs" / "fixture.jsonl"
-    run = actlog.Run()
+    run = actlog.ActLog()
     for line in log.read_text().splitlines():
         run.feed(line)
     assert {leg.name for leg in run.legs.values()} == {"plan", "build good", "build bad", "build ugly", "report"}
 
 
 def test_a_job_that_does_not_run_and_an_output_the_plan_does_not_set_fail(clone: Path) -> None:
-    found = rows_of(clone, LegPlan("nightly", "push", "nightly", ("plan", "nightly"), "a fixture",
+    found = rows_of(clone, LegPlan(name="nightly", event="push", job="nightly", expect=("plan", "nightly"),
+                                   purpose="a fixture",
                                    outputs=("smoke",), timeout=300))
     assert found[("nightly", "nightly")][0] is Verdict.FAIL
     assert "did not run under push" in found[("nightly", "nightly")][1]
@@ -118,7 +120,8 @@ def test_a_matrix_from_an_output_that_is_not_set_fails_the_job_that_expands_it(c
     (clone / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW.replace("outputs.build) }}", "outputs.smoke) }}"))
     subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "y"],
                    check=True)
-    found = rows_of(clone, LegPlan("broken", "push", "build", ("plan", "build"), "a fixture", timeout=300))
+    found = rows_of(clone, LegPlan(name="broken", event="push", job="build", expect=("plan", "build"),
+                                   purpose="a fixture", timeout=300))
     # act runs the job once without a matrix where GitHub fails it: the check says so
     assert found[("build", "build")] == (
         Verdict.FAIL, "push: its strategy.matrix expanded to no leg (an output of the job it needs was not set)")
@@ -149,7 +152,8 @@ def test_the_staging_variables_reach_the_jobs_with_their_values(clone: Path, mon
     subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "env"],
                    check=True)
     monkeypatch.setenv("CROSSLANE_GIT_MIRROR", "/srv/git/{owner}+{name}")
-    found = rows_of(clone, LegPlan("env", "push", "lint", ("lint",), "a fixture", timeout=300))
+    found = rows_of(clone, LegPlan(name="env", event="push", job="lint", expect=("lint",), purpose="a fixture",
+                                   timeout=300))
     assert found[("lint", "lint")][0] is Verdict.PASS, found
 
 
@@ -163,10 +167,12 @@ def test_failures_that_write_no_step_result_fail_the_leg(clone: Path) -> None:
     subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "odd"],
                    check=True)
     for job in ("noaction", "badif"):
-        found = rows_of(clone, LegPlan(job, "push", job, (job,), "a fixture", timeout=300))
+        found = rows_of(clone, LegPlan(name=job, event="push", job=job, expect=(job,), purpose="a fixture",
+                                       timeout=300))
         assert found[(job, job)][0] is Verdict.FAIL, found
     # the step sets build, but the job declares no output of it: the jobs that read needs.plan.outputs get nothing
-    found = rows_of(clone, LegPlan("plan", "push", "plan", ("plan",), "a fixture", outputs=("build",), timeout=300))
+    found = rows_of(clone, LegPlan(name="plan", event="push", job="plan", expect=("plan",), purpose="a fixture",
+                                   outputs=("build",), timeout=300))
     assert found[("plan output build", "plan")][0] is Verdict.FAIL
     assert "declares no output 'build' from a step" in found[("plan output build", "plan")][1]
 
@@ -178,7 +184,7 @@ def test_a_plan_output_is_a_matrix_only_with_an_include_list() -> None:
 
 
 def test_act_lines_that_no_act_writes_are_skipped_and_times_with_and_without_a_zone_subtract() -> None:
-    run = actlog.Run()
+    run = actlog.ActLog()
     assert run.feed("[" * 100_000) is None  # nested too deeply: no record of act's
     run.feed('{"jobID": "lint", "job": "lint", "msg": "a", "time": "2024-01-01T00:00:00Z"}')
     run.feed('{"jobID": "lint", "job": "lint", "msg": "b", "time": "2024-01-01T00:00:05"}')

@@ -55,7 +55,8 @@ def test_plan_reads_what_prepare_made_and_touches_nothing(cfg: Config, tmp_path:
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
     ctx = FactsFound(cfg, Runner(Log(io.StringIO())))
     canary = cfg.components["canary"]
-    staged = cmake.Staged(source=Prepared(REPO / "components/canary", "tree:canary", (), ()),
+    source = Prepared(path=REPO / "components/canary", source_id="tree:canary", rows=(), patch_inputs=())
+    staged = cmake.Staged(source=source,
                           fetchcontent=(["-DFETCHCONTENT_FULLY_DISCONNECTED=ON"], [], {}), hostenvs={},
                           epoch=1_700_000_000)
     before = listing(tmp_path)

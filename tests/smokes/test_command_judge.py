@@ -53,9 +53,9 @@ def test_a_timed_out_run_fails_even_with_its_sentinel() -> None:
 
 
 def test_stdout_beyond_the_kept_lines_is_not_compared(tmp_path: Path) -> None:
-    kept = Result(("x",), 0, "OK", 1.0, dropped=0)
+    kept = Result(argv=("x",), returncode=0, output="OK", seconds=1.0, dropped=0)
     assert command.outputs({"compare": "stdout"}, kept, tmp_path / "o.json") == ({"stdout": "OK"}, "")
-    cut = Result(("x",), 0, "OK", 1.0, dropped=500)
+    cut = Result(argv=("x",), returncode=0, output="OK", seconds=1.0, dropped=500)
     found, why = command.outputs({"compare": "stdout"}, cut, tmp_path / "o.json")
     assert found is None and f"{OUTPUT_LINES + 500} lines and only the last {OUTPUT_LINES}" in why
 
@@ -67,5 +67,6 @@ def test_stdout_beyond_the_kept_lines_is_not_compared(tmp_path: Path) -> None:
 def test_a_json_output_that_cannot_be_compared_is_named(tmp_path: Path, data: bytes, words: str) -> None:
     written = tmp_path / "o.json"
     written.write_bytes(data)
-    found, why = command.outputs({"compare": "json"}, Result(("x",), 0, "OK", 1.0), written)
+    found, why = command.outputs({"compare": "json"}, Result(argv=("x",), returncode=0, output="OK", seconds=1.0),
+                                 written)
     assert found is None and words in why, why

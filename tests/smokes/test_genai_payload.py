@@ -374,8 +374,10 @@ def test_bytes_are_proven_only_by_every_profile_passing_every_armed_tier(tmp_pat
         def detail(profile: str) -> str:  # the default profile's tier-5 tokens are the ones the install test meets
             guided = (mine or [7, 8, 9]) if profile == default else [0]
             return json.dumps({"outputs": {"new_tokens": [1, 2], "constrained_tokens": guided}})
-        return [payload.Attempt(Arch.RISCV64, p, sentinel.Outcome(v, "", "OK", detail(p.name)),
-                                Result(("q",), 0, "", 1.0), 9.0) for p, v in zip(profiles, verdicts, strict=False)]
+        return [payload.Attempt(arch=Arch.RISCV64, profile=p, outcome=sentinel.Outcome(verdict=v, reason="", state="OK",
+                                                                                       detail=detail(p.name)),
+                                result=Result(argv=("q",), returncode=0, output="", seconds=1.0), timeout=9.0) for p,
+                v in zip(profiles, verdicts, strict=False)]
 
     every = [Verdict.PASS] * len(profiles)
     proof = genai.proven_bytes(ctx, Arch.RISCV64, site, attempts(every), armed)

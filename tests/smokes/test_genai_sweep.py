@@ -58,8 +58,9 @@ def test_every_profile_runs_in_full_without_a_reference_or_the_default_profile()
 
 
 def attempt(profile: Profile, verdict: Verdict, outputs: dict[str, object]) -> payload.Attempt:
-    return payload.Attempt(Arch.RISCV64, profile, sentinel.Outcome(verdict, "", "OK", json.dumps({"outputs": outputs})),
-                           Result(("q",), 0, "", 1.0), 9.0)
+    outcome = sentinel.Outcome(verdict=verdict, reason="", state="OK", detail=json.dumps({"outputs": outputs}))
+    return payload.Attempt(arch=Arch.RISCV64, profile=profile, outcome=outcome,
+                           result=Result(argv=("q",), returncode=0, output="", seconds=1.0), timeout=9.0)
 
 
 def run_sweep(monkeypatch: pytest.MonkeyPatch, default_verdict: Verdict, guided: object
@@ -105,10 +106,10 @@ def test_without_the_default_profiles_tokens_the_wider_vlens_run_in_full(
 def test_a_short_run_is_compared_with_the_controls_first_tokens() -> None:
     ctx = Context(CFG, Runner(Log(io.StringIO())))
     rvv256 = RISCV.profile("rvv256")
-    control = payload.Attempt(Arch.AMD64, CFG.arches[Arch.AMD64].profiles[0],
-                              sentinel.Outcome(Verdict.PASS, "", "OK", json.dumps(
+    control = payload.Attempt(arch=Arch.AMD64, profile=CFG.arches[Arch.AMD64].profiles[0],
+                              outcome=sentinel.Outcome(verdict=Verdict.PASS, reason="", state="OK", detail=json.dumps(
                                   {"outputs": {"new_tokens": [1, 2, 3, 4, 5, 6], "constrained_tokens": [7, 8, 9]}})),
-                              Result(("q",), 0, "", 1.0), 9.0)
+                              result=Result(argv=("q",), returncode=0, output="", seconds=1.0), timeout=9.0)
     tolerances = genai.TOLERANCES
     same = attempt(rvv256, Verdict.PASS, {"new_tokens": [1, 2], "constrained_tokens": [7, 8]})
     [row] = payload.parity(ctx, "g", [same], control, tolerances, first=2)
@@ -132,8 +133,8 @@ def test_the_smoke_marks_the_short_runs_and_holds_only_them_to_the_controls_firs
     ctx = Context(CFG, Runner(Log(io.StringIO())))
     monkeypatch.setattr(genai, "lane_wheel", lambda ctx, arch, component: tmp_path / "w.whl")
     monkeypatch.setattr(genai, "install_site", lambda ctx, arch, component, wheel: Prepared(
-        Row(component="onnxruntime-genai", arch=arch, check=Check.INSTALL, verdict=Verdict.PASS,
-            reason="unpacked"), tmp_path, "0.15.2"))
+        row=Row(component="onnxruntime-genai", arch=arch, check=Check.INSTALL, verdict=Verdict.PASS,
+                reason="unpacked"), site=tmp_path, version="0.15.2"))
     monkeypatch.setattr(genai, "generation_env",
                         lambda ctx, model, constrained=None: {**ARMED, "GENAI_MODEL_DIR": str(tmp_path)})
     monkeypatch.setattr(shipping_folder, "elf_files", lambda folder: [Path(v.path) for v in SCALAR])
@@ -146,8 +147,9 @@ def test_the_smoke_marks_the_short_runs_and_holds_only_them_to_the_controls_firs
         return [attempt(p, Verdict.PASS, {k: v[:count] for k, v in tokens.items()}) for p in profiles]
 
     monkeypatch.setattr(payload, "run_profiles", runs)
-    control = payload.Attempt(Arch.AMD64, CFG.arches[Arch.AMD64].profiles[0], sentinel.Outcome(
-        Verdict.PASS, "", "OK", json.dumps({"outputs": tokens})), Result(("q",), 0, "", 1.0), 9.0)
+    control = payload.Attempt(arch=Arch.AMD64, profile=CFG.arches[Arch.AMD64].profiles[0], outcome=sentinel.Outcome(
+        verdict=Verdict.PASS, reason="", state="OK", detail=json.dumps({"outputs": tokens})),
+        result=Result(argv=("q",), returncode=0, output="", seconds=1.0), timeout=9.0)
     monkeypatch.setattr(payload, "run", lambda ctx, arch, profile, program, base_timeout: control)
     monkeypatch.setattr(wheel_install, "run", lambda *args, **kwargs: [])
     monkeypatch.setattr(cmake_wheel, "wheels", lambda folder: [])

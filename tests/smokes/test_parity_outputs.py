@@ -64,9 +64,9 @@ def test_outputs_from_detail() -> None:
 
 
 def test_compare_rows_and_table() -> None:
-    control = Sample(Arch.AMD64, "max", {"add": [1.0], "mlp": [1.0]})
-    samples = [Sample(Arch.RISCV64, "rvv128", {"add": [1.0], "mlp": [1.000001]}),
-               Sample(Arch.RISCV64, "rvv512", {"add": [1.5], "extra": 1}),
+    control = Sample(arch=Arch.AMD64, profile="max", outputs={"add": [1.0], "mlp": [1.0]})
+    samples = [Sample(arch=Arch.RISCV64, profile="rvv128", outputs={"add": [1.0], "mlp": [1.000001]}),
+               Sample(arch=Arch.RISCV64, profile="rvv512", outputs={"add": [1.5], "extra": 1}),
                ]
     comparisons = compare(samples, control, {"add": EXACT, "mlp": REL})
     notes = {(c.sample.profile, c.output): (c.ok, c.note) for c in comparisons}
@@ -82,14 +82,14 @@ def test_compare_rows_and_table() -> None:
 
 
 def test_control_lacking_an_output() -> None:
-    control = Sample(Arch.AMD64, "max", {})
-    (comparison,) = compare([Sample(Arch.ARM64, "max", {"add": [1]})], control, {"add": EXACT})
+    control = Sample(arch=Arch.AMD64, profile="max", outputs={})
+    (comparison,) = compare([Sample(arch=Arch.ARM64, profile="max", outputs={"add": [1]})], control, {"add": EXACT})
     assert not comparison.ok and "control amd64@max lacks it" in comparison.note
 
 
 def test_a_run_with_no_outputs_at_all_is_no_match() -> None:
-    control = Sample(Arch.AMD64, "max", {})
-    (comparison,) = compare([Sample(Arch.RISCV64, "rvv128", {})], control, {})
+    control = Sample(arch=Arch.AMD64, profile="max", outputs={})
+    (comparison,) = compare([Sample(arch=Arch.RISCV64, profile="rvv128", outputs={})], control, {})
     assert not comparison.ok and comparison.note == "nothing compared: no output declared and none reported"
     [row] = rows("demo", [comparison])
     assert row.verdict is Verdict.FAIL

@@ -146,9 +146,10 @@ def test_each_run_row_carries_its_own_time_not_the_smokes() -> None:
     from crosslane.report import Verdict
     from crosslane.smokes import sentinel
 
-    rows = [payload.row("genai", payload.Attempt(Arch.RISCV64, Profile(name, "rv64"),
-                                                 sentinel.Outcome(Verdict.PASS, "ok"),
-                                                 Result(("qemu",), 0, "", seconds, cpu=cpu), 60.0), "genai")
+    rows = [payload.row("genai", payload.Attempt(arch=Arch.RISCV64, profile=Profile(name, "rv64"),
+                                                 outcome=sentinel.Outcome(verdict=Verdict.PASS, reason="ok"),
+                                                 result=Result(argv=("qemu",), returncode=0, output="", seconds=seconds,
+                                                               cpu=cpu), timeout=60.0), "genai")
             for name, seconds, cpu in (("rvv128", 41.5, 40.2), ("rvv512", 97.0, 95.1))]
     timed = report.timed(rows, 452.3, 719.1)
     assert [(r.profile, r.wall, r.cpu) for r in timed] == [("rvv128", 41.5, 40.2), ("rvv512", 97.0, 95.1)]

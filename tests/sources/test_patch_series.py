@@ -176,7 +176,8 @@ def test_a_failure_half_way_restores_the_tree_exactly(tmp_path: Path, monkeypatc
         result = real(runner, tree, spec, reverse=reverse, dry_run=dry_run)  # type: ignore[arg-type]
         if not dry_run and tree == fx.tree and spec is fx.cfg.components["demo"].patches[1]:
             (tree / "src.txt").write_bytes(b"half written\n")
-            return Result(result.argv, 1, "patching file other.txt\nHunk #1 FAILED at 1.", 0.0)
+            return Result(argv=result.argv, returncode=1, output="patching file other.txt\nHunk #1 FAILED at 1.",
+                          seconds=0.0)
         return result
 
     monkeypatch.setattr(patches, "_patch", failing)

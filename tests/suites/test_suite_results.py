@@ -301,4 +301,5 @@ def test_the_boards_results_are_its_own_file_never_a_link(tmp_path: Path) -> Non
     (5, False, "exit 5"), (0, True, "timed out"),
 ], ids=["passed", "some-failed", "crash", "crash-in-a-shell", "internal-error", "nothing-collected", "timeout"])
 def test_pytests_own_end_is_a_failure_no_case_reports(returncode: int, timed_out: bool, ended: str | None) -> None:
-    assert pytest_suite.unreported_end(Result(("python",), returncode, "", 1.0, timed_out)) == ended
+    assert pytest_suite.unreported_end(Result(argv=("python",), returncode=returncode, output="", seconds=1.0,
+                                              timed_out=timed_out)) == ended

@@ -100,7 +100,8 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
     papers.withdraw(papers.dist_folder(ctx, target.name))  # what this run publishes, nothing an earlier one did
     for build in target.builds:
         with ctx.log.group(f"bare metal: ExecuTorch for {target.name} ({build.name}: {build.march})"):
-            runtime_row, runtime = build_runtime(setting, build, source, ops)
+            runtime_row = build_runtime(setting, build, source, ops)
+        runtime = runtime_dir(setting, build)
         rows.append(runtime_row)
         if runtime_row.verdict is Verdict.FAIL:
             continue
@@ -109,11 +110,10 @@ def run_target(ctx: Context, name: str, requested: Sequence[str] = ()) -> list[R
                 rows.append(setting.row(build, Check.SMOKE, Verdict.SKIP, f"exempt: {build.exempt[program.case.model]}",
                                         subject=program.case.name))
                 continue
-            image_row, elf = build_image(setting, build, source, runtime, program)
-            if image_row is not None:
-                rows.append(image_row)
+            elf = build_image(setting, build, source, runtime, program)
+            if isinstance(elf, Row):
+                rows.append(elf)
                 continue
-            assert elf is not None
             ran = [published(setting, build, program, elf, runtime, source)]
             ran += [run_image(setting, build, profile_name, elf, program.case.name)
                     for profile_name in build.profiles]
@@ -199,11 +199,16 @@ def _cmake(setting: Setting, label: str, configure: list[str], build_dir: Path) 
         progress.close()
 
 
-def build_runtime(setting: Setting, build: BareMetalBuild, source: Path, ops: Sequence[str]) -> tuple[Row, Path]:
+def runtime_dir(setting: Setting, build: BareMetalBuild) -> Path:
+    """The build tree build_runtime makes for *build*: the libraries an image links lie across it."""
+    return setting.folder / build.name / "executorch"
+
+
+def build_runtime(setting: Setting, build: BareMetalBuild, source: Path, ops: Sequence[str]) -> Row:
     """ExecuTorch's portable runtime, bundled-program support and the selected kernels for one -march."""
     ctx, target = setting.ctx, setting.target
     folder = setting.folder / build.name
-    build_dir = folder / "executorch"
+    build_dir = runtime_dir(setting, build)
     tools = _tools(setting, folder)
     toolchain_text = render_toolchain(target, build, tools)
     toolchain_file = folder / "toolchain.cmake"
@@ -217,7 +222,7 @@ def build_runtime(setting: Setting, build: BareMetalBuild, source: Path, ops: Se
     key = stamps.key(inputs)
     # The whole build tree is the output: the libraries lie across it, and a deleted one must rebuild.
     if stamps.is_current(folder, key, outputs=build_dir):
-        return setting.row(build, Check.BUILD, Verdict.PASS, "up to date (skipped)"), build_dir
+        return setting.row(build, Check.BUILD, Verdict.PASS, "up to date (skipped)")
     stamps.clear(folder)
     atomic.write_text(toolchain_file, toolchain_text)
     started = time.monotonic()
@@ -227,16 +232,15 @@ def build_runtime(setting: Setting, build: BareMetalBuild, source: Path, ops: Se
         ctx.log.error(exc.message)
         if exc.detail:
             ctx.log.info(exc.detail)
-        return setting.row(build, Check.BUILD, Verdict.FAIL, "ExecuTorch build failed; see the output tail above"), \
-            build_dir
+        return setting.row(build, Check.BUILD, Verdict.FAIL, "ExecuTorch build failed; see the output tail above")
     stamps.write(folder, key, inputs, outputs=build_dir,
                  facts={"seconds": round(time.monotonic() - started, 1)})
-    return setting.row(build, Check.BUILD, Verdict.PASS, f"built ({len(ops)} operators: {', '.join(ops)})"), build_dir
+    return setting.row(build, Check.BUILD, Verdict.PASS, f"built ({len(ops)} operators: {', '.join(ops)})")
 
 
 def build_image(setting: Setting, build: BareMetalBuild, source: Path, runtime: Path,
-                program: executorch.Program) -> tuple[Row | None, Path | None]:
-    """The runner with the case's bundled program linked in; (a FAIL row, None) when it does not build."""
+                program: executorch.Program) -> Path | Row:
+    """The runner with the case's bundled program linked in, or a FAIL row when it does not link."""
     folder = setting.folder / build.name / "images" / program.case.name
     toolchain_file = setting.folder / build.name / "toolchain.cmake"
     configure = ["-S", str(setting.ctx.config.root / RUNNER), "-B", str(folder),
@@ -248,8 +252,8 @@ def build_image(setting: Setting, build: BareMetalBuild, source: Path, runtime: 
     except StepFailed as exc:
         setting.ctx.log.error(exc.message)
         return setting.row(build, Check.BUILD, Verdict.FAIL, f"the {program.case.name} image does not link: "
-                           f"{exc.message}", subject=program.case.name), None
-    return None, folder / "executorch_runner"
+                           f"{exc.message}", subject=program.case.name)
+    return folder / "executorch_runner"
 
 
 def published(setting: Setting, build: BareMetalBuild, program: executorch.Program, elf: Path, runtime: Path,
@@ -285,7 +289,8 @@ def run_image(setting: Setting, build: BareMetalBuild, profile_name: str, elf: P
         with bm_run.Watchdog(monitor, target.timeout) as watchdog:
             result = setting.ctx.runner.run(argv, check=False, quiet=True, timeout=target.timeout + 60)
         seconds = time.monotonic() - started
-    outcome = bm_run.Run(result.output, None if result.timed_out else result.returncode, seconds,
+    outcome = bm_run.Run(output=result.output, returncode=None if result.timed_out else result.returncode,
+                         seconds=seconds,
                          hang_pc=watchdog.pc, hung=watchdog.fired, nonce=nonce)
     verdict, reason = bm_run.verdict(outcome, elf, SENTINEL, timeout=target.timeout)
     row = setting.row(build, Check.SMOKE, verdict, f"{reason} [{seconds:.1f}s]", subject=case, profile=profile_name)

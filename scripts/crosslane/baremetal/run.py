@@ -35,7 +35,7 @@ ILLEGAL_INSTRUCTION = 2
 MEMORY = "256M"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Run:
     output: str
     returncode: int | None

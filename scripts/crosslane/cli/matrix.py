@@ -27,7 +27,7 @@ BUILD_INPUTS = ("versions.toml", "patches/*", "scripts/*", "components/*", "noxf
 FULL_EVENTS = ("schedule", "workflow_dispatch", "push")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
     run: bool
     build: list[dict[str, str]]

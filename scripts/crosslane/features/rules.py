@@ -21,7 +21,7 @@ from crosslane.report import Verdict
 XNNPACK_MIN_GCC = 14
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Decision:
     """A feature rule's verdict for a component on an arch, with the fix when it is off."""
 
@@ -38,10 +38,11 @@ def xnnpack(requested: str, arch: Arch, compiler: Compiler, rvv_ok: bool) -> Dec
     compiles the RVV probe (clang-19 does).
     """
     if requested == "off":
-        return Decision(Verdict.PASS, False, "xnnpack = \"off\" in versions.toml")
+        return Decision(status=Verdict.PASS, enabled=False, message="xnnpack = \"off\" in versions.toml")
     needs_rule = bool(info(arch).vector_compile_flags)
     if not needs_rule:
-        return Decision(Verdict.PASS, True, f"xnnpack = \"{requested}\": no compiler rule on {arch}")
+        return Decision(status=Verdict.PASS, enabled=True,
+                        message=f"xnnpack = \"{requested}\": no compiler rule on {arch}")
     who = f"{compiler.family} {compiler.version}"
     if compiler.family == "gcc":
         fit = compiler.major >= XNNPACK_MIN_GCC
@@ -50,12 +51,14 @@ def xnnpack(requested: str, arch: Arch, compiler: Compiler, rvv_ok: bool) -> Dec
         fit = rvv_ok
         why = f"{who} {'compiles' if fit else 'cannot compile'} the RVV probe"
     if fit:
-        return Decision(Verdict.PASS, True, f"xnnpack = \"{requested}\": {why}")
+        return Decision(status=Verdict.PASS, enabled=True, message=f"xnnpack = \"{requested}\": {why}")
     fix = f"use clang or GCC {XNNPACK_MIN_GCC} (components.<name>.toolchain.{arch} in versions.toml)"
     if requested == "on":
-        return Decision(Verdict.FAIL, False, f"XNNPACK requires GCC {XNNPACK_MIN_GCC}+ on {arch}; use clang or GCC "
-                        f"{XNNPACK_MIN_GCC} ({why})", fix)
-    return Decision(Verdict.NOTICE, False, f"XNNPACK turned off on {arch}: {why} (xnnpack = \"auto\")", fix)
+        return Decision(status=Verdict.FAIL, enabled=False,
+                        message=f"XNNPACK requires GCC {XNNPACK_MIN_GCC}+ on {arch}; use clang or GCC "
+                                f"{XNNPACK_MIN_GCC} ({why})", fix=fix)
+    return Decision(status=Verdict.NOTICE, enabled=False,
+                    message=f"XNNPACK turned off on {arch}: {why} (xnnpack = \"auto\")", fix=fix)
 
 
 def rust_options(listing: RustupListing, triple: str, options: tuple[str, ...]) -> Decision:
@@ -64,12 +67,14 @@ def rust_options(listing: RustupListing, triple: str, options: tuple[str, ...]) 
     named = " ".join(options)
     match listing.state:
         case "listed" if triple not in listing.targets:
-            return Decision(Verdict.WARN, False, f"rustup has no {triple} target ({listing.detail}): dropping {named}",
-                            f"rustup target add {triple}")
+            return Decision(status=Verdict.WARN, enabled=False,
+                            message=f"rustup has no {triple} target ({listing.detail}): dropping {named}",
+                            fix=f"rustup target add {triple}")
         case "listed":
-            return Decision(Verdict.PASS, True, f"rustup has {triple}: keeping {named}")
+            return Decision(status=Verdict.PASS, enabled=True, message=f"rustup has {triple}: keeping {named}")
         case "absent" | "failed" | "empty":
-            return Decision(Verdict.PASS, True, f"{listing.detail}: no evidence the target is missing; keeping {named}")
+            return Decision(status=Verdict.PASS, enabled=True,
+                            message=f"{listing.detail}: no evidence the target is missing; keeping {named}")
         case _:
             raise AssertionError(listing.state)
 
@@ -79,12 +84,14 @@ def root_std(evidence: RootStd, triple: str, root_name: str, debian_arch: str) -
     build stops with the fix (the Rust-built feature is never dropped silently); no root yet proves nothing."""
     match evidence.state:
         case "missing":
-            return Decision(Verdict.FAIL, False, f"{evidence.detail}: the Rust part cannot be built for {triple}",
-                            f"add \"libstd-rust-dev:{debian_arch}\" to [toolroots.{root_name}].packages")
+            return Decision(status=Verdict.FAIL, enabled=False,
+                            message=f"{evidence.detail}: the Rust part cannot be built for {triple}",
+                            fix=f"add \"libstd-rust-dev:{debian_arch}\" to [toolroots.{root_name}].packages")
         case "present":
-            return Decision(Verdict.PASS, True, f"{triple} std: {evidence.detail}")
+            return Decision(status=Verdict.PASS, enabled=True, message=f"{triple} std: {evidence.detail}")
         case "no-root":
-            return Decision(Verdict.PASS, True, f"{evidence.detail}; no evidence the {triple} std is missing")
+            return Decision(status=Verdict.PASS, enabled=True,
+                            message=f"{evidence.detail}; no evidence the {triple} std is missing")
         case _:
             raise AssertionError(evidence.state)
 

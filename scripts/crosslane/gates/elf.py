@@ -114,7 +114,7 @@ class ElfInfo:
         return f"{self.machine_name} {self.elf_class}-bit {endian}{extra}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ElfDefect:
     path: Path
     reason: str
@@ -283,7 +283,7 @@ def read(path: Path) -> ElfInfo | ElfDefect:
         with path.open("rb") as handle:
             return _read_stream(path, handle, os.fstat(handle.fileno()).st_size)
     except OSError as exc:
-        return ElfDefect(path, f"unreadable ({exc.strerror or exc})")
+        return ElfDefect(path=path, reason=f"unreadable ({exc.strerror or exc})")
 
 
 def read_data(path: Path, data: bytes) -> ElfInfo | ElfDefect:
@@ -296,15 +296,15 @@ def _read_stream(path: Path, handle: BinaryIO, size: int) -> ElfInfo | ElfDefect
 
     try:
         if handle.read(4) != MAGIC:
-            return ElfDefect(path, "not an ELF file (no \\x7fELF magic)")
+            return ElfDefect(path=path, reason="not an ELF file (no \\x7fELF magic)")
         handle.seek(0)
         elf = ELFFile(handle)
         bounds = _header_bounds(elf.header, size)
         if bounds:
-            return ElfDefect(path, f"corrupt ELF: {bounds}")
+            return ElfDefect(path=path, reason=f"corrupt ELF: {bounds}")
         return _facts(path, elf, size)
     except corrupt_elf_errors() as exc:
-        return ElfDefect(path, f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
+        return ElfDefect(path=path, reason=f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
 
 
 def _loader_strings(elf: ELFFile) -> tuple[str | None, dict[str, list[str]]]:
@@ -377,7 +377,7 @@ class Reader:
         try:
             st = path.stat()
         except OSError as exc:
-            return ElfDefect(path, f"unreadable ({exc.strerror or exc})")
+            return ElfDefect(path=path, reason=f"unreadable ({exc.strerror or exc})")
         key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         if key not in self._read:
             self._read[key] = read(path)
@@ -396,14 +396,14 @@ def read_links(path: Path) -> ElfInfo | ElfDefect:
         with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             return _links(path, data)
     except (struct.error, IndexError, KeyError, ValueError, UnicodeDecodeError) as exc:
-        return ElfDefect(path, f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
+        return ElfDefect(path=path, reason=f"corrupt or truncated ELF ({type(exc).__name__}: {exc})")
     except OSError as exc:
-        return ElfDefect(path, f"unreadable ({exc.strerror or exc})")
+        return ElfDefect(path=path, reason=f"unreadable ({exc.strerror or exc})")
 
 
 def _links(path: Path, data: mmap.mmap) -> ElfInfo | ElfDefect:
     if data[:4] != MAGIC:
-        return ElfDefect(path, "not an ELF file (no \\x7fELF magic)")
+        return ElfDefect(path=path, reason="not an ELF file (no \\x7fELF magic)")
     elf_class, little = {1: 32, 2: 64}[data[4]], data[5] == 1
     order = "<" if little else ">"
     wide = elf_class == 64

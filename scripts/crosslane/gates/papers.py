@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+from dataclasses import dataclass
 from pathlib import Path
 
 from crosslane import stamps
@@ -31,8 +32,16 @@ def dist_info(root: Path) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
-def claimed_files(document: str) -> tuple[dict[str, str], list[str]]:
-    """member -> sha256 the SBOM states for every ELF file, and the licence files it names."""
+@dataclass(frozen=True, kw_only=True)
+class Claims:
+    """What an SBOM states of a wheel: member -> sha256 for every ELF file, and the licence files it names."""
+
+    files: dict[str, str]
+    licences: list[str]
+
+
+def claimed_files(document: str) -> Claims:
+    """What the SBOM *document* claims."""
     files: dict[str, str] = {}
     named: list[str] = []
     data_components = list(sbom.components(document))
@@ -53,7 +62,7 @@ def claimed_files(document: str) -> tuple[dict[str, str], list[str]]:
                 properties[name] = value
         if "crosslane:file" in properties and "crosslane:file-sha256" in properties:
             files[properties["crosslane:file"]] = properties["crosslane:file-sha256"]
-    return files, named
+    return Claims(files=files, licences=named)
 
 
 def check(root: Path, wheel: str, arch: Arch, elf_members: list[str], *, required: bool) -> list[Row]:
@@ -85,22 +94,22 @@ def claims(root: Path, document_path: Path, licences_dir: Path, subject: str, ar
     problem = sbom.validate(document)
     if problem is not None:
         return [row(subject, arch, GATE, Verdict.FAIL, f"{subject}: the SBOM is not CycloneDX 1.6: {problem}")]
-    files, licences = claimed_files(document)
+    claims = claimed_files(document)
     failures = []
     for member in elf_members:
-        claimed = files.get(member)
+        claimed = claims.files.get(member)
         digest = stamps.file_sha256(root / member)
         if claimed is None:
             failures.append(f"{member}: an ELF file the SBOM does not list")
         elif claimed != digest:
             failures.append(f"{member}: sha256 {digest[:16]}…, the SBOM states {claimed[:16]}… (not the file built)")
     failures += [f"{name}: a licence text the SBOM names, missing from {licences_dir.relative_to(root)}"
-                 for name in sorted(set(licences)) if not _inside(licences_dir, name)]
+                 for name in sorted(set(claims.licences)) if not _inside(licences_dir, name)]
     if failures:
         shown = "; ".join(failures[:3]) + (f" (+{len(failures) - 3} more)" if len(failures) > 3 else "")
         return [row(subject, arch, GATE, Verdict.FAIL, f"{subject}: {shown}")]
     return [row(subject, arch, GATE, Verdict.PASS,
-                       f"CycloneDX 1.6 SBOM; {len(elf_members)} ELF files as it states; {len(set(licences))} "
+                       f"CycloneDX 1.6 SBOM; {len(elf_members)} ELF files as it states; {len(set(claims.licences))} "
                 "licence texts present")]
 
 

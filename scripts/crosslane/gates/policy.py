@@ -82,7 +82,7 @@ class Member:
     info: ElfInfo
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Analysis:
     arch: str
     overall: Policy

@@ -13,7 +13,7 @@ from crosslane.paths import cache_dir
 from crosslane.process.runner import Runner
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildTools:
     """The pinned cmake and ninja binaries and the folder they were installed into."""
 
@@ -26,23 +26,19 @@ def tools_dir(tools: Tools) -> Path:
     return cache_dir() / "buildtools" / f"cmake-{tools.cmake}-ninja-{tools.ninja}"
 
 
-def _binaries(root: Path) -> tuple[Path, Path]:
+def _installed_at(root: Path) -> BuildTools:
     # The wheels carry the real executables; calling them directly skips a Python wrapper per call.
-    return root / "cmake" / "data" / "bin" / "cmake", root / "bin" / "ninja"
+    return BuildTools(cmake=root / "cmake" / "data" / "bin" / "cmake", ninja=root / "bin" / "ninja", root=root)
 
 
 def planned(tools: Tools) -> BuildTools:
     """Where ensure() puts the pinned tools, whether or not they are there yet (a plan names them, never installs)."""
-    root = tools_dir(tools)
-    return BuildTools(*_binaries(root), root)
+    return _installed_at(tools_dir(tools))
 
 
 def locate(tools: Tools) -> BuildTools | None:
-    root = tools_dir(tools)
-    cmake, ninja = _binaries(root)
-    if cmake.is_file() and ninja.is_file() and (root / ".complete").is_file():
-        return BuildTools(cmake, ninja, root)
-    return None
+    found = _installed_at(tools_dir(tools))
+    return found if found.cmake.is_file() and found.ninja.is_file() and (found.root / ".complete").is_file() else None
 
 
 def ensure(runner: Runner, tools: Tools) -> BuildTools:
@@ -58,7 +54,7 @@ def ensure(runner: Runner, tools: Tools) -> BuildTools:
 
     if runner.dry_run:
         install(root)
-        return BuildTools(*_binaries(root), root)
+        return _installed_at(root)
     with atomic.publish_dir(root, lambda _: locate(tools) is not None) as staging:
         install(staging)
         (staging / ".complete").write_text(f"cmake=={tools.cmake}\nninja=={tools.ninja}\n")

@@ -90,7 +90,7 @@ class Event:
 
 
 @dataclass
-class Run:
+class ActLog:
     """Everything one act run logged."""
 
     legs: dict[tuple[str, str], Leg] = field(default_factory=dict)

@@ -118,7 +118,7 @@ def run_leg(runner: Runner, act: str, leg: LegPlan, clone: Path, state: Path, st
     argv = command(act, leg, home, event_file, state, staged, (free_port(), free_port()))
     logged = state / "logs" / f"{leg.name}.jsonl"
     logged.parent.mkdir(parents=True, exist_ok=True)
-    found = actlog.Run()
+    found = actlog.ActLog()
     started = time.monotonic()
     with logged.open("w", encoding="utf-8") as log_file:
         def take(line: str) -> None:
@@ -163,7 +163,7 @@ class Declared:
         return cls(with_matrix, sources)
 
 
-def judge(leg: LegPlan, found: actlog.Run, returncode: int, timed_out: bool, logged: Path,
+def judge(leg: LegPlan, found: actlog.ActLog, returncode: int, timed_out: bool, logged: Path,
           declared: Declared = Declared()) -> list[Row]:
     """One row per leg of each job that ran (a failed one names its step), one per expected job that did not,
     one per plan output that is missing, and one when act failed with every job passing."""
@@ -209,7 +209,7 @@ def leg_row(leg: LegPlan, each: actlog.Leg, passed: bool, has_matrix: bool = Fal
                reason=f"{leg.event}: {why}", subject=each.job_id, wall=round(each.seconds, 1))
 
 
-def output_rows(leg: LegPlan, found: actlog.Run, name: str, source: str | None) -> list[Row]:
+def output_rows(leg: LegPlan, found: actlog.ActLog, name: str, source: str | None) -> list[Row]:
     """The plan job's output *name*: declared in its `outputs:` from a step's output (*source*), and set by that
     step to a matrix."""
     planned = [each for each in found.of_job("plan") if found.passed(each)]

@@ -18,7 +18,7 @@ CPUINFO = MappingProxyType({"arch": "riscv64", "component": "cpuinfo"})
 PLAN_OUTPUTS = ("run", "build", "smoke", "baremetal", "upstream")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LegPlan:
     name: str
     event: str
@@ -35,25 +35,32 @@ class LegPlan:
 
 
 LEGS = (
-    LegPlan("lint", "push", "lint", ("lint",), "ruff, mypy, consistency, zizmor, the workflow's schema",
+    LegPlan(name="lint", event="push", job="lint", expect=("lint",),
+            purpose="ruff, mypy, consistency, zizmor, the workflow's schema",
             timeout=1200.0),
-    LegPlan("plan-push", "push", "plan", ("plan",), "the matrices of a push", outputs=PLAN_OUTPUTS, timeout=600.0),
-    LegPlan("plan-pull-request", "pull_request", "plan", ("plan",), "the matrices of a pull request (git diff)",
+    LegPlan(name="plan-push", event="push", job="plan", expect=("plan",), purpose="the matrices of a push",
             outputs=PLAN_OUTPUTS, timeout=600.0),
-    LegPlan("plan-schedule", "schedule", "plan", ("plan",), "the nightly's matrices", outputs=PLAN_OUTPUTS,
+    LegPlan(name="plan-pull-request", event="pull_request", job="plan", expect=("plan",),
+            purpose="the matrices of a pull request (git diff)",
+            outputs=PLAN_OUTPUTS, timeout=600.0),
+    LegPlan(name="plan-schedule", event="schedule", job="plan", expect=("plan",), purpose="the nightly's matrices",
+            outputs=PLAN_OUTPUTS,
             timeout=600.0),
-    LegPlan("control", "workflow_dispatch", "build", ("plan", "build"), "the amd64 control's canary pack",
+    LegPlan(name="control", event="workflow_dispatch", job="build", expect=("plan", "build"),
+            purpose="the amd64 control's canary pack",
             inputs=CANARY, matrix=(("arch", "amd64"),)),
-    LegPlan("upstream", "workflow_dispatch", "upstream", ("plan", "build", "upstream"),
-            "cpuinfo riscv64 built, then its upstream suite on rvv128", inputs=CPUINFO,
+    LegPlan(name="upstream", event="workflow_dispatch", job="upstream", expect=("plan", "build", "upstream"),
+            purpose="cpuinfo riscv64 built, then its upstream suite on rvv128", inputs=CPUINFO,
             matrix=(("profile", "rvv128"),)),
-    LegPlan("baremetal", "push", "baremetal", ("plan", "baremetal"), "one bare-metal target in its tool root",
+    LegPlan(name="baremetal", event="push", job="baremetal", expect=("plan", "baremetal"),
+            purpose="one bare-metal target in its tool root",
             matrix=(("target", "rv64-elf"),), timeout=3600.0),
-    LegPlan("chain", "workflow_dispatch", "report", ("plan", "build", "smoke", "report"),
-            "canary riscv64 built, smoked on rvv128 from its pack and the control's, every leg's report merged",
+    LegPlan(name="chain", event="workflow_dispatch", job="report", expect=("plan", "build", "smoke", "report"),
+            purpose="canary riscv64 built, smoked on rvv128 from its pack and the control's, every leg's report merged",
             inputs=CANARY, matrix=(("arch", "riscv64"), ("profile", "rvv128")), timeout=2400.0,
             after=("control",)),
-    LegPlan("tests", "push", "tests", ("tests",), "the README's test command", timeout=5400.0),
+    LegPlan(name="tests", event="push", job="tests", expect=("tests",), purpose="the README's test command",
+            timeout=5400.0),
 )
 
 

@@ -40,7 +40,7 @@ LANE_RE = re.compile(r"lanes\.([A-Za-z0-9_-]+)\.([a-z0-9]+)\.enabled\s*[:=]\s*(t
 BLOCK_ITEM_RE = re.compile(r"^\s*-\s*['\"]?([A-Za-z0-9_-]+)['\"]?\s*(#.*)?$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Finding:
     file: str
     line: int
@@ -147,7 +147,8 @@ def _readme_tables(cfg: Config, file: str, lines: list[str]) -> Iterator[Finding
             continue
         name = cells[0].strip("`")
         if name not in cfg.components:
-            yield Finding(file, number, f"component '{name}'", f"one of {', '.join(cfg.components)}", "components")
+            yield Finding(file=file, line=number, found=f"component '{name}'",
+                          expected=f"one of {', '.join(cfg.components)}", source="components")
             continue
         for title, cell in zip(header[1:], cells[1:], strict=False):
             if title not in KNOWN_ARCHS:
@@ -157,8 +158,9 @@ def _readme_tables(cfg: Config, file: str, lines: list[str]) -> Iterator[Finding
                 continue
             want = _lane_on(cfg, name, Arch(title))
             if (value in ON_CELLS) != want:
-                yield Finding(file, number, f"{name} on {title}: '{cell}'", "on" if want else "off",
-                              f"components.{name}.arches / lanes.{name}.{title}")
+                yield Finding(file=file, line=number, found=f"{name} on {title}: '{cell}'",
+                              expected="on" if want else "off",
+                              source=f"components.{name}.arches / lanes.{name}.{title}")
 
 
 def lint_text(cfg: Config, file: str, text: str) -> list[Finding]:
@@ -168,22 +170,26 @@ def lint_text(cfg: Config, file: str, text: str) -> list[Finding]:
         for number, line in enumerate(lines, 1):
             for match in pin.pattern.finditer(line):
                 if match.group(1) != pin.expected:
-                    findings.append(Finding(file, number, match.group(0).strip(" |"), pin.shown, pin.source))
+                    findings.append(Finding(file=file, line=number, found=match.group(0).strip(" |"),
+                                            expected=pin.shown, source=pin.source))
     want = sorted(a.value for a in cfg.arches)
     for number, items in _arch_lists(lines):
         if sorted(set(items)) != want:
-            findings.append(Finding(file, number, f"arch list [{', '.join(items)}]", f"[{', '.join(want)}]",
-                                    "[arches.*]"))
+            findings.append(Finding(file=file, line=number, found=f"arch list [{', '.join(items)}]",
+                                    expected=f"[{', '.join(want)}]",
+                                    source="[arches.*]"))
     for number, line in enumerate(lines, 1):
         for match in LANE_RE.finditer(line):
             component, arch, value = match.group(1), match.group(2), match.group(3).lower()
             if component not in cfg.components or arch not in KNOWN_ARCHS:
-                findings.append(Finding(file, number, match.group(0), "a known component and arch", "lanes"))
+                findings.append(Finding(file=file, line=number, found=match.group(0),
+                                        expected="a known component and arch", source="lanes"))
                 continue
             want_on = _lane_on(cfg, component, Arch(arch))
             if (value == "true") != want_on:
-                findings.append(Finding(file, number, match.group(0), f"enabled = {str(want_on).lower()}",
-                                        f"lanes.{component}.{arch}"))
+                findings.append(Finding(file=file, line=number, found=match.group(0),
+                                        expected=f"enabled = {str(want_on).lower()}",
+                                        source=f"lanes.{component}.{arch}"))
     if file.endswith(".md"):
         findings += _readme_tables(cfg, file, lines)
     return sorted(findings, key=lambda f: (f.file, f.line))
@@ -240,9 +246,11 @@ def session_findings(cfg: Config, root: Path) -> list[Finding]:
     prefixes = ("build-", "smoke-", "repro-", *(f"tests-{arch}-" for arch in cfg.arches))
     per_job = {n for n in found if n.startswith(prefixes)}
     want = expected_sessions(cfg)
-    return ([Finding("noxfile.py", 0, f"no session {n}", "one per arch × component it lists", "[components.*]")
+    return ([Finding(file="noxfile.py", line=0, found=f"no session {n}", expected="one per arch × component it lists",
+                     source="[components.*]")
              for n in sorted(want - per_job)] +
-            [Finding("noxfile.py", 0, f"session {n}", "no such arch × component", "[components.*]")
+            [Finding(file="noxfile.py", line=0, found=f"session {n}", expected="no such arch × component",
+                     source="[components.*]")
              for n in sorted(per_job - want)])
 
 

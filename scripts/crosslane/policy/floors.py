@@ -65,7 +65,7 @@ def check(floors: Mapping[Arch, int], rows: Iterable[Row]) -> list[Row]:
     return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Observation:
     recorded: float
     counts: Mapping[Arch, int]
@@ -91,7 +91,7 @@ def observations(folder: Path) -> list[Observation]:
             if not isinstance(data, dict):
                 raise TypeError("not a JSON object")
             counts = {Arch(k): int(v) for k, v in data["counts"].items()}
-            found.append(Observation(float(data["recorded"]), counts))
+            found.append(Observation(recorded=float(data["recorded"]), counts=counts))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: not a floors observation ({type(exc).__name__}: {exc})", fix=fix) from None
     return sorted(found, key=lambda o: o.recorded)

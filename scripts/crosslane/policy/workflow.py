@@ -34,7 +34,7 @@ SUDO = re.compile(r"(^|[;&|(`]|\$\()\s*sudo\b", re.M)
 OR_TRUE = re.compile(r"\|\|\s*true\b")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Defect:
     job: str
     step: str  # the step's name, id or `uses`/first line; "" for the job itself
@@ -82,37 +82,37 @@ def cache_per_leg(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
             continue
         key = _text((step.get("with") or {}).get("key"))
         if "matrix.component" not in key:
-            yield Defect(name, step_label(step, index), "cache-per-leg",
-                         f"cache key '{key}' is shared by every component of the matrix: key it by "
-                         "${{ matrix.component }} too (GitHub keeps the first save of a key)")
+            yield Defect(job=name, step=step_label(step, index), rule="cache-per-leg",
+                         message=f"cache key '{key}' is shared by every component of the matrix: key it by "
+                                 "${{ matrix.component }} too (GitHub keeps the first save of a key)")
 
 
 def group_per_event(workflow: Mapping[str, Any]) -> Iterator[Defect]:
     concurrency = workflow.get("concurrency")
     group = _text(concurrency.get("group") if isinstance(concurrency, Mapping) else concurrency)
     if group and "github.event_name" not in group:
-        yield Defect("*", "", "group-per-event",
-                     f"concurrency group '{group}' is one for push, schedule and dispatch: name "
-                     "${{ github.event_name }} in it (GitHub keeps one pending run per group)")
+        yield Defect(job="*", step="", rule="group-per-event",
+                     message=f"concurrency group '{group}' is one for push, schedule and dispatch: name "
+                             "${{ github.event_name }} in it (GitHub keeps one pending run per group)")
 
 
 def not_cancelled(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
     places = [("", job.get("if"))] + [(step_label(step, index), step.get("if")) for index, step in steps(job)]
     for where, condition in places:
         if "always()" in _text(condition):
-            yield Defect(name, where, "not-cancelled",
-                         f"if: {_text(condition).strip()} is true in a cancelled run too: use !cancelled()")
+            yield Defect(job=name, step=where, rule="not-cancelled",
+                         message=f"if: {_text(condition).strip()} is true in a cancelled run too: use !cancelled()")
 
 
 def root_decides(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
     for index, step in steps(job):
         script = _text(step.get("run"))
         if SUDO.search(script):
-            yield Defect(name, step_label(step, index), "root-decides",
-                         "runs sudo: a runner that is root has none; run it through .ci/as-root")
+            yield Defect(job=name, step=step_label(step, index), rule="root-decides",
+                         message="runs sudo: a runner that is root has none; run it through .ci/as-root")
         if OR_TRUE.search(script):
-            yield Defect(name, step_label(step, index), "root-decides",
-                         "'|| true' hides the failure of the command before it: test for the case that is fine")
+            yield Defect(job=name, step=step_label(step, index), rule="root-decides",
+                         message="'|| true' hides the failure of the command before it: test for the case that is fine")
 
 
 def own_artifacts(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
@@ -124,12 +124,13 @@ def own_artifacts(name: str, job: Mapping[str, Any]) -> Iterator[Defect]:
         named, pattern = _text(given.get("name")), _text(given.get("pattern"))
         label = step_label(step, index)
         if not named and not pattern:
-            yield Defect(name, label, "own-artifacts", "downloads every artifact of the run: name what it reads "
-                                                        "(a name, or a pattern such as reports-*)")
+            yield Defect(job=name, step=label, rule="own-artifacts",
+                         message="downloads every artifact of the run: name what it reads "
+                                 "(a name, or a pattern such as reports-*)")
         elif pattern and matrix and not MATRIX_REF.search(pattern):
-            yield Defect(name, label, "own-artifacts",
-                         f"pattern '{pattern}' downloads every leg's artifacts into each leg: name this leg's "
-                         f"({', '.join(f'matrix.{k}' for k in sorted(matrix))}) in it")
+            yield Defect(job=name, step=label, rule="own-artifacts",
+                         message=f"pattern '{pattern}' downloads every leg's artifacts into each leg: name this leg's "
+                                 f"({', '.join(f'matrix.{k}' for k in sorted(matrix))}) in it")
 
 
 def defects(workflow: Mapping[str, Any]) -> list[Defect]:

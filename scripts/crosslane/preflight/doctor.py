@@ -21,7 +21,7 @@ from crosslane.report import ROW_VERDICTS, Row, Verdict
 from crosslane.report import Check as RowCheck
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Finding:
     """One preflight check's outcome for an arch and component, as reported."""
 
@@ -49,13 +49,14 @@ def subjects(arch: Arch, lane_states: Sequence[LaneState]) -> list[Subject]:
 def evaluate(check: Check, probes: Probes, subject: Subject) -> Outcome:
     lane = subject.lane
     if subject.component is None and lane is not None:
-        return Outcome(Verdict.SKIP, f"every {subject.arch} lane checked is off (e.g. {lane.component} by "
-                       f"{lane.setting})")
+        return Outcome(status=Verdict.SKIP,
+                       message=f"every {subject.arch} lane checked is off (e.g. {lane.component} by "
+                               f"{lane.setting})")
     if check.respects_lane and lane is not None and not lane.enabled:
-        return Outcome(Verdict.SKIP, f"lane off by {lane.setting}")
+        return Outcome(status=Verdict.SKIP, message=f"lane off by {lane.setting}")
     reason = check.applies(probes, subject)
     if reason is not None:
-        return Outcome(Verdict.SKIP, reason)
+        return Outcome(status=Verdict.SKIP, message=reason)
     return check.probe(probes, subject)
 
 
@@ -75,8 +76,9 @@ def run(probes: Probes, arch: Arch, components: Sequence[str], *, orchestrated: 
             if (subject.component is None) != (check.scope == "arch"):
                 continue
             outcome = evaluate(check, probes, subject)
-            findings.append(Finding(check.name, arch, subject.component or "-", outcome.status,
-                                    outcome.message, outcome.fix))
+            findings.append(Finding(check=check.name, arch=arch, component=subject.component or "-",
+                                    status=outcome.status,
+                                    message=outcome.message, fix=outcome.fix))
     return findings
 
 

@@ -39,7 +39,7 @@ TAIL_LINES = 40
 OUTPUT_LINES = 2000  # a command's output kept: its last lines (a build log's tail, a smoke's output)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Result:
     """A finished command: its argv, exit status, output, seconds and whether it timed out."""
 
@@ -116,7 +116,7 @@ class Runner:
         if not quiet:
             self.log.command(quoted + (f"  (in {cwd})" if cwd else ""), diff)
         if self.dry_run and not probe:
-            return Result(args, 0, "", 0.0)
+            return Result(argv=args, returncode=0, output="", seconds=0.0)
         full_env = {k: v for k, v in os.environ.items() if k not in removed}
         full_env.update(env)
         return self._execute(args, cwd, full_env, timeout, check, on_line, quoted)
@@ -167,8 +167,9 @@ class Runner:
         if self._cancelled.is_set():
             raise Terminated
         costs.charge(reaped.cpu)
-        result = Result(args, reaped.returncode, "\n".join(tail), time.monotonic() - start, process.stopped.is_set(),
-                        reaped.cpu, read - len(tail))
+        result = Result(argv=args, returncode=reaped.returncode, output="\n".join(tail),
+                        seconds=time.monotonic() - start, timed_out=process.stopped.is_set(),
+                        cpu=reaped.cpu, dropped=read - len(tail))
         if check and not result.ok:
             raise StepFailed(failure_message(quoted, result), detail=result.tail(15).strip() or None)
         return result

@@ -29,7 +29,7 @@ HOST_LEAK_VARS = ("LIBRARY_PATH", "LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", 
                   "PKG_CONFIG_PATH", "PKG_CONFIG_SYSROOT_DIR", "PKG_CONFIG_LIBDIR")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Wiring:
     """What a cross build adds to CMake: arguments, environment to set and unset, placeholders."""
 
@@ -50,7 +50,7 @@ def cargo_env_name(triple: str, what: str) -> str:
     return f"CARGO_TARGET_{triple.upper().replace('-', '_').replace('.', '_')}_{what}"
 
 
-def rust_cross(compiler: Compiler, sysroot: Path, component: str) -> tuple[tuple[str, ...], dict[str, str]]:
+def rust_cross(compiler: Compiler, sysroot: Path, component: str) -> Wiring:
     """Corrosion's target and cargo's linker for a cross arch."""
     triple = info(compiler.arch).rust_target
     if len(compiler.cc) != 1:
@@ -59,7 +59,7 @@ def rust_cross(compiler: Compiler, sysroot: Path, component: str) -> tuple[tuple
     link_args = [*compiler.target_flags, *compiler.linker_flags, f"--sysroot={sysroot}"]
     env = {cargo_env_name(triple, "LINKER"): compiler.cc[0],
            cargo_env_name(triple, "RUSTFLAGS"): " ".join(f"-Clink-arg={arg}" for arg in link_args)}
-    return (f"-DRust_CARGO_TARGET={triple}",), env
+    return Wiring(cmake_args=(f"-DRust_CARGO_TARGET={triple}",), env=env)
 
 
 def wire(probes: Probes, component: Component, arch: Arch, compiler: Compiler, sysroot: Path, *,
@@ -68,8 +68,9 @@ def wire(probes: Probes, component: Component, arch: Arch, compiler: Compiler, s
     env: dict[str, str] = {}
     # A tool root's Rust is wired by recipes/cargo_root.py (its linker is inside the root, not the host's).
     if component.rust and not component.toolroot and is_cross(arch, machine):
-        rust_args, env = rust_cross(compiler, sysroot, component.name)
-        args += rust_args
+        rust = rust_cross(compiler, sysroot, component.name)
+        args += rust.cmake_args
+        env = dict(rust.env)
     unset = HOST_LEAK_VARS if component.rust or component.host_tools else ()
     kept = rules.rust_options_for(probes, component.name, arch)
     if kept is not None and kept.enabled:
@@ -81,4 +82,4 @@ def wire(probes: Probes, component: Component, arch: Arch, compiler: Compiler, s
         if decision.status is Verdict.FAIL:
             raise MissingPrerequisite(decision.message, fix=decision.fix)
         placeholders[f"option_{name}"] = "ON" if decision.enabled else "OFF"
-    return Wiring(tuple(args), env, unset, placeholders)
+    return Wiring(cmake_args=tuple(args), env=env, unset=unset, placeholders=placeholders)

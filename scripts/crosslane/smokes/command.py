@@ -205,7 +205,7 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
     rel, absolute = raw.get("rel", 0.0), raw.get("abs", 0.0)
     tolerance = compare.Tolerance(rel=float(rel) if isinstance(rel, (int, float)) else 0.0,
                                   abs=float(absolute) if isinstance(absolute, (int, float)) else 0.0)
-    control = compare.Sample(CONTROL_ARCH, control_profile.name, control_outputs)
+    control = compare.Sample(arch=CONTROL_ARCH, profile=control_profile.name, outputs=control_outputs)
     expected = mapping(options.get("expect"))
     rows = []
     for profile, (row, mine) in zip(chosen, done, strict=True):
@@ -215,7 +215,7 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
             rows.append(Row(component=component, arch=arch, check=Check.PARITY, verdict=Verdict.FAIL, reason=mine.why,
                             subject="command", profile=profile.name))
             continue
-        sample = compare.Sample(arch, profile.name, mine.found)
+        sample = compare.Sample(arch=arch, profile=profile.name, outputs=mine.found)
         compared = compare.compare([sample], control, dict.fromkeys(control_outputs, tolerance))
         rows += [Row(component=r.component, arch=r.arch, check=r.check, verdict=r.verdict, reason=r.reason,
                      subject="command", profile=r.profile)

@@ -41,7 +41,7 @@ class Tolerance:
 EXACT = Tolerance()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Sample:
     """One run's outputs: *label* names the run (arch@profile)."""
 
@@ -60,7 +60,7 @@ class Sample:
                                                   for name, value in self.outputs.items()})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Comparison:
     sample: Sample
     output: str
@@ -213,19 +213,22 @@ def compare(samples: Iterable[Sample], control: Sample, tolerances: Mapping[str,
     for sample in samples:
         names = sorted(set(tolerances) | set(sample.outputs))
         if not names:
-            found.append(Comparison(sample, "(outputs)", EXACT, False,
-                                    "nothing compared: no output declared and none reported"))
+            found.append(Comparison(sample=sample, output="(outputs)", tolerance=EXACT, ok=False,
+                                    note="nothing compared: no output declared and none reported"))
         for name in names:
             tolerance = tolerances.get(name)
             if tolerance is None:
-                found.append(Comparison(sample, name, EXACT, False, "output not declared (no tolerance stated)"))
+                found.append(Comparison(sample=sample, output=name, tolerance=EXACT, ok=False,
+                                        note="output not declared (no tolerance stated)"))
             elif name not in control.outputs:
-                found.append(Comparison(sample, name, tolerance, False, f"the control {control.label} lacks it"))
+                found.append(Comparison(sample=sample, output=name, tolerance=tolerance, ok=False,
+                                        note=f"the control {control.label} lacks it"))
             elif name not in sample.outputs:
-                found.append(Comparison(sample, name, tolerance, False, "missing from this run"))
+                found.append(Comparison(sample=sample, output=name, tolerance=tolerance, ok=False,
+                                        note="missing from this run"))
             else:
                 ok, note = compare_value(sample.outputs[name], control.outputs[name], tolerance, name)
-                found.append(Comparison(sample, name, tolerance, ok, note))
+                found.append(Comparison(sample=sample, output=name, tolerance=tolerance, ok=ok, note=note))
     return found
 
 

@@ -133,7 +133,7 @@ def microkernels(output: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(MICROKERNEL.findall(output)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Timed:
     run: str  # case@profile
     etdump: Path
@@ -232,7 +232,7 @@ def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile])
         verdict, reason = decide(result.output, result.returncode, timed_out=result.timed_out, program=program)
         if verdict is Verdict.PASS:
             kernels = microkernels(result.output)
-            timed.append(Timed(f"{program.case.name}@{profile.name}", etdump, kernels))
+            timed.append(Timed(run=f"{program.case.name}@{profile.name}", etdump=etdump, kernels=kernels))
         progress.advance(1, f"{program.case.name}@{profile.name} {verdict.value}")
         return Row(component=component, arch=arch, check=Check.SMOKE, verdict=verdict,
                    reason=f"{reason} [{result.seconds:.1f}s]", subject=program.case.name,

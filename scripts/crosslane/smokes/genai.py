@@ -67,7 +67,7 @@ def generation_env(ctx: Context, model: str | None, constrained: Constrained | N
     return env
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prepared:
     """The target site a wheel was installed into, or why there is none (the install row says)."""
 
@@ -78,9 +78,10 @@ class Prepared:
 
 def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -> Prepared:
     if wheel is None:
-        return Prepared(Row(component=component, arch=arch, check=Check.INSTALL, verdict=Verdict.FAIL,
-                            reason=f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} "
-                            "makes one (or pass --wheel PATH)"), None, "")
+        missing = Row(component=component, arch=arch, check=Check.INSTALL, verdict=Verdict.FAIL,
+                      reason=f"no {component} wheel to smoke: invoke build --arch {arch} --component {component} "
+                      "makes one (or pass --wheel PATH)")
+        return Prepared(row=missing, site=None, version="")
     with costs.measured() as meter:
         install = site.install(ctx, arch, wheel, ctx.component_dir(arch, component) / site.TARGET_SITE)
     problems = ([] if install.wheel_fits else [f"{wheel.name} is not built for {arch}"]) + \
@@ -96,7 +97,7 @@ def install_site(ctx: Context, arch: Arch, component: str, wheel: Path | None) -
     row = Row(component=component, arch=arch, check=Check.INSTALL, verdict=Verdict.FAIL if problems else Verdict.PASS,
               reason=reason, wall=meter.wall, cpu=meter.cpu)
     # Installed even when it does not fit: the payload then shows how it fails to load (evidence, not a skip).
-    return Prepared(row, install.site, wheel_version)
+    return Prepared(row=row, site=install.site, version=wheel_version)
 
 
 def program_for(arch: Arch, prepared: Prepared, generation: dict[str, str]) -> payload.Payload:
@@ -187,8 +188,8 @@ def proven_bytes(ctx: Context, arch: Arch, site_dir: Path, attempts: Sequence[pa
     if "GENAI_EXPECTED_TOKENS" not in generation or not every_profile or not passed:
         return wheel_install.Proof()
     default = next(a for a in attempts if a.profile.name == arch_cfg.default_profile)
-    return wheel_install.Proof(frozenset(wheel_install.elf_hashes(site_dir).values()),
-                               wheel_install.guided_tokens(default.outcome.detail, generation))
+    return wheel_install.Proof(hashes=frozenset(wheel_install.elf_hashes(site_dir).values()),
+                               constrained=wheel_install.guided_tokens(default.outcome.detail, generation))
 
 
 def short_form_note(default: str) -> str:

@@ -56,7 +56,7 @@ class Payload:
         return cls(name, file=payload_path(module), args=args, env=dict(env or {}), pythonpath=pythonpath)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Attempt:
     arch: Arch
     profile: Profile
@@ -134,7 +134,7 @@ def run(ctx: Context, arch: Arch, profile: Profile, payload: Payload, *, base_ti
     result = ctx.runner.run(command(ctx, arch, profile, payload), env=env, unset=unset, timeout=timeout,
                             check=False, quiet=True)
     outcome = sentinel.decide(payload.name, result.output, result.returncode, timed_out=result.timed_out)
-    attempt = Attempt(arch, profile, outcome, result, timeout)
+    attempt = Attempt(arch=arch, profile=profile, outcome=outcome, result=result, timeout=timeout)
     evidence = protocol_lines(result.output)
     for line in evidence:
         ctx.log.debug(f"{arch}@{profile.name}: {line}")
@@ -177,7 +177,8 @@ def sample(attempt: Attempt) -> compare.Sample | None:
     if attempt.outcome.verdict is not Verdict.PASS:
         return None
     outputs = compare.outputs_from_detail(attempt.outcome.detail)
-    return compare.Sample(attempt.arch, attempt.profile.name, outputs) if outputs is not None else None
+    return compare.Sample(arch=attempt.arch, profile=attempt.profile.name,
+                          outputs=outputs) if outputs is not None else None
 
 
 def parity(ctx: Context, component: str, attempts: Sequence[Attempt], control: Attempt,

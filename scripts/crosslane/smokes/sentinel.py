@@ -16,7 +16,7 @@ SENTINEL = re.compile(r"^(?P<name>[A-Z][A-Z0-9]*)-BIND (?P<state>OK|FAIL|SKIP|AB
 EXIT_OK, EXIT_DEFECT, EXIT_ABSENT, EXIT_NO_PAYLOAD = 0, 1, 3, 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Outcome:
     verdict: Verdict
     reason: str
@@ -44,28 +44,30 @@ def signal_of(returncode: int) -> str | None:
 
 def decide(name: str, output: str, returncode: int, *, timed_out: bool = False) -> Outcome:
     if timed_out:
-        return Outcome(Verdict.FAIL, "timed out")
+        return Outcome(verdict=Verdict.FAIL, reason="timed out")
     crash = crash_reason(returncode)
     sentinels = [m for m in (SENTINEL.match(line.strip()) for line in output.splitlines()) if m]
     mine = [m for m in sentinels if m.group("name") == name]
     if crash:
-        return Outcome(Verdict.FAIL, f"crashed with {crash}")
+        return Outcome(verdict=Verdict.FAIL, reason=f"crashed with {crash}")
     if not mine:
-        return Outcome(Verdict.FAIL, f"no {name}-BIND sentinel: the program did not run (exit {returncode})")
+        return Outcome(verdict=Verdict.FAIL,
+                       reason=f"no {name}-BIND sentinel: the program did not run (exit {returncode})")
     if len(mine) > 1:
-        return Outcome(Verdict.FAIL, f"{len(mine)} {name}-BIND sentinels; exactly one is allowed")
+        return Outcome(verdict=Verdict.FAIL, reason=f"{len(mine)} {name}-BIND sentinels; exactly one is allowed")
     last = mine[-1]
     state, detail = last.group("state"), last.group("detail")
     if output.strip().splitlines()[-1].strip() != last.group(0):
-        return Outcome(Verdict.FAIL, f"{name}-BIND sentinel is not the last line", state, detail)
+        return Outcome(verdict=Verdict.FAIL, reason=f"{name}-BIND sentinel is not the last line", state=state,
+                       detail=detail)
     expected_rc = {"OK": EXIT_OK, "FAIL": EXIT_DEFECT, "SKIP": EXIT_ABSENT, "ABSENT": EXIT_NO_PAYLOAD}[state]
     if state == "OK" and returncode == EXIT_OK:
-        return Outcome(Verdict.PASS, detail, state, detail)
+        return Outcome(verdict=Verdict.PASS, reason=detail, state=state, detail=detail)
     if state == "OK":
-        return Outcome(Verdict.FAIL, f"{name}-BIND OK but exit {returncode}", state, detail)
+        return Outcome(verdict=Verdict.FAIL, reason=f"{name}-BIND OK but exit {returncode}", state=state, detail=detail)
     if state == "SKIP" and returncode == expected_rc:
-        return Outcome(Verdict.SKIP, detail, state, detail)
+        return Outcome(verdict=Verdict.SKIP, reason=detail, state=state, detail=detail)
     if returncode != expected_rc:
         # A non-OK sentinel with the wrong exit status (a SKIP that exits 0 …) is inconsistent: FAIL.
         detail = f"{detail} (exit {returncode}, expected {expected_rc})"
-    return Outcome(Verdict.FAIL, f"{name}-BIND {state}: {detail}", state, detail)
+    return Outcome(verdict=Verdict.FAIL, reason=f"{name}-BIND {state}: {detail}", state=state, detail=detail)

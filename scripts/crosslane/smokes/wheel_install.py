@@ -272,7 +272,7 @@ def short_generation(generation: Mapping[str, str], constrained: Sequence[int] =
 EXTENSION_MODULE = re.compile(r"\.(cpython-[^/]+|abi3)\.so$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Proof:
     """What runs proved, when they passed every armed tier on every profile of the arch (*by*: whose, for the row):
     the sha256 of every ELF file they ran (the smoke's site; a first install test's venv) and the tokens tier 5 made
@@ -381,8 +381,8 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
                     f"({', '.join(PurePosixPath(p).name for p in sorted(unproven))}): {SHORT_TOKENS} tokens against "
                     f"the reference's first{guided}")
         elif ours and "GENAI_EXPECTED_TOKENS" in generation:  # every tier ran: what it passed with is proven
-            proved = Proof(frozenset(ours.values()), guided_tokens(outcome.detail, generation),
-                           f"the {identifier} install test's")
+            proved = Proof(hashes=frozenset(ours.values()), constrained=guided_tokens(outcome.detail, generation),
+                           by=f"the {identifier} install test's")
         return verdict(Verdict.PASS, f"pip install from the lane's index into a clean {spec.suite} root "
                                      f"(python{version}, "
                                      f"venv --system-site-packages for {', '.join(spec.packages[2:]) or 'nothing'}) "

@@ -23,7 +23,6 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from crosslane import atomic, stamps
@@ -56,7 +55,7 @@ GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_G
            "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=10", "LC_ALL": "C"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fetched:
     """A staged source: its folder, the identity its stamp records, and what served it."""
 
@@ -139,10 +138,12 @@ def fetch(runner: Runner, component: Component, defaults: SysrootSpec, override:
           arch: str = "<arch>") -> Fetched:
     """The component's pristine source tree: the override, a cached pin, or the first mirror that serves."""
     if override is not None:
-        return Fetched(override, "local:" + stamps.tree_digest(override), f"local, unverified: {override}", True)
+        return Fetched(path=override, identity="local:" + stamps.tree_digest(override),
+                       served_by=f"local, unverified: {override}", local=True)
     first = component.sources[0]
     if isinstance(first, TreeSource):
-        return Fetched(first.path, identity(first), f"tree {first.path.name} (in this repository)")
+        return Fetched(path=first.path, identity=identity(first),
+                       served_by=f"tree {first.path.name} (in this repository)")
     return fetch_pinned(runner, cache_name(component), pinned_only(component.sources), defaults, arch=arch)
 
 
@@ -165,10 +166,11 @@ def fetch_pinned(runner: Runner, name: str, specs: Sequence[PinnedSource], defau
     for spec in specs:
         tree = cached(name, spec)
         if tree is not None:
-            return Fetched(tree, identity(spec), f"{describe(spec)} (cached)")
+            return Fetched(path=tree, identity=identity(spec), served_by=f"{describe(spec)} (cached)")
     if runner.dry_run:
         runner.log.info(f"    would fetch {name} from {describe(first)}")
-        return Fetched(cache_entry(name, first) / "tree", identity(first), f"{describe(first)} (not fetched: dry run)")
+        return Fetched(path=cache_entry(name, first) / "tree", identity=identity(first),
+                       served_by=f"{describe(first)} (not fetched: dry run)")
 
     staged_only = offline()
     failures: list[net.Unavailable] = []
@@ -184,7 +186,7 @@ def fetch_pinned(runner: Runner, name: str, specs: Sequence[PinnedSource], defau
             failures.append(exc)
             continue
         served = f"{describe(spec)} (fetched" + (f" from {role}, after {len(failures)} failed)" if failures else ")")
-        return Fetched(tree, identity(spec), served)
+        return Fetched(path=tree, identity=identity(spec), served_by=served)
     component = name.partition("+")[0]
     stage = f"invoke sources --arch {arch} --component {component} (where the network or a git mirror reaches it)"
     if staged_only:
@@ -246,7 +248,8 @@ def _fetch_one(runner: Runner, name: str, spec: PinnedSource, defaults: SysrootS
         absent: tuple[str, ...] = ()
         match spec:
             case GitSource():
-                tree, when, submodules, absent = fetch_git(runner, spec, staging)
+                git = fetch_git(runner, spec, staging)
+                tree, when, submodules, absent = git.tree, git.commit_time, git.submodules, git.absent
             case ArchiveSource():
                 tree, when = fetch_archive(spec, staging), DEFAULT_EPOCH
             case DebianSource():
@@ -295,7 +298,10 @@ def source_time(name: str, spec: PinnedSource) -> int:
     return recorded if isinstance(recorded, int) and recorded >= DEFAULT_EPOCH else DEFAULT_EPOCH
 
 
-class FetchedGit(NamedTuple):
+@dataclass(frozen=True, kw_only=True)
+class FetchedGit:
+    """A commit exported: its tree, its commit time, its submodules, and the files a partial mirror lacked."""
+
     tree: Path
     commit_time: int
     submodules: dict[str, tuple[str, str]]  # path -> (url, commit) each listed submodule was exported at
@@ -314,7 +320,7 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> FetchedGit:
                               f"absent_ok: {', '.join(exported.absent[:3])}{' …' if len(exported.absent) > 3 else ''}")
         exported_at = export_submodules(runner, spec, tree, dict(exported.gitlinks)) if spec.submodules else {}
         safe_extract.check_tree_links(tree)
-        return FetchedGit(tree, exported.commit_time, exported_at, exported.absent)
+        return FetchedGit(tree=tree, commit_time=exported.commit_time, submodules=exported_at, absent=exported.absent)
     origin = spec.url
     net.probe(spec.url)
     git = ["git", *GIT_CONFIG, "-C", str(tree)]
@@ -359,7 +365,8 @@ def fetch_git(runner: Runner, spec: GitSource, work: Path) -> FetchedGit:
         else:
             dot_git.unlink()
     safe_extract.check_tree_links(tree)
-    return FetchedGit(tree, int(when) if when.isascii() and when.isdigit() else DEFAULT_EPOCH, submodules)
+    return FetchedGit(tree=tree, commit_time=int(when) if when.isascii() and when.isdigit() else DEFAULT_EPOCH,
+                      submodules=submodules)
 
 
 def gitmodules(tree: Path, base_url: str) -> dict[str, str]:

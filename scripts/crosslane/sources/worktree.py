@@ -24,7 +24,7 @@ from crosslane.sources import patches, pinned
 MARKER = "src.crosslane.json"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prepared:
     """A component's source tree ready to build: its folder, identity, rows and patch inputs."""
 
@@ -93,14 +93,16 @@ def prepare(ctx: Context, component: Component, arch: Arch) -> Prepared:
     rows = [] if in_repo else [source_row(component, arch, fetched)]
     if not component.writable_source and not any(arch in spec.arches for spec in component.patches):
         steps = patches.plan(ctx.runner, ctx.config.root, component, arch, fetched.path) if component.patches else []
-        return Prepared(fetched.path, fetched.identity, tuple(rows + patches.rows(component, arch, steps)), inputs)
+        return Prepared(path=fetched.path, source_id=fetched.identity,
+                        rows=tuple(rows + patches.rows(component, arch, steps)), patch_inputs=inputs)
     work = working_copy(ctx, component, arch, fetched)
     if not work.is_dir():  # dry run, nothing copied yet
-        return Prepared(work, fetched.identity, tuple(rows), inputs)
+        return Prepared(path=work, source_id=fetched.identity, rows=tuple(rows), patch_inputs=inputs)
     steps = patches.apply(ctx.runner, ctx.config.root, component, arch, work)
     if not ctx.runner.dry_run:
         mark_patched(ctx, component, arch, fetched)
-    return Prepared(work, fetched.identity, tuple(rows + patches.rows(component, arch, steps)), inputs)
+    return Prepared(path=work, source_id=fetched.identity, rows=tuple(rows + patches.rows(component, arch, steps)),
+                    patch_inputs=inputs)
 
 
 def patch_series(ctx: Context, component: Component, arch: Arch, tree: Path | None, *, check: bool) -> list[Row]:

@@ -35,7 +35,7 @@ def _wildcards(key: str) -> re.Pattern[str]:
     return re.compile(re.escape(key).replace(r"\*", ".*").replace(r"\?", "."), re.DOTALL)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Judged:
     cases: tuple[Case, ...]
     failed: tuple[Case, ...] = ()  # defects
@@ -69,7 +69,7 @@ def judge(cases: Sequence[Case], exempt: Mapping[str, str], missing_data: Callab
         else:
             failed.append(case)
     stale = tuple(k for k, found in matched.items() if all(c.outcome is Outcome.PASSED for c in found))
-    return Judged(tuple(cases), tuple(failed), tuple(exempted), tuple(absent), stale,
+    return Judged(cases=tuple(cases), failed=tuple(failed), exempt=tuple(exempted), absent=tuple(absent), stale=stale,
                   passed=sum(1 for c in cases if c.outcome is Outcome.PASSED),
                   skipped=sum(1 for c in cases if c.outcome is Outcome.SKIPPED),
                   unused=tuple(k for k in exempt if k not in matched))

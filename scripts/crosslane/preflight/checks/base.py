@@ -21,7 +21,7 @@ class Subject:
     lane: LaneState | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Outcome:
     """One check's verdict on one subject, with its fix."""
 

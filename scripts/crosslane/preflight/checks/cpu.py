@@ -64,11 +64,12 @@ def cpu_profiles(probes: Probes, subject: Subject) -> Outcome:
     profiles = probes.config.arches[arch].profiles
     rejected = _rejected(probes, subject, profiles)
     if rejected:
-        return Outcome(Verdict.FAIL, f"{_emulator(probes, subject)} rejects " + "; ".join(map(str, rejected)),
-                       f"fix arches.{arch}.profiles in versions.toml for this qemu (property names differ between "
-                       "qemu versions: Zfh before 8.2, zfh since; 7.2 has no zvfh), or state an extension as a "
-                       "component's cpu_extensions (spelled for the emulator)")
-    return Outcome(Verdict.PASS, f"{_emulator(probes, subject)} runs every profile: "
+        return Outcome(status=Verdict.FAIL, message=f"{_emulator(probes, subject)} rejects " + "; ".join(map(str,
+                                                                                                             rejected)),
+                       fix=f"fix arches.{arch}.profiles in versions.toml for this qemu (property names differ between "
+                           "qemu versions: Zfh before 8.2, zfh since; 7.2 has no zvfh), or state an extension as a "
+                           "component's cpu_extensions (spelled for the emulator)")
+    return Outcome(status=Verdict.PASS, message=f"{_emulator(probes, subject)} runs every profile: "
                    + ", ".join(p.name for p in profiles))
 
 
@@ -104,13 +105,16 @@ def cpu_extensions(probes: Probes, subject: Subject) -> Outcome:
     ours = [r for r in rejected if r.unknown in spelled]
     if ours:
         missing = ", ".join(dict.fromkeys(spelled[r.unknown] for r in ours if r.unknown))
-        return Outcome(Verdict.FAIL, f"{_emulator(probes, subject)} has no CPU property for {missing} ({where}): "
+        return Outcome(status=Verdict.FAIL,
+                       message=f"{_emulator(probes, subject)} has no CPU property for {missing} ({where}): "
                        + "; ".join(map(str, ours)),
-                       f"drop {missing} from {where}, or run {arch} under a qemu that has it "
-                       f"(arches.{arch}.emulator: a [toolroots] table with qemu-user, forky's is 11)")
+                       fix=f"drop {missing} from {where}, or run {arch} under a qemu that has it "
+                           f"(arches.{arch}.emulator: a [toolroots] table with qemu-user, forky's is 11)")
     if rejected:
-        return Outcome(Verdict.FAIL, f"{_emulator(probes, subject)} rejects the profiles {name} runs on, "
-                       "before its extensions: " + "; ".join(map(str, rejected)),
-                       f"fix arches.{arch}.profiles (see the qemu-cpu-profiles check)")
-    return Outcome(Verdict.PASS, f"{_emulator(probes, subject)} runs {', '.join(p.name for p in profiles)} with "
+        return Outcome(status=Verdict.FAIL,
+                       message=f"{_emulator(probes, subject)} rejects the profiles {name} runs on, "
+                               "before its extensions: " + "; ".join(map(str, rejected)),
+                       fix=f"fix arches.{arch}.profiles (see the qemu-cpu-profiles check)")
+    return Outcome(status=Verdict.PASS,
+                   message=f"{_emulator(probes, subject)} runs {', '.join(p.name for p in profiles)} with "
                    + ", ".join(f"{prop}=true" for prop in spelled))

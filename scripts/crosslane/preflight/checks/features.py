@@ -31,10 +31,11 @@ def rvv(probes: Probes, subject: Subject) -> Outcome:
     assert found is not None
     flags = " ".join(info(subject.arch).vector_compile_flags)
     if probes.rvv(found):
-        return Outcome(Verdict.PASS, f"{found.family} {found.version} compiles the RVV probe ({flags})")
-    return Outcome(Verdict.FAIL, f"{found.family} {found.version} ({found.cc[0]}) cannot compile RVV intrinsics "
-                   f"({flags}): vector kernels would silently fall back to scalar",
-                   f"use clang or GCC 14 for {subject.arch} (toolchain in versions.toml)")
+        return Outcome(status=Verdict.PASS, message=f"{found.family} {found.version} compiles the RVV probe ({flags})")
+    return Outcome(status=Verdict.FAIL,
+                   message=f"{found.family} {found.version} ({found.cc[0]}) cannot compile RVV intrinsics "
+                           f"({flags}): vector kernels would silently fall back to scalar",
+                   fix=f"use clang or GCC 14 for {subject.arch} (toolchain in versions.toml)")
 
 
 def xnnpack_applies(probes: Probes, subject: Subject) -> str | None:
@@ -50,7 +51,7 @@ def xnnpack(probes: Probes, subject: Subject) -> Outcome:
     assert subject.component is not None
     decision = xnnpack_for(probes, subject.component, subject.arch)
     assert decision is not None
-    return Outcome(decision.status, decision.message, decision.fix)
+    return Outcome(status=decision.status, message=decision.message, fix=decision.fix)
 
 
 def rust_applies(probes: Probes, subject: Subject) -> str | None:
@@ -68,7 +69,7 @@ def rust_target(probes: Probes, subject: Subject) -> Outcome:
     decision = root_std_for(probes, subject.component, subject.arch) or \
         rust_options_for(probes, subject.component, subject.arch)
     assert decision is not None
-    return Outcome(decision.status, decision.message, decision.fix)
+    return Outcome(status=decision.status, message=decision.message, fix=decision.fix)
 
 
 def toolroot_applies(probes: Probes, subject: Subject) -> str | None:
@@ -86,18 +87,21 @@ def toolroot_entry(probes: Probes, subject: Subject) -> Outcome:
 
     match toolroot.entry_mode(probes.runner):
         case "root":
-            return Outcome(Verdict.PASS, "the tool root is entered as root (a private mount namespace)")
+            return Outcome(status=Verdict.PASS, message="the tool root is entered as root (a private mount namespace)")
         case "userns":
-            return Outcome(Verdict.PASS, "the tool root is entered through an unprivileged user namespace")
+            return Outcome(status=Verdict.PASS,
+                           message="the tool root is entered through an unprivileged user namespace")
         case None:
-            return Outcome(Verdict.FAIL, "this host lets no process enter a tool root (unshare --mount failed as "
-                                         "root and as an unprivileged user namespace)", toolroot.ENTRY_FIX)
+            return Outcome(status=Verdict.FAIL,
+                           message="this host lets no process enter a tool root (unshare --mount failed as "
+                                   "root and as an unprivileged user namespace)", fix=toolroot.ENTRY_FIX)
 
 
 def lane(probes: Probes, subject: Subject) -> Outcome:
     state = subject.lane
     assert state is not None
     if state.enabled:
-        return Outcome(Verdict.PASS, f"lane on ({state.setting})")
+        return Outcome(status=Verdict.PASS, message=f"lane on ({state.setting})")
     reason = f" ({state.reason})" if state.reason else ""
-    return Outcome(Verdict.NOTICE, f"lane off by {state.setting}{reason}: the build writes a placeholder")
+    return Outcome(status=Verdict.NOTICE,
+                   message=f"lane off by {state.setting}{reason}: the build writes a placeholder")

@@ -48,13 +48,14 @@ def _spec_text(minimum: tuple[int, ...]) -> str:
 
 def _versioned(tool: Tool, kind: str, pinned: str | None, minimum: tuple[int, ...], fix: str) -> Outcome:
     if tool.path is None or tool.version is None:
-        return Outcome(Verdict.FAIL, tool.problem or f"{tool.name}: no version", tool.fix or fix)
+        return Outcome(status=Verdict.FAIL, message=tool.problem or f"{tool.name}: no version", fix=tool.fix or fix)
     if pinned is not None and tool.version != pinned:
-        return Outcome(Verdict.FAIL, f"{tool.path} reports {kind} {tool.version}, versions.toml pins {pinned}", fix)
+        return Outcome(status=Verdict.FAIL,
+                       message=f"{tool.path} reports {kind} {tool.version}, versions.toml pins {pinned}", fix=fix)
     if not at_least(tool.version, minimum):
-        return Outcome(Verdict.FAIL, f"{kind} {tool.version} found; requires {_spec_text(minimum)}",
-                       f"raise tools.{kind} in versions.toml" if pinned else fix)
-    return Outcome(Verdict.PASS, f"{kind} {tool.version} ({tool.path})")
+        return Outcome(status=Verdict.FAIL, message=f"{kind} {tool.version} found; requires {_spec_text(minimum)}",
+                       fix=f"raise tools.{kind} in versions.toml" if pinned else fix)
+    return Outcome(status=Verdict.PASS, message=f"{kind} {tool.version} ({tool.path})")
 
 
 def cmake(probes: Probes, subject: Subject) -> Outcome:
@@ -71,7 +72,8 @@ def _buildtool(probes: Probes, subject: Subject, kind: str) -> Outcome:
     fix = setup_fix(subject.arch)
     found = probes.buildtools()
     if found is None:
-        return Outcome(Verdict.FAIL, f"{kind} {pinned} not installed in {buildtools.tools_dir(tools)}", fix)
+        return Outcome(status=Verdict.FAIL, message=f"{kind} {pinned} not installed in {buildtools.tools_dir(tools)}",
+                       fix=fix)
     path = found.cmake if kind == "cmake" else found.ninja
     return _versioned(probes.pinned(kind, path, fix), kind, pinned, MINIMUMS[kind], fix)
 
@@ -81,11 +83,13 @@ def compiler(probes: Probes, subject: Subject) -> Outcome:
     found = probes.compiler(subject.component, subject.arch)
     chain = probes.config.toolchain_for(subject.component, subject.arch)
     if isinstance(found, MissingPrerequisite):
-        return Outcome(Verdict.FAIL, found.message, found.fix or setup_fix(subject.arch))
+        return Outcome(status=Verdict.FAIL, message=found.message, fix=found.fix or setup_fix(subject.arch))
     if chain.version is not None and not same_series(found.version, chain.version):
-        return Outcome(Verdict.FAIL, f"{found.cc[0]} is {found.family} {found.version}; toolchains.{chain.name} "
-                       f"wants version {chain.version}", setup_fix(subject.arch))
-    return Outcome(Verdict.PASS, f"toolchain {chain.name}: {found.family} {found.version} ({found.cc[0]})")
+        return Outcome(status=Verdict.FAIL,
+                       message=f"{found.cc[0]} is {found.family} {found.version}; toolchains.{chain.name} "
+                               f"wants version {chain.version}", fix=setup_fix(subject.arch))
+    return Outcome(status=Verdict.PASS,
+                   message=f"toolchain {chain.name}: {found.family} {found.version} ({found.cc[0]})")
 
 
 def sysroot_link_applies(probes: Probes, subject: Subject) -> str | None:
@@ -113,14 +117,15 @@ def sysroot_link(probes: Probes, subject: Subject) -> Outcome:
     who = f"{found.cxx[0]} ({found.family} {found.version})"
     if link.linked:
         own = "" if link.own in (None, target) else f", with its own glibc {link.own}"
-        return Outcome(Verdict.PASS, f"{who} links C++ against the {arch} sysroot (glibc {target}){own}")
+        return Outcome(status=Verdict.PASS, message=f"{who} links C++ against the {arch} sysroot (glibc {target}){own}")
     how = f": it compiles with glibc {link.headers} headers and links its own glibc {link.own}" \
         if link.headers and link.own and link.headers != link.own else ""
     clang = next((name for name, chain in probes.config.toolchains.items() if chain.family == "clang"), "clang")
-    return Outcome(Verdict.FAIL, f"{who} cannot link C++ against the {arch} sysroot (glibc {target}){how} "
-                   f"({link.detail})",
-                   f'use clang: toolchain = {{ {arch} = "{clang}" }} in [components.{component}] (or toolchain = '
-                   f'"{clang}" in [arches.{arch}]); clang links the sysroot\'s own glibc')
+    return Outcome(status=Verdict.FAIL,
+                   message=f"{who} cannot link C++ against the {arch} sysroot (glibc {target}){how} "
+                           f"({link.detail})",
+                   fix=f'use clang: toolchain = {{ {arch} = "{clang}" }} in [components.{component}] (or toolchain = '
+                       f'"{clang}" in [arches.{arch}]); clang links the sysroot\'s own glibc')
 
 
 def qemu(probes: Probes, subject: Subject) -> Outcome:

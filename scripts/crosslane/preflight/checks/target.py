@@ -17,14 +17,15 @@ def sysroot_present(probes: Probes, subject: Subject) -> Outcome:
     found = sysroot.find(spec, arch)
     fix = f"invoke sysroot --arch {arch}"
     if found is not None:
-        return Outcome(Verdict.PASS, f"{found.path.name} matches versions.toml ({found.path.parent})")
+        return Outcome(status=Verdict.PASS, message=f"{found.path.name} matches versions.toml ({found.path.parent})")
     wanted = sysroot.sysroot_path(spec, arch)
     stale = sorted(p.name for p in (cache_dir() / "sysroots").glob(f"{arch}-*")
                    if (p / sysroot.MANIFEST).is_file())
     if stale:
-        return Outcome(Verdict.FAIL, f"{arch} sysroot is stale: have {', '.join(stale)}, versions.toml needs "
-                       f"{wanted.name}", fix)
-    return Outcome(Verdict.FAIL, f"no {arch} sysroot in {wanted.parent}", fix)
+        return Outcome(status=Verdict.FAIL,
+                       message=f"{arch} sysroot is stale: have {', '.join(stale)}, versions.toml needs "
+                               f"{wanted.name}", fix=fix)
+    return Outcome(status=Verdict.FAIL, message=f"no {arch} sysroot in {wanted.parent}", fix=fix)
 
 
 def python_applies(probes: Probes, subject: Subject) -> str | None:
@@ -40,11 +41,12 @@ def python_dev(probes: Probes, subject: Subject) -> Outcome:
     try:
         python = cpython.locate(found.path, arch)
     except MissingPrerequisite as exc:
-        return Outcome(Verdict.FAIL, exc.message, exc.fix or "")
+        return Outcome(status=Verdict.FAIL, message=exc.message, fix=exc.fix or "")
     libdir = found.path / "usr/lib" / info(arch).multiarch
     libs = sorted(p.name for p in libdir.glob(f"libpython{python.version}.so*"))
     if not libs:
-        return Outcome(Verdict.FAIL, f"no libpython{python.version}.so in {libdir}: extensions could not link",
-                       f"add libpython3-dev to sysroot.packages and run invoke sysroot --arch {arch}")
-    return Outcome(Verdict.PASS, f"python{python.version}: {python.pyconfig.relative_to(found.path)}, "
-                   f"{libs[0]} ({python.ext_suffix})")
+        return Outcome(status=Verdict.FAIL,
+                       message=f"no libpython{python.version}.so in {libdir}: extensions could not link",
+                       fix=f"add libpython3-dev to sysroot.packages and run invoke sysroot --arch {arch}")
+    return Outcome(status=Verdict.PASS, message=f"python{python.version}: {python.pyconfig.relative_to(found.path)}, "
+                                                f"{libs[0]} ({python.ext_suffix})")

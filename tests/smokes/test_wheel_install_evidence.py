@@ -236,15 +236,15 @@ def test_a_short_guided_generation_compares_with_the_smokes_first_guided_tokens(
 ], ids=["same", "extension-differs", "abi3-differs", "library-differs", "unproven", "no-record"])
 def test_how_much_an_install_test_runs_follows_what_the_smoke_proved(
         installed: dict[str, str], proof: tuple[str, ...], how: str) -> None:
-    assert wheel_install.evidence(installed, wheel_install.Proof(frozenset(proof), (1, 2)))[0] == how
+    assert wheel_install.evidence(installed, wheel_install.Proof(hashes=frozenset(proof), constrained=(1, 2)))[0] == how
 
 
 def test_an_extension_that_differs_runs_every_tier_without_the_smokes_guided_tokens() -> None:
     installed = {"pkg/lib.so": "L", "pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}
-    how, unproven = wheel_install.evidence(installed, wheel_install.Proof(frozenset({"L", "E"})))
+    how, unproven = wheel_install.evidence(installed, wheel_install.Proof(hashes=frozenset({"L", "E"})))
     assert how == "full" and unproven == {"pkg/ext.cpython-313-riscv64-linux-gnu.so": "X"}
     # With tier 5 not armed, the full run makes no guided call: the short generation is all it makes.
-    unguided = wheel_install.evidence(installed, wheel_install.Proof(frozenset({"L", "E"})), guided=False)
+    unguided = wheel_install.evidence(installed, wheel_install.Proof(hashes=frozenset({"L", "E"})), guided=False)
     assert unguided[0] == "library"
 
 
@@ -262,7 +262,8 @@ def test_the_controls_first_wheel_proves_the_bytes_of_the_others(monkeypatch: py
              lane: object, proof: wheel_install.Proof) -> tuple[Row, wheel_install.Proof]:
         given.append((wheel.name, proof))
         ok = first_passes[0] or wheel.name != "a"
-        made = wheel_install.Proof(frozenset({f"sha-{wheel.name}"}), (1,), f"{wheel.name}'s") if ok else \
+        made = wheel_install.Proof(hashes=frozenset({f"sha-{wheel.name}"}), constrained=(1,),
+                                   by=f"{wheel.name}'s") if ok else \
             wheel_install.Proof()
         return Row(component="g", arch=arch, check=Check.INSTALL, verdict=Verdict.PASS if ok else Verdict.FAIL,
                    reason=wheel.name), made
@@ -272,7 +273,8 @@ def test_the_controls_first_wheel_proves_the_bytes_of_the_others(monkeypatch: py
     rows = wheel_install.run(ctx, Arch.AMD64, "g", wheels, {}, 60)
     assert [r.reason for r in rows] == ["a", "b", "c"]
     assert given[0] == ("a", wheel_install.Proof())
-    assert sorted(given[1:]) == [(n, wheel_install.Proof(frozenset({"sha-a"}), (1,), "a's")) for n in ("b", "c")]
+    assert sorted(given[1:]) == [(n, wheel_install.Proof(hashes=frozenset({"sha-a"}), constrained=(1,),
+                                                         by="a's")) for n in ("b", "c")]
 
     given.clear()
     first_passes[0] = False
@@ -280,7 +282,7 @@ def test_the_controls_first_wheel_proves_the_bytes_of_the_others(monkeypatch: py
     assert [proof for _, proof in given] == [wheel_install.Proof()] * 3
 
     given.clear()
-    smoke = wheel_install.Proof(frozenset({"sha-smoke"}), (2,))
+    smoke = wheel_install.Proof(hashes=frozenset({"sha-smoke"}), constrained=(2,))
     wheel_install.run(ctx, Arch.RISCV64, "g", wheels, {}, 60)  # four profiles: only a smoke proves anything
     wheel_install.run(ctx, Arch.AMD64, "g", wheels, {}, 60, smoke)
     assert [proof for _, proof in given] == [wheel_install.Proof()] * 3 + [smoke] * 3
