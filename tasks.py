@@ -8,12 +8,12 @@ from typing import Any
 from invoke.context import Context
 from invoke.tasks import task
 
-from crosslane import artifacts, overlap, pipeline, plan
 from crosslane.archs import KNOWN_ARCHS
 from crosslane.cli import actions, arguments, commands, gate_tasks, invoke_errors
 from crosslane.context import Context as CrosslaneContext
 from crosslane.localci import check as actions_check
 from crosslane.report import Row
+from crosslane.run import artifacts, overlap, pipeline, plan
 
 invoke_errors.route_parse_errors()  # `--cpu --json`: crosslane's one error line and exit 2, not invoke's exit 1
 

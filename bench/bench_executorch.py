@@ -74,9 +74,9 @@ def timed_bounded(argv: list[str], env: dict[str, str], cwd: Path, limit: float)
 
 def build_measure() -> Measure:
     from crosslane import config
+    from crosslane.files.paths import cache_dir
     from crosslane.log import Log
     from crosslane.models import hostenv
-    from crosslane.paths import cache_dir
     from crosslane.process.runner import Runner
     from crosslane.sources import pinned
 

@@ -46,7 +46,7 @@ def cpu_of(argv: list[str], env: dict[str, str], cwd: Path, limit: float | None 
 def upstream_job(tmp: Path) -> tuple[float, float, bool]:
     """(setup CPU s, build-and-run CPU s, finished) of one upstream job, on the staged ExecuTorch source."""
     from crosslane import config
-    from crosslane.paths import cache_dir
+    from crosslane.files.paths import cache_dir
     from crosslane.sources import pinned
 
     cfg = config.load(ROOT / "versions.toml")

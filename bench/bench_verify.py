@@ -29,10 +29,10 @@ from common import Measure, best_of, timed
 from crosslane import config
 from crosslane.archs import Arch
 from crosslane.errors import MissingPrerequisite
+from crosslane.files.paths import build_root
 from crosslane.gates.verify import target_python_version, verify
 from crosslane.guest import sysroot
 from crosslane.log import Log
-from crosslane.paths import build_root
 from crosslane.process.runner import Runner
 
 # What `invoke verify --arch arm64 --path W` runs, with nothing else of crosslane imported (argv[1]: the wheel).

@@ -13,10 +13,10 @@ import tarfile
 from pathlib import Path
 
 from crosslane import config as config_mod
-from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.context import Context
 from crosslane.features.probes import Probes
+from crosslane.files import stamps
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools
 from crosslane.log import Log
@@ -116,7 +116,7 @@ def fake_buildtools(cfg: config_mod.Config, cmake_text: str, ninja_text: str) ->
 def fresh_cache(tmp_path: Path) -> dict[str, str]:
     """Environment for a run with its own cache and build folder that shares only the (read-only) sysroots,
     tool roots and build tools of the real cache: whatever the run stages or probes lands under *tmp_path*."""
-    from crosslane.paths import cache_dir
+    from crosslane.files.paths import cache_dir
 
     real, fresh = cache_dir(), tmp_path / "cache"
     fresh.mkdir()

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.errors import MissingPrerequisite
 from crosslane.preflight import doctor
 from crosslane.registry import Entry, Option
+from crosslane.run import pipeline
 from crosslane_helpers import COMPONENT, quiet_context, versions_header, write_config
 from hostilekit import Sandbox
 

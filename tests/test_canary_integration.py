@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from crosslane import pipeline
 from crosslane.archs import Arch, info
 from crosslane.config import Config, TreeSource
 from crosslane.context import Context
@@ -17,6 +16,7 @@ from crosslane.host import toolchains
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Row, Verdict
+from crosslane.run import pipeline
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]
 

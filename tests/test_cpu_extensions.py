@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from crosslane import config as config_mod
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.context import Context
@@ -27,6 +26,7 @@ from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY
 from crosslane.process.runner import Runner
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 from crosslane_helpers import REPO, probes
 
 PROJECT = """cmake_minimum_required(VERSION 3.20)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
+from crosslane.run import pipeline
 from crosslane_helpers import fresh_cache
 from hostilekit import BIN, REPO, invoke, snapshot
 
@@ -57,7 +57,7 @@ def test_dry_sources_and_upstream_tests_write_nothing(cfg: Config, tmp_path: Pat
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """`invoke sources --dry-run` names what it would fetch (every pin, the tool roots, the host venvs) and
     `invoke upstream-tests --dry-run` prints its plan; neither writes to the build folder or the cache."""
-    from crosslane import plan
+    from crosslane.run import plan
 
     for key, value in fresh_cache(tmp_path).items():
         monkeypatch.setenv(key, value)
@@ -139,8 +139,9 @@ def test_the_outline_says_built_before_stale_or_never_built(cfg: Config, tmp_pat
     says, or which of its inputs changed (a pinned tool, a dependency rebuilt)."""
     import dataclasses
 
-    from crosslane import outline, stamps
+    from crosslane.files import stamps
     from crosslane.policy.lanes import LaneState
+    from crosslane.run import outline
 
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     ctx = Context(cfg, Runner(Log(io.StringIO())))

@@ -150,8 +150,8 @@ def test_an_offline_run_does_not_make_a_tool_root(monkeypatch: pytest.MonkeyPatc
 def test_pinned_crates_are_verified_by_content(cfg: config.Config, tmp_path: Path) -> None:
     import dataclasses
 
-    from crosslane import stamps
     from crosslane.errors import IntegrityError
+    from crosslane.files import stamps
 
     registry = tmp_path / "root" / "usr/share/cargo/registry"
     crate = registry / "heck-0.5.0-1+really0.5.0"  # Debian's folder names need not say the version

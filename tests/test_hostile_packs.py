@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import artifacts, stamps
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import CrosslaneError
+from crosslane.files import stamps
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Verdict
+from crosslane.run import artifacts
 from hostilekit import (
     BIN,
     REPO,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import stamps
+from crosslane.files import stamps
 from crosslane.shipping import provenance
 from gatekit import make_wheel
 from hostilekit import Sandbox

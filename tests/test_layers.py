@@ -18,11 +18,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scripts" / "crosslane"
 
 # Lowest first. A node missing here fails the test: a new folder or top-level module takes its place explicitly.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"__init__", "archs", "errors", "log", "process", "paths", "atomic",
-               "userpaths", "bounded", "treecheck", "stamps", "locks", "registry", "report", "inherit", "sessions",
-               "wheelzip"}),
+    frozenset({"__init__", "archs", "errors", "log", "process", "files", "registry", "report", "inherit",
+               "sessions"}),
     frozenset({"config"}),
-    frozenset({"controls"}),
     frozenset({"host"}),
     frozenset({"guest"}),
     frozenset({"context"}),
@@ -37,7 +35,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"preflight"}),
     frozenset({"baremetal"}),
     frozenset({"suites"}),
-    frozenset({"plan", "outline", "overlap", "repro", "pipeline", "reports", "artifacts", "localci"}),
+    frozenset({"run", "reports", "localci"}),
     frozenset({"cli"}),
 )
 

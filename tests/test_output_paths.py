@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import userpaths
 from crosslane.archs import Arch
+from crosslane.files import userpaths
 from crosslane.report import Check, Row, Verdict, to_json
 from gatekit import make_wheel
 from hostilekit import Sandbox

@@ -11,15 +11,15 @@ from types import MappingProxyType
 
 import pytest
 
-from crosslane import overlap, pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import Terminated, UsageError
 from crosslane.log import Log
-from crosslane.plan import RunPlan
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
+from crosslane.run import overlap, pipeline
+from crosslane.run.plan import RunPlan
 
 BUILDS = {Arch.RISCV64: ("dep", "compared", "late"), Arch.AMD64: ("dep", "compared")}
 

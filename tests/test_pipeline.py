@@ -12,17 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline, plan, stamps
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
+from crosslane.files import stamps
 from crosslane.guest import sysroot
 from crosslane.host import buildtools
 from crosslane.log import Log, Progress
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Scope, Verdict
+from crosslane.run import pipeline, plan
 from crosslane.smokes.payloads import canary_payload
 from crosslane.smokes.payloads import path as payload_path
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import plan
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config
 from crosslane.errors import UsageError
+from crosslane.run import plan
 from crosslane_helpers import REPO
 
 
@@ -87,7 +87,7 @@ def test_all_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, monkeypa
     (tmp_path / "build").mkdir()
     (tmp_path / "cache").mkdir()
     before = listing(tmp_path)
-    from crosslane import pipeline
+    from crosslane.run import pipeline
 
     code = commands.run(lambda ctx: pipeline.run_arch(ctx, arch, smokes="after"), dry_run=True,
                         config_path=str(REPO / "versions.toml"))
@@ -139,11 +139,11 @@ def test_a_smoke_the_cpu_leaves_out_of_a_whole_arch_run_is_skipped_with_why(
     """No component named: the others run on novector, the excluded one is a SKIP row saying why, not silence."""
     import io
 
-    from crosslane import pipeline
     from crosslane.context import Context
     from crosslane.log import Log
     from crosslane.process.runner import Runner
     from crosslane.report import Verdict
+    from crosslane.run import pipeline
 
     job = plan.for_smoke(cfg, Arch.RISCV64, [], "novector", environ={})
     assert job.profiles_of("executorch-xnnpack") == ()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import config, contract, pipeline
+from crosslane import config, contract
 from crosslane.archs import Arch
 from crosslane.config.model import Registries, SmokeSpec
 from crosslane.contract import Kind, Outcome, Request
@@ -19,6 +19,7 @@ from crosslane.errors import ConfigError, MissingPrerequisite
 from crosslane.recipes import Built
 from crosslane.registry import RECIPES, SMOKES, SUITES, Entry, Option, Registry
 from crosslane.report import Check, Row, Verdict
+from crosslane.run import pipeline
 from crosslane.suites import SuiteCases, outcome, stage
 from crosslane.suites.junit import Case
 from crosslane.suites.junit import Outcome as CaseOutcome

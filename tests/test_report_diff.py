@@ -12,7 +12,6 @@ from types import MappingProxyType
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config, TreeSource
@@ -23,6 +22,7 @@ from crosslane.process.runner import Runner
 from crosslane.report import Verdict
 from crosslane.reports import build as buildreport
 from crosslane.reports import diff as reportdiff
+from crosslane.run import pipeline
 
 ARCH = Arch.RISCV64
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import commands
+from crosslane.run import pipeline
 from crosslane_helpers import REPO, versions_header
 
 pytestmark = [pytest.mark.cross, pytest.mark.spawns]

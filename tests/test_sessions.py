@@ -11,15 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline, sessions
+from crosslane import sessions
 from crosslane.archs import Arch
 from crosslane.config import Config, tomlcompat
 from crosslane.context import Context
 from crosslane.log import Log
-from crosslane.plan import RunPlan
 from crosslane.policy import consistency
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
+from crosslane.run import pipeline
+from crosslane.run.plan import RunPlan
 
 
 def test_plan_follows_each_components_arches() -> None:

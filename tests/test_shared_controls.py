@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import config, contract, controls, plan
+from crosslane import config, contract
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.cli import matrix
-from crosslane.config import Profile
+from crosslane.config import Profile, controls
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Verdict
+from crosslane.run import plan
 from crosslane.suites import SuiteCases, outcome, stage
 from crosslane.suites.junit import Case, Outcome
 from crosslane_helpers import REPO

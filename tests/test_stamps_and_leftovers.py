@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import atomic, locks, stamps
 from crosslane.errors import MissingPrerequisite
+from crosslane.files import atomic, locks, stamps
 from crosslane.log import Log
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import treecheck
 from crosslane.errors import ConfigError
-from crosslane.treecheck import Entry, Refused
+from crosslane.files import treecheck
+from crosslane.files.treecheck import Entry, Refused
 
 
 def check(*entries: Entry) -> dict[tuple[str, ...], Entry]:

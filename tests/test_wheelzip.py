@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import wheelzip
+from crosslane.files import wheelzip
 
 NAME = "demo-1.0-cp314-cp314-linux_riscv64.whl"
 LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # PKWARE APPNOTE 4.3.7, as zipfile reads it

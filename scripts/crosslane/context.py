@@ -14,11 +14,11 @@ from pathlib import Path
 from crosslane.archs import Arch
 from crosslane.config import Config, Profile
 from crosslane.errors import MissingPrerequisite
+from crosslane.files.paths import build_root
 from crosslane.guest import cpython, qemu, sysroot
 from crosslane.guest.sysroot import Sysroot
 from crosslane.host import buildtools, toolchains
 from crosslane.log import Log
-from crosslane.paths import build_root
 from crosslane.process import costs
 from crosslane.process.runner import Runner
 

@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from crosslane import bounded, userpaths
 from crosslane.archs import Arch
 from crosslane.errors import UsageError
+from crosslane.files import bounded, userpaths
 from crosslane.log import redact
 
 

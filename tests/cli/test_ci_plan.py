@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import actions_local
-from crosslane import artifacts, report
+from crosslane import report
 from crosslane.archs import Arch
 from crosslane.cli import commands, matrix
 from crosslane.config import Config
@@ -23,6 +23,7 @@ from crosslane.errors import ConfigError, UsageError
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
+from crosslane.run import artifacts
 
 
 def test_pull_requests_build_only_when_a_build_input_changed(cfg: Config) -> None:

@@ -15,13 +15,13 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 import cfgkit
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.baremetal import run as baremetal_run
 from crosslane.context import Context
 from crosslane.gates import compiled, elf, provenance, vector_code, verify
 from crosslane.log import Log
 from crosslane.process.runner import Runner
+from crosslane.run import pipeline
 
 DEMO_C = "int demo_feature(int x) { return x + 1; }\nint demo_other(int x) { return x * 2; }\n"
 DEMO = """

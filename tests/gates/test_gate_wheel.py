@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import wheelzip
 from crosslane.archs import Arch
 from crosslane.cli import commands, gate_tasks
 from crosslane.errors import VerdictFailed
+from crosslane.files import wheelzip
 from crosslane.gates import wheel as gate
 from crosslane.report import Row, Verdict
 from gatekit import elf_header, make_wheel, plain_member, symlink_member

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from crosslane.archs import Arch
+from crosslane.files.paths import build_root
 from crosslane.gates import manylinux, policy
-from crosslane.paths import build_root
 from crosslane.report import Verdict
 from gatekit import PLAIN_C, THREADS_C, USES_DEP_C, compiled, make_wheel
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config, Profile
 from crosslane.context import Context
@@ -19,6 +18,7 @@ from crosslane.gates import vector_code
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
+from crosslane.run import pipeline
 
 pytestmark = [pytest.mark.cross]
 

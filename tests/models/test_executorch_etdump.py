@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from crosslane.config import Config
+from crosslane.files.paths import cache_dir
 from crosslane.log import Log
 from crosslane.models import executorch_etdump, hostenv
-from crosslane.paths import cache_dir
 from crosslane.process.runner import Runner
 from crosslane_helpers import FIXTURES
 

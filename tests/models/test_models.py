@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import atomic
 from crosslane import config as config_mod
 from crosslane.config import ModelSpec
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite, StepFailed
+from crosslane.files import atomic
 from crosslane.log import Log
 from crosslane.models import hostenv, prepare, wheel_member
 from crosslane.process.runner import Runner

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline, stamps
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.context import Context
 from crosslane.errors import UsageError
+from crosslane.files import stamps
 from crosslane.policy import lanes
 from crosslane.report import Row, Verdict
+from crosslane.run import pipeline
 from crosslane_helpers import REPO, context, write_config
 
 OTHERS = (Arch.AMD64, Arch.ARM64)

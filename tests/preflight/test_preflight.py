@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from plumbum import local
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import actions, commands
 from crosslane.features import rules
@@ -17,6 +16,7 @@ from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY, Check
 from crosslane.preflight.checks import host as host_checks
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 from crosslane_helpers import REPO, context, executable, fake_buildtools, fake_sysroot, probes, write_config
 
 ARCH_CHECKS = [c.name for c in REGISTRY if c.scope == "arch"]
@@ -287,7 +287,7 @@ def test_cpu_profiles_probe_every_profile(riscv64_ready: None, tmp_path: Path, m
 
     from crosslane import config as config_mod
     from crosslane.config import Profile
-    from crosslane.paths import cache_dir
+    from crosslane.files.paths import cache_dir
 
     # a fresh probe cache around the real (shared) sysroots: the probe program is compiled and run for real
     (tmp_path / "cache").mkdir()

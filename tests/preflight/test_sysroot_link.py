@@ -13,7 +13,6 @@ from types import MappingProxyType
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config, TreeSource
 from crosslane.context import Context
@@ -22,6 +21,7 @@ from crosslane.preflight import doctor
 from crosslane.preflight.checks import REGISTRY
 from crosslane.process.runner import Runner
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 from crosslane_helpers import probes
 
 pytestmark = [pytest.mark.cross, pytest.mark.network]

@@ -14,15 +14,16 @@ from types import MappingProxyType
 import pytest
 
 from crosslane import config as config_mod
-from crosslane import locks, pipeline
 from crosslane.archs import Arch
 from crosslane.cli import commands
 from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite
+from crosslane.files import locks
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 
 pytestmark = [pytest.mark.cross, pytest.mark.network]
 ARCH = Arch.RISCV64

@@ -11,7 +11,6 @@ from types import MappingProxyType
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config, TreeSource
 from crosslane.context import Context
@@ -19,6 +18,7 @@ from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.recipes import cmake
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 
 PROJECT = """cmake_minimum_required(VERSION 3.20)
 project(steps C)

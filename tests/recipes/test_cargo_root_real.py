@@ -16,9 +16,9 @@ import pytest
 from crosslane.archs import Arch, host_arch, info
 from crosslane.config import Config
 from crosslane.context import Context
+from crosslane.files.paths import cache_dir
 from crosslane.host import toolroot
 from crosslane.log import Log
-from crosslane.paths import cache_dir
 from crosslane.process.runner import Runner
 from crosslane.recipes import cargo_root
 from crosslane.recipes.crosswire import HOST_LEAK_VARS

@@ -11,13 +11,13 @@ from types import MappingProxyType
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config, TreeSource
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 
 pytestmark = [pytest.mark.cross, pytest.mark.network]
 

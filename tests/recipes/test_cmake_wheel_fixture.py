@@ -16,7 +16,6 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from crosslane import config as config_mod
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Component, Config
 from crosslane.context import Context
@@ -25,6 +24,7 @@ from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.recipes import cmake
 from crosslane.report import Check, Verdict
+from crosslane.run import pipeline
 from crosslane_helpers import fresh_cache, versions_header
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 from crosslane.sources import pinned
 from crosslane_helpers import pinned_source
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from crosslane import pipeline
 from crosslane.archs import Arch, info
 from crosslane.config import Config, PinnedSource
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 from crosslane.sources import pinned
 
 pytestmark = [pytest.mark.slow, pytest.mark.cross, pytest.mark.qemu]

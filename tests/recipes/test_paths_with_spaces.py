@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane.paths import cache_dir
+from crosslane.files.paths import cache_dir
 from hostilekit import BIN, REPO
 
 pytestmark = [pytest.mark.cross, pytest.mark.hostile("paths with spaces and signals")]

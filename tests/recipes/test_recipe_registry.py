@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import config, pipeline
+from crosslane import config
 from crosslane.archs import Arch
 from crosslane.config import Registries
 from crosslane.context import Context
@@ -18,6 +18,7 @@ from crosslane.process.runner import Runner
 from crosslane.recipes import Built, built
 from crosslane.registry import RECIPES, Entry
 from crosslane.report import Check, Row, Verdict
+from crosslane.run import pipeline
 from crosslane_helpers import versions_header
 
 SEEN: list[Path] = []  # the sources the tiny recipe was handed

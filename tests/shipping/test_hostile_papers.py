@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from crosslane import repro, stamps
 from crosslane.errors import IntegrityError
+from crosslane.files import stamps
 from crosslane.gates import provenance as provenance_gate
+from crosslane.run import repro
 from crosslane.shipping import index, licences, provenance
 from crosslane.shipping.inventory import Source
 from gatekit import make_wheel

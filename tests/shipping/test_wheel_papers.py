@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from packageurl import PackageURL
 
-from crosslane import wheelzip
 from crosslane.archs import Arch
 from crosslane.errors import UsageError
+from crosslane.files import wheelzip
 from crosslane.gates import papers as papers_gate
 from crosslane.gates.wheel import verify_wheel
 from crosslane.guest.sysroot import OWNERS, Sysroot

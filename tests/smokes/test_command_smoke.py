@@ -97,7 +97,7 @@ def test_stdout_parity_says_what_it_compared(tmp_path: Path, sysroots: object,
 
 def test_the_smoke_runs_and_names_only_the_profiles_it_lists(tmp_path: Path, sysroots: object,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from crosslane import pipeline
+    from crosslane.run import pipeline
 
     listed = SMOKE.replace('compare = "json"\n', 'profiles = ["novector", "rvv256"]\n')
     ctx = context(tmp_path, monkeypatch, smoke=listed)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.config import Config, Profile
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.registry import SMOKES
+from crosslane.run import pipeline
 from crosslane.smokes import cpuinfo
 
 RISCV = "Instruction sets:\n\tBase Integer: yes\n\tCompressed: yes\n\tVector: {v}\n"

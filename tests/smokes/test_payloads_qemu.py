@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from crosslane import config as config_mod
-from crosslane import pipeline
 from crosslane.archs import Arch
 from crosslane.cli import actions
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 from crosslane.smokes import payload
 from crosslane.smokes import site as target_site
 

@@ -88,8 +88,8 @@ SHA_X, SHA_Y = sha256_field(b"x\n"), sha256_field(b"y\n")
 def test_a_damaged_pip_wheel_is_refused_and_nothing_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              members: dict[str, bytes], hostile: dict[str, Any],
                                                              refused: str) -> None:
-    from crosslane import wheelzip
     from crosslane.errors import MissingPrerequisite
+    from crosslane.files import wheelzip
 
     monkeypatch.setenv("CROSSLANE_CACHE", str(tmp_path / "cache"))
     wheel = pip_wheel_file(tmp_path / "root", members, **hostile)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import config, pipeline
+from crosslane import config
 from crosslane.archs import Arch
 from crosslane.recipes import cmake
 from crosslane.report import Verdict
+from crosslane.run import pipeline
 from crosslane.sources import pinned
 from crosslane_helpers import context, git, versions_header
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.context import Context
+from crosslane.files import stamps
 from crosslane.sources import worktree
 from crosslane_helpers import diff, patch_entry, quiet_context, tree_hash, write_config_text, write_patch
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import plan
 from crosslane.archs import Arch
 from crosslane.config import Component, Config, SuiteSpec, TreeSource
 from crosslane.context import Context
@@ -20,6 +19,7 @@ from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
 from crosslane.reports import build as buildreport
+from crosslane.run import plan
 from crosslane.suites import stage
 
 pytestmark = [pytest.mark.cross, pytest.mark.qemu, pytest.mark.network]

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic, stamps
 from crosslane.baremetal import papers
 from crosslane.baremetal import run as bm_run
 from crosslane.baremetal.toolchain import TOOLS, render_toolchain
@@ -25,10 +24,11 @@ from crosslane.config import BareMetalBuild, BareMetalTarget
 from crosslane.config.cases import Case
 from crosslane.context import Context
 from crosslane.errors import CrosslaneError, StepFailed, UsageError
+from crosslane.files import atomic, stamps
+from crosslane.files.paths import cache_dir
 from crosslane.host import toolroot
 from crosslane.log import Progress
 from crosslane.models import hostenv
-from crosslane.paths import cache_dir
 from crosslane.recipes.cmake import HOST_FLAG_VARS, host_launchers
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Scope, Verdict

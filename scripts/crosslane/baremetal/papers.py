@@ -20,10 +20,10 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from crosslane import atomic, stamps
 from crosslane.config import BareMetalBuild, GitSource
 from crosslane.context import Context
 from crosslane.errors import StepFailed
+from crosslane.files import atomic, stamps
 from crosslane.guest.sysroot import Owner
 from crosslane.host import toolroot
 from crosslane.recipes import papers as build_papers

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import assert_never
 
 from crosslane import config as config_mod
-from crosslane import paths, report, userpaths
+from crosslane import report
 from crosslane.archs import KNOWN_ARCHS, Arch
 from crosslane.cli import actions
 from crosslane.cli.arguments import optional_path, parse_path
@@ -26,6 +26,7 @@ from crosslane.errors import (
     UsageError,
     VerdictFailed,
 )
+from crosslane.files import paths, userpaths
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.registry import suggestion

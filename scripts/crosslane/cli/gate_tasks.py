@@ -6,7 +6,6 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from crosslane import bounded
 from crosslane import config as config_mod
 from crosslane.archs import Arch
 from crosslane.cli.arguments import optional_path, parse_path
@@ -15,6 +14,7 @@ from crosslane.config import jsonschema
 from crosslane.config.load import MAX_CONFIG_BYTES
 from crosslane.context import Context
 from crosslane.errors import UsageError
+from crosslane.files import bounded
 from crosslane.gates import verify as verify_mod
 from crosslane.policy import consistency as consistency_mod
 from crosslane.policy import floors as floors_mod

@@ -16,9 +16,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from crosslane import controls
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import Config
+from crosslane.config import Config, controls
 from crosslane.errors import UsageError
 
 # A pull request rebuilds when one of these changed; every other change is covered by lint and tests.

@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from crosslane import atomic
 from crosslane.config.document import declaration
 from crosslane.config.keys import NO_NUL, REQUIRED, Key, Section
+from crosslane.files import atomic
 from crosslane.registry import SMOKES, Registry
 
 SCHEMA_PATH = "scripts/crosslane/config/versions.schema.json"  # in the repository (versions.toml's #:schema line)

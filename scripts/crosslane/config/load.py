@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 
-from crosslane import bounded
 from crosslane.archs import Arch
 from crosslane.config import cases, document, keys, shorthand, tomlcompat  # submodules: no cycle through the package
 from crosslane.config.components import read_component
@@ -40,6 +39,7 @@ from crosslane.config.model import (
 )
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
+from crosslane.files import bounded
 from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, REFERABLE, suggestion
 
 SCHEMA_VERSION = keys.SCHEMA_VERSION

@@ -17,8 +17,8 @@ import email.policy
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import stamps
 from crosslane.archs import Arch
+from crosslane.files import stamps
 from crosslane.gates import row
 from crosslane.report import Row, Verdict
 from crosslane.shipping import folder, sbom

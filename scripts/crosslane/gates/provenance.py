@@ -14,8 +14,8 @@ import os
 import re
 from pathlib import Path
 
-from crosslane import stamps
 from crosslane.archs import Arch
+from crosslane.files import stamps
 from crosslane.gates import elf, row
 from crosslane.report import Row, Verdict
 

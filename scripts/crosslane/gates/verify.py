@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import wheelzip
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
+from crosslane.files import wheelzip
 from crosslane.gates import (
     check_elf_arch,
     check_ext_suffix,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from crosslane import wheelzip
 from crosslane.archs import Arch, info
 from crosslane.errors import VerdictFailed
+from crosslane.files import wheelzip
 from crosslane.gates import check_elf_arch, check_ext_suffix, defect_row, elf, papers, row
 from crosslane.report import Row, Verdict
 

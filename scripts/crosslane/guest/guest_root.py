@@ -13,8 +13,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from crosslane import atomic
 from crosslane.archs import info
+from crosslane.files import atomic
 from crosslane.guest.sysroot import Sysroot
 
 

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from crosslane import atomic, bounded, stamps
 from crosslane.archs import Arch, info
 from crosslane.config import SysrootSpec
 from crosslane.errors import IntegrityError, MissingPrerequisite, StepFailed
+from crosslane.files import atomic, bounded, stamps
+from crosslane.files.paths import cache_dir
 from crosslane.log import Progress
-from crosslane.paths import cache_dir
 from crosslane.process.runner import Runner
 
 # Bump when the assembly below changes, so old sysroots are not reused.

@@ -6,10 +6,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic
 from crosslane.config import Tools
 from crosslane.errors import MissingPrerequisite
-from crosslane.paths import cache_dir
+from crosslane.files import atomic
+from crosslane.files.paths import cache_dir
 from crosslane.process.runner import Runner
 
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic
-from crosslane.paths import cache_dir
+from crosslane.files import atomic
+from crosslane.files.paths import cache_dir
 from crosslane.process.runner import Runner
 
 

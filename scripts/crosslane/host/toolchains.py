@@ -23,8 +23,8 @@ from pathlib import Path
 from crosslane.archs import Arch, info
 from crosslane.config import Toolchain, ToolRootSpec
 from crosslane.errors import MissingPrerequisite
+from crosslane.files.paths import build_root, cache_dir
 from crosslane.host import probecache, toolroot
-from crosslane.paths import build_root, cache_dir
 from crosslane.process.runner import Runner
 
 RVV_PROBE = """\

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from crosslane import atomic, bounded
 from crosslane.config import ToolRootSpec
 from crosslane.errors import IntegrityError, MissingPrerequisite
+from crosslane.files import atomic, bounded
+from crosslane.files.paths import cache_dir
 from crosslane.host import probecache
-from crosslane.paths import cache_dir
 from crosslane.process.runner import Runner
 
 FORMAT = 1  # bump when the assembly below changes, so old roots are not reused

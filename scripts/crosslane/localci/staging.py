@@ -17,11 +17,11 @@ from pathlib import Path
 
 import yaml
 
-from crosslane import atomic, stamps
 from crosslane.config import GitSource, SysrootSpec
 from crosslane.errors import IntegrityError, MissingPrerequisite, StepFailed
+from crosslane.files import atomic, stamps
+from crosslane.files.paths import cache_dir
 from crosslane.localci.pins import ActionPin
-from crosslane.paths import cache_dir
 from crosslane.process.runner import Runner
 from crosslane.sources import pinned
 

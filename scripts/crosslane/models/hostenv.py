@@ -9,9 +9,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import atomic, locks
 from crosslane.errors import MissingPrerequisite
-from crosslane.paths import cache_dir
+from crosslane.files import atomic, locks
+from crosslane.files.paths import cache_dir
 from crosslane.process.runner import Runner
 from crosslane.sources import pinned
 

@@ -8,9 +8,9 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from crosslane import atomic
 from crosslane.config import ModelSpec
 from crosslane.errors import StepFailed
+from crosslane.files import atomic
 from crosslane.models import hostenv, wheel_member
 from crosslane.process.runner import Runner
 from crosslane.registry import CONVERTERS

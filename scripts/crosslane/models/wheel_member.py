@@ -7,8 +7,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
+from crosslane.files import stamps
 from crosslane.process.runner import Runner
 
 CHUNK = 1 << 20

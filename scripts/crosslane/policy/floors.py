@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import bounded
 from crosslane.archs import Arch
 from crosslane.errors import ConfigError
+from crosslane.files import bounded
 from crosslane.report import Check, Row, Scope, Verdict, rows_from
 
 # What a component's smoke reported: its runs, and the claims about what they loaded.

@@ -26,11 +26,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from crosslane import bounded, stamps
 from crosslane.archs import Arch
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import ConfigError, UsageError
+from crosslane.files import bounded, stamps
 from crosslane.report import Check, Row, Verdict
 
 ENV_PREFIX = "CROSSLANE_LANE_"

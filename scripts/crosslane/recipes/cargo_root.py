@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crosslane import stamps
 from crosslane.archs import ARCHS, Arch, host_arch, info
 from crosslane.config import Component, ToolRootSpec
 from crosslane.context import Context
 from crosslane.errors import IntegrityError, MissingPrerequisite
+from crosslane.files import stamps
+from crosslane.files.paths import cache_dir
 from crosslane.host import toolroot
-from crosslane.paths import cache_dir
 from crosslane.recipes import reproducible
 from crosslane.recipes.crosswire import cargo_env_name
 

@@ -19,18 +19,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.features.probes import Probes
+from crosslane.files import stamps
+from crosslane.files.paths import cache_dir
 from crosslane.guest import guest_root, qemu
 from crosslane.host import buildtools, toolroot
 from crosslane.log import Progress
 from crosslane.models import hostenv
-from crosslane.paths import cache_dir
 from crosslane.recipes import Built, built, cargo_root, cmake_toolchain, crosswire, papers, reproducible
 from crosslane.recipes.cmake_cache import configured_source
 from crosslane.report import Check, Row, Scope, Verdict

@@ -6,8 +6,8 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-from crosslane import atomic
 from crosslane.archs import info
+from crosslane.files import atomic
 from crosslane.host.toolchains import Compiler
 
 

@@ -27,13 +27,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import stamps
 from crosslane.archs import Arch, info
 from crosslane.config import Component
 from crosslane.context import Context
 from crosslane.contract import Outcome, Request
 from crosslane.errors import StepFailed, UsageError
 from crosslane.features.probes import Probes
+from crosslane.files import stamps
 from crosslane.gates import manylinux
 from crosslane.recipes import Built, built, cmake, papers, wheel_repair
 from crosslane.report import Check, Row, Verdict

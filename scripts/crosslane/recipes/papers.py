@@ -13,11 +13,11 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.config import Component, GitSource
 from crosslane.context import Context
 from crosslane.errors import StepFailed
+from crosslane.files import stamps
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
 from crosslane.process.runner import Runner

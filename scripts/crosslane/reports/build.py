@@ -18,11 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crosslane import __version__, atomic, bounded, report, stamps
+from crosslane import __version__, report
 from crosslane.archs import Arch
 from crosslane.config import GitSource
 from crosslane.context import Context
 from crosslane.errors import UsageError
+from crosslane.files import atomic, bounded, stamps
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
 from crosslane.report import Check, Row, Verdict

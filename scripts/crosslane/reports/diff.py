@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from crosslane import bounded
 from crosslane.errors import UsageError
+from crosslane.files import bounded
 from crosslane.report import MAX_CELL, REPORT_FIX, Row, shown
 from crosslane.reports import build as buildreport
 from crosslane.reports.build import SCHEMA

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from crosslane import atomic, stamps
+from crosslane.files import atomic, stamps
 from crosslane.shipping import provenance, sbom
 from crosslane.shipping.inventory import Inventory, crate_licences, debian_licence, source_licences
 

@@ -19,8 +19,8 @@ from urllib.parse import quote
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from crosslane import bounded, stamps, userpaths
 from crosslane.errors import IntegrityError, UsageError
+from crosslane.files import bounded, stamps, userpaths
 from crosslane.shipping import provenance
 
 PAGE = """<!DOCTYPE html>

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
-from crosslane import stamps
 from crosslane.config import ArchiveSource, Component, DebianSource, GitSource, PatchSpec, SourceSpec, TreeSource
 from crosslane.errors import StepFailed
+from crosslane.files import stamps
 from crosslane.guest.sysroot import Owner, Sysroot
 from crosslane.host import toolroot
 from crosslane.shipping import licences

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import __version__, atomic, stamps
+from crosslane import __version__
+from crosslane.files import atomic, stamps
 from crosslane.shipping.inventory import Inventory, Source, purl_path
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"

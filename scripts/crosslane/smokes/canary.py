@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from crosslane import contract, controls
+from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch, info
-from crosslane.config import Profile
+from crosslane.config import Profile, controls
 from crosslane.context import Context
 from crosslane.contract import Outcome, Request
 from crosslane.guest import cpython

@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import contract, controls
+from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import Profile
+from crosslane.config import Profile, controls
 from crosslane.context import Context
 from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError

@@ -22,16 +22,17 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic, contract
+from crosslane import contract
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.config.cases import Case
 from crosslane.context import Context
 from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError, StepFailed
+from crosslane.files import atomic
+from crosslane.files.paths import cache_dir
 from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
-from crosslane.paths import cache_dir
 from crosslane.process import costs
 from crosslane.report import Check, Row, Verdict
 from crosslane.smokes import payload, sentinel, target

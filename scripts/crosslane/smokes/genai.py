@@ -16,15 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import contract, controls
+from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch, info
-from crosslane.config import ArchConfig, Component, Constrained, Profile, keys, version_of
+from crosslane.config import ArchConfig, Component, Constrained, Profile, controls, keys, version_of
 from crosslane.context import Context
 from crosslane.contract import Outcome, Request
+from crosslane.files.paths import cache_dir
 from crosslane.gates import compiled, provenance, vector_code
 from crosslane.guest import cpython
 from crosslane.models import prepare
-from crosslane.paths import cache_dir
 from crosslane.process import costs
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Check, Row, Verdict

@@ -14,8 +14,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from crosslane import atomic
 from crosslane.errors import MissingPrerequisite
+from crosslane.files import atomic
 
 IR_VERSION = 8
 OPSET = 17

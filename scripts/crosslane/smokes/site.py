@@ -32,11 +32,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from crosslane import wheelzip
 from crosslane.archs import Arch, info
 from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.errors import UsageError
+from crosslane.files import wheelzip
 from crosslane.gates import prune
 from crosslane.guest import cpython
 from crosslane.guest.sysroot import Sysroot

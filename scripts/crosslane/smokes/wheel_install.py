@@ -27,15 +27,15 @@ from pathlib import Path, PurePosixPath
 
 from packaging.utils import parse_wheel_filename
 
-from crosslane import atomic, stamps, wheelzip
 from crosslane.archs import Arch, info
 from crosslane.config import Profile, SysrootSpec
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite
+from crosslane.files import atomic, stamps, wheelzip
+from crosslane.files.paths import cache_dir
 from crosslane.gates import elf, provenance
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
-from crosslane.paths import cache_dir
 from crosslane.process.runner import Result
 from crosslane.report import Check, Row, Verdict
 from crosslane.shipping import index

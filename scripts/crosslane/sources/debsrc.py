@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import stamps
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
+from crosslane.files import stamps
 from crosslane.process.runner import Runner
 from crosslane.sources import net
 

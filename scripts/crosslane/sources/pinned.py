@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from crosslane import atomic, stamps
 from crosslane.config import (
     ArchiveSource,
     Component,
@@ -38,7 +37,8 @@ from crosslane.config import (
     TreeSource,
 )
 from crosslane.errors import ConfigError, IntegrityError, MissingPrerequisite
-from crosslane.paths import cache_dir
+from crosslane.files import atomic, stamps
+from crosslane.files.paths import cache_dir
 from crosslane.process.runner import Runner
 from crosslane.sources import debsrc, gitexport, net, safe_extract
 

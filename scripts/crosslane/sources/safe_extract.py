@@ -13,8 +13,8 @@ import os
 import tarfile
 from pathlib import Path, PurePosixPath
 
-from crosslane import atomic, treecheck
 from crosslane.errors import ConfigError
+from crosslane.files import atomic, treecheck
 
 
 def _parts(name: str) -> tuple[str, ...]:

@@ -14,10 +14,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import atomic
 from crosslane.archs import Arch
 from crosslane.config import Component
 from crosslane.context import Context
+from crosslane.files import atomic
 from crosslane.report import Check, Row, Verdict
 from crosslane.sources import patches, pinned
 

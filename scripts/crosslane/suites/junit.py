@@ -24,9 +24,9 @@ from pathlib import Path
 import defusedxml
 import defusedxml.ElementTree
 
-from crosslane import bounded
 from crosslane.archs import ARCHS
 from crosslane.errors import StepFailed
+from crosslane.files import bounded
 
 XML_LIMIT = 64 * 1024 * 1024
 MESSAGE_LIMIT = 300

@@ -8,10 +8,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from crosslane import atomic, contract, controls
+from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import Config, Profile, SuiteSpec
+from crosslane.config import Config, Profile, SuiteSpec, controls
 from crosslane.context import Context
+from crosslane.files import atomic
 from crosslane.report import Check, Row, Verdict
 from crosslane.suites import SuiteCases, verdict
 from crosslane.suites.ctest import FOLDER

@@ -5,8 +5,8 @@ from __future__ import annotations
 from crosslane.archs import info
 from crosslane.errors import MissingPrerequisite
 from crosslane.features.probes import Probes
+from crosslane.files.paths import cache_dir
 from crosslane.guest import cpython, sysroot
-from crosslane.paths import cache_dir
 from crosslane.preflight.checks.base import Outcome, Subject
 from crosslane.report import Verdict
 

@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import assert_never
 
-from crosslane import stamps
 from crosslane.archs import Arch
 from crosslane.config import ArchiveSource, Component, Config, DebianSource, GitSource, SysrootPackage, TreeSource
 from crosslane.context import Context
+from crosslane.files import stamps
 from crosslane.guest import sysroot
 from crosslane.host import buildtools, hostsetup, toolroot
-from crosslane.plan import RunPlan
 from crosslane.policy.lanes import LaneState
+from crosslane.run.plan import RunPlan
 from crosslane.sources import patches
 
 

@@ -23,13 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import plan, stamps
 from crosslane.archs import Arch
 from crosslane.context import Context
 from crosslane.errors import StepFailed, UsageError
+from crosslane.files import stamps
+from crosslane.files.paths import cache_dir
 from crosslane.host import toolchains
-from crosslane.paths import cache_dir
 from crosslane.report import Check, Row, Verdict
+from crosslane.run import plan
 
 DIFFOSCOPE_LINES = 12
 DIFFOSCOPE_TIMEOUT = 600.0

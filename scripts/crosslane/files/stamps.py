@@ -9,8 +9,8 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from crosslane import atomic, bounded
 from crosslane.errors import ConfigError
+from crosslane.files import atomic, bounded
 
 STAMP = ".crosslane-stamp.json"
 

@@ -20,8 +20,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from crosslane import atomic
 from crosslane.errors import UsageError
+from crosslane.files import atomic
 
 MARK = ".crosslane-output"
 

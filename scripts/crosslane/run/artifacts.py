@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from crosslane import atomic, bounded, locks, pipeline, stamps, treecheck, userpaths
 from crosslane.archs import Arch, info
 from crosslane.context import Context
 from crosslane.errors import ConfigError, IntegrityError, UsageError
+from crosslane.files import atomic, bounded, locks, stamps, treecheck, userpaths
 from crosslane.report import Check, Row, Verdict
+from crosslane.run import pipeline
 
 TOP = "crosslane-pack"
 MANIFEST = "manifest.json"

@@ -8,18 +8,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crosslane import __version__ as crosslane_version
-from crosslane import atomic, contract, locks, outline, overlap, plan, report, repro, smokes, stamps
+from crosslane import contract, report, smokes
 from crosslane.archs import Arch, info
 from crosslane.baremetal import lane
 from crosslane.config import Config, PinnedSource, Profile
 from crosslane.context import Context
 from crosslane.errors import MissingPrerequisite, UsageError
 from crosslane.features.probes import Probes
+from crosslane.files import atomic, locks, stamps
 from crosslane.gates import compiled, elf, provenance, vector_code, vector_sources, verify
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import buildtools, hostsetup, toolroot
 from crosslane.models import hostenv
-from crosslane.plan import RunPlan
 from crosslane.policy import floors, lanes
 from crosslane.preflight import doctor
 from crosslane.process import costs
@@ -27,6 +27,8 @@ from crosslane.recipes import Built, cmake, cmake_cache, cmake_wheel
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.reports import build as buildreport
+from crosslane.run import outline, overlap, plan, repro
+from crosslane.run.plan import RunPlan
 from crosslane.shipping import folder as shipping_folder
 from crosslane.shipping import index as simple_index
 from crosslane.smokes import site as smoke_site

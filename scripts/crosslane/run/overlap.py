@@ -15,8 +15,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from crosslane.archs import Arch
 from crosslane.errors import UsageError
-from crosslane.plan import RunPlan
 from crosslane.report import Row
+from crosslane.run.plan import RunPlan
 
 WHEN = ("auto", "beside", "after")
 # On two cores the main job ends sooner with smokes beside its builds (bench/README.md, "Dated figures"); on one core a

@@ -11,9 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from crosslane import controls
 from crosslane.archs import CONTROL_ARCH, Arch
-from crosslane.config import Config, Profile
+from crosslane.config import Config, Profile, controls
 from crosslane.errors import UsageError
 from crosslane.policy.lanes import LaneState, resolve
 
