@@ -347,39 +347,18 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
             changed = short_generation(generation, proof.constrained if how == "library" else ())
             where = dataclasses.replace(where, env={k: v for k, v in {**where.env, **changed}.items()
                                                     if k in changed or k != "GENAI_CONSTRAINED"})
-        bootstrap = payloads.path("bootstrap").read_text(encoding="utf-8")
-        result = where.run([str(VENV / "bin/python"), "-s", "-B", "-u", "-c", bootstrap, program.name],
-                           payload.timeout_for(base_timeout, arch, profile))
-        outcome = sentinel.decide(program.name, result.output, result.returncode, timed_out=result.timed_out)
+        outcome = run_payload(ctx, where, program.name, payload.timeout_for(base_timeout, arch, profile))
         if outcome.verdict is not Verdict.PASS:
-            shown = payload.protocol_lines(result.output) or result.output.splitlines()
-            ctx.log.info("\n".join(f"    {line}" for line in shown[-8:]))
             return verdict(Verdict.FAIL, f"installed with pip; the payload in the venv: {outcome.reason}")
-        loaded = loaded_ort(outcome.detail)
-        if not loaded.startswith(str(VENV) + "/"):
-            return verdict(Verdict.FAIL, f"installed; the payload mapped ORT {loaded or 'none'}, not the one in "
-                                         f"{VENV}")
-        if ctx.config.components[component].wheel.bundle.get(arch):  # the wheel's own copy: the chain's code
-            chain = [ctx.component_dir(arch, dep) / "install"
-                     for dep in ctx.config.components[component].dependencies(arch)]
-            wrong = [r for r in (provenance.check_loaded(loaded, where.root, c, arch, component) for c in chain)
-                     if r.verdict is not Verdict.PASS]
-            if wrong:
-                return verdict(Verdict.FAIL, f"installed and ran, but {wrong[0].reason}")
-        elif "/site-packages/onnxruntime/" not in loaded:  # the requirement pip installed into the venv
-            return verdict(Verdict.FAIL, f"installed and ran, but ORT came from {loaded}, not the onnxruntime "
-                                         "requirement pip installed")
+        wrong = wrong_ort(ctx, arch, component, where, loaded_ort(outcome.detail))
+        if wrong:
+            return verdict(Verdict.FAIL, wrong)
         said, proved = "", Proof()
         if how == "same":
             said = (f"; the same bytes as {proof.by} ({len(ours)} ELF files by sha256, every tier passed on every "
                     f"profile): {SHORT_TOKENS} tokens against the reference's first")
         elif how == "library":
-            guided = f" and {SHORT_TOKENS} guided tokens against {proof.by} first" \
-                if "GENAI_CONSTRAINED" in where.env else ""
-            said = (f"; {proof.by} library bytes ({len(ours) - len(unproven)} of {len(ours)} ELF files by sha256, "
-                    f"every tier passed on every profile), extension modules built for python{version} "
-                    f"({', '.join(PurePosixPath(p).name for p in sorted(unproven))}): {SHORT_TOKENS} tokens against "
-                    f"the reference's first{guided}")
+            said = library_said(proof, ours, unproven, version, guided="GENAI_CONSTRAINED" in where.env)
         elif ours and "GENAI_EXPECTED_TOKENS" in generation:  # every tier ran: what it passed with is proven
             proved = Proof(hashes=frozenset(ours.values()), constrained=guided_tokens(outcome.detail, generation),
                            by=f"the {identifier} install test's")
@@ -387,6 +366,43 @@ def install_one(ctx: Context, arch: Arch, component: str, wheel: Path, generatio
                                      f"(python{version}, "
                                      f"venv --system-site-packages for {', '.join(spec.packages[2:]) or 'nothing'}) "
                                      f"on {profile.name}: {payload.summary(outcome.detail)}{said}", proved)
+
+
+def run_payload(ctx: Context, where: Board, name: str, timeout: float) -> sentinel.Outcome:
+    """The payload run by the venv's python in the root; on anything but a PASS its last protocol lines are shown."""
+    bootstrap = payloads.path("bootstrap").read_text(encoding="utf-8")
+    result = where.run([str(VENV / "bin/python"), "-s", "-B", "-u", "-c", bootstrap, name], timeout)
+    outcome = sentinel.decide(name, result.output, result.returncode, timed_out=result.timed_out)
+    if outcome.verdict is not Verdict.PASS:
+        shown = payload.protocol_lines(result.output) or result.output.splitlines()
+        ctx.log.info("\n".join(f"    {line}" for line in shown[-8:]))
+    return outcome
+
+
+def wrong_ort(ctx: Context, arch: Arch, component: str, where: Board, loaded: str) -> str:
+    """Why the ORT the payload mapped is not the one it must be ("" when it is): a wheel that bundles ORT must map
+    its own copy, which is the chain's build; one that requires onnxruntime must map what pip installed."""
+    if not loaded.startswith(str(VENV) + "/"):
+        return f"installed; the payload mapped ORT {loaded or 'none'}, not the one in {VENV}"
+    spec = ctx.config.components[component]
+    if spec.wheel.bundle.get(arch):
+        chain = [ctx.component_dir(arch, dep) / "install" for dep in spec.dependencies(arch)]
+        wrong = [r for r in (provenance.check_loaded(loaded, where.root, c, arch, component) for c in chain)
+                 if r.verdict is not Verdict.PASS]
+        return f"installed and ran, but {wrong[0].reason}" if wrong else ""
+    if "/site-packages/onnxruntime/" not in loaded:
+        return f"installed and ran, but ORT came from {loaded}, not the onnxruntime requirement pip installed"
+    return ""
+
+
+def library_said(proof: Proof, ours: Mapping[str, str], unproven: Mapping[str, str], version: str, *,
+                 guided: bool) -> str:
+    """What a PASS rests on when only the library's bytes are the reference's: the extension modules ran short."""
+    also = f" and {SHORT_TOKENS} guided tokens against {proof.by} first" if guided else ""
+    return (f"; {proof.by} library bytes ({len(ours) - len(unproven)} of {len(ours)} ELF files by sha256, "
+            f"every tier passed on every profile), extension modules built for python{version} "
+            f"({', '.join(PurePosixPath(p).name for p in sorted(unproven))}): {SHORT_TOKENS} tokens against "
+            f"the reference's first{also}")
 
 
 def installed(output: str) -> set[str]:
