@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+import cfgkit
 from crosslane import sessions
 from crosslane.archs import Arch
-from crosslane.config import Config, tomlcompat
+from crosslane.config import Config
 from crosslane.context import Context
 from crosslane.log import Log
 from crosslane.policy import consistency
@@ -22,27 +23,70 @@ from crosslane.report import Check, Row, Verdict
 from crosslane.run import pipeline
 from crosslane.run.plan import RunPlan
 
+COMPONENTS = """
+[components.a]
+source = { kind = "tree", path = "components/canary" }
+arches = ["amd64", "riscv64"]
+[components.b]
+source = { kind = "tree", path = "components/canary" }
+arches = ["riscv64"]
+"""
 
-def test_plan_follows_each_components_arches() -> None:
-    data = {"arches": {"amd64": {}, "riscv64": {}},
-            "components": {"a": {"arches": ["amd64", "riscv64"]}, "b": {"arches": ["riscv64"]}}}
-    names = [s.name for s in sessions.plan(data)]
+
+def test_plan_follows_each_components_arches(tmp_path: Path) -> None:
+    planned = sessions.plan(cfgkit.make(tmp_path, COMPONENTS))
+    names = [s.name for s in planned if s.component in (None, "a", "b")]
     assert names == ["build-amd64", "smoke-amd64", "build-amd64-a", "smoke-amd64-a", "repro-amd64-a",
+                     "build-arm64", "smoke-arm64",
                      "build-riscv64", "smoke-riscv64", "build-riscv64-a", "smoke-riscv64-a", "repro-riscv64-a",
                      "build-riscv64-b", "smoke-riscv64-b", "repro-riscv64-b"]
-    one = next(s for s in sessions.plan(data) if s.name == "build-riscv64-b")
+    one = next(s for s in planned if s.name == "build-riscv64-b")
     assert one.tags == ("riscv64", "b", "build")
     assert one.invoke_args() == ["all", "--arch", "riscv64", "--component", "b"]
     assert "riscv64" in one.doc and "b" in one.doc
 
 
-def test_a_component_with_upstream_tests_gets_a_tests_session_per_arch_it_lists() -> None:
-    data = {"arches": {"amd64": {}, "riscv64": {}},
-            "components": {"a": {"arches": ["riscv64"], "tests": {"kind": "ctest"}},
-                           "b": {"extends": "a", "arches": ["riscv64", "amd64"]}}}
-    tests = [s for s in sessions.plan(data) if s.action == "tests"]
-    assert [s.name for s in tests] == ["tests-amd64-b", "tests-riscv64-a", "tests-riscv64-b"]
-    assert tests[1].invoke_args() == ["upstream-tests", "--arch", "riscv64", "--component", "a"]
+def test_a_component_with_upstream_tests_gets_a_tests_session_per_arch_it_lists(tmp_path: Path) -> None:
+    cfg = cfgkit.make(tmp_path, COMPONENTS.replace('arches = ["riscv64"]\n', 'arches = ["riscv64"]\n'
+                                                   '[components.b.tests]\nkind = "ctest"\n') + """
+[components.c]
+extends = "b"
+arches = ["riscv64", "amd64"]
+""")
+    tests = [s for s in sessions.plan(cfg) if s.action == "tests"]
+    assert [s.name for s in tests] == ["tests-amd64-c", "tests-riscv64-b", "tests-riscv64-c"]
+    assert tests[1].invoke_args() == ["upstream-tests", "--arch", "riscv64", "--component", "b"]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    pytest.param("[tools\n", "versions.toml", id="not-toml"),
+    pytest.param(None, "components.genai.arche: unknown key; did you mean 'arches'?", id="unknown-key"),
+])
+def test_a_refused_file_lists_the_arch_sessions_and_says_why(tmp_path: Path, text: str | None, said: str) -> None:
+    """nox still lists build-/smoke-<arch> for every known arch (their `invoke` names the error again), and the
+    noxfile says the refusal in one line instead of a traceback."""
+    path = tmp_path / "versions.toml"
+    if text is None:
+        cfgkit.make(tmp_path)
+        path.write_text(path.read_text().replace('arches = ["amd64", "arm64", "riscv64"]\ndistribution',
+                                                 'arche = ["amd64", "arm64", "riscv64"]\ndistribution'))
+    else:
+        path.write_text(text)
+    planned, refused = sessions.listed(path)
+    assert [s.name for s in planned] == [f"{step}-{arch.value}" for arch in Arch for step in ("build", "smoke")]
+    assert said in refused and "\n" not in refused
+
+
+@pytest.mark.spawns
+def test_nox_lists_the_arch_sessions_of_a_refused_file(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "noxfile.py").write_text((repo / "noxfile.py").read_text())
+    (tmp_path / "scripts").symlink_to(repo / "scripts")
+    (tmp_path / "versions.toml").write_text("[tools\n")
+    listed = subprocess.run([sys.executable, "-m", "nox", "-f", str(tmp_path / "noxfile.py"), "-l"],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert listed.returncode == 0, listed.stderr
+    assert "build-riscv64" in listed.stdout and "Traceback" not in listed.stderr
+    assert "versions.toml is refused, so only the arch sessions are listed" in listed.stderr
 
 
 @pytest.mark.spawns
@@ -140,8 +184,8 @@ def test_the_arch_job_still_runs_everything(cfg: Config, monkeypatch: pytest.Mon
 
 
 def test_the_repository_sessions_cover_versions_toml(repo: Path, cfg: Config) -> None:
-    """The stdlib plan (raw TOML) against the loaded config, computed here independently."""
-    planned = {s.name for s in sessions.plan(tomlcompat.loads((repo / "versions.toml").read_text()))}
+    """The plan against the loaded config, computed here independently."""
+    planned = {s.name for s in sessions.plan(cfg)}
     wanted = set()
     for arch in cfg.arches:
         wanted |= {f"build-{arch}", f"smoke-{arch}"}

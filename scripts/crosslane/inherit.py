@@ -1,7 +1,6 @@
 """`extends`, resolved in one place: a table starts from another's (already resolved) and states what differs.
 
-Used by the loader (config/shorthand.py, on the parsed file) and by the nox session plan (sessions.py, which
-must not import the loader's third-party dependencies): stdlib and crosslane's own registry only.
+Used by the loader (config/shorthand.py, on the parsed file), before the typed reading.
 """
 
 from __future__ import annotations

@@ -1,19 +1,19 @@
 """The nox sessions versions.toml implies, as data: per arch, and per arch × component.
 
-stdlib only, and it takes the parsed TOML as a plain dict: the noxfile imports it before crosslane and its
-dependencies are installed (nox runs from its own environment), and the consistency lint compares the
-sessions nox really registered with this plan.
+They are read from the model (config.load), the one reading of versions.toml. The noxfile imports this before
+crosslane is installed into a session: the loader needs only the standard library and `packaging`, which nox
+itself depends on. The consistency lint compares the sessions nox really registered with this plan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from crosslane import inherit
-from crosslane.archs import CONTROL_ARCH
-from crosslane.errors import ConfigError, MissingPrerequisite
-from crosslane.registry import SMOKES, Registry, discovered, kinds_named
+from crosslane import config
+from crosslane.archs import KNOWN_ARCHS
+from crosslane.config import Config, SysrootPackage
+from crosslane.errors import CrosslaneError
 
 
 @dataclass(frozen=True)
@@ -39,85 +39,58 @@ class Session:
         return [task, "--arch", self.arch, *component]
 
 
-def _table(data: Mapping[str, object], key: str) -> Mapping[str, object]:
-    value = data.get(key, {})
-    return value if isinstance(value, Mapping) else {}
-
-
-def smoke_kinds(components: Mapping[str, object]) -> Registry:
-    """The smoke kinds, with the plug-ins *components* name imported; one that cannot be loaded leaves the built-in
-    kinds, so nox still lists the sessions and `invoke` names the package."""
-    try:
-        return discovered(SMOKES).named(kinds_named(components, "smoke.kind"))
-    except MissingPrerequisite:
-        return SMOKES
-
-
-def resolved(data: Mapping[str, object]) -> dict[str, dict[str, object]]:
-    """[components.*] with `extends` resolved as the loader resolves it (inherit.py); a file the loader would refuse
-    keeps its tables as written, so nox still lists its sessions and `invoke` names the error."""
-    components = {name: table for name, table in _table(data, "components").items() if isinstance(table, dict)}
-    try:
-        return inherit.resolve_components(components, "versions.toml", smoke_kinds(components))
-    except ConfigError:
-        return components
-
-
-def control_builds(components: Mapping[str, Mapping[str, object]]) -> set[str]:
-    """What the control arch builds for comparison: components with a controlled smoke, and their depends."""
-    smokes = smoke_kinds(components)
-    wanted = [n for n, table in components.items() if isinstance(smoke := table.get("smoke"), Mapping)
-              and smokes.compares_with_control(smoke.get("kind"), smoke)]
-    found: set[str] = set()
-    while wanted:
-        name = wanted.pop()
-        if name in found:
-            continue
-        found.add(name)
-        depends = components[name].get("depends") if name in components else None
-        wanted += [d for d in depends if isinstance(d, str)] if isinstance(depends, list) else []
-    return found
-
-
-def plan(data: Mapping[str, object]) -> list[Session]:
-    """build-<arch>, smoke-<arch>, and build-/smoke-<arch>-<component> for every arch a component lists (and
-    for the control arch, every component it builds for comparison)."""
-    arches = list(_table(data, "arches"))
-    components = resolved(data)
-    control = control_builds(components)
+def plan(cfg: Config) -> list[Session]:
+    """build-<arch>, smoke-<arch>, and build-/smoke-<arch>-<component> for every component built on the arch (its
+    own arches, and on the control arch every component built for comparison); repro- for those that compile;
+    tests- where a component with upstream tests lists the arch; build-<target> per bare-metal target."""
     sessions: list[Session] = []
-    for arch in arches:
-        sessions += [
-            Session(f"build-{arch}", arch, None, "build", (arch, "build"),
-                    f"{arch}: setup, sysroot, build and smoke every component versions.toml lists for it."),
-            Session(f"smoke-{arch}", arch, None, "smoke", (arch, "smoke"),
-                    f"{arch}: smoke what is built on every CPU profile under qemu-user."),
-        ]
-        for name in components:
-            listed = components[name].get("arches")
-            in_job = isinstance(listed, list) and arch in listed
-            if not in_job and not (arch == CONTROL_ARCH.value and name in control):
+    for arch in cfg.arches:
+        sessions += arch_sessions(arch.value)
+        for name, spec in cfg.components.items():
+            if not cfg.builds(name, arch):
                 continue
             sessions += [
-                Session(f"build-{arch}-{name}", arch, name, "build", (arch, name, "build"),
+                Session(f"build-{arch}-{name}", arch.value, name, "build", (arch.value, name, "build"),
                         f"{arch} × {name}: build it (and what it needs), gate it, smoke it."),
-                Session(f"smoke-{arch}-{name}", arch, name, "smoke", (arch, name, "smoke"),
+                Session(f"smoke-{arch}-{name}", arch.value, name, "smoke", (arch.value, name, "smoke"),
                         f"{arch} × {name}: smoke the built {name} on every CPU profile."),
             ]
-            source = components[name].get("source")
-            origin = components[name].get("source_of")
-            if source is None and isinstance(origin, str) and origin in components:
-                source = components[origin].get("source")
-            if not (isinstance(source, Mapping) and source.get("kind") == "sysroot-package"):
-                sessions.append(Session(f"repro-{arch}-{name}", arch, name, "repro", (arch, name, "repro"),
+            if compiles(cfg, name):
+                sessions.append(Session(f"repro-{arch}-{name}", arch.value, name, "repro", (arch.value, name, "repro"),
                                         f"{arch} × {name}: build it twice from two clones under varied conditions "
                                         "and compare every output (reproducible builds)."))
-            if in_job and isinstance(components[name].get("tests"), Mapping):
-                sessions.append(Session(f"tests-{arch}-{name}", arch, name, "tests", (arch, name, "tests"),
+            if arch in spec.arches and spec.tests is not None:
+                sessions.append(Session(f"tests-{arch}-{name}", arch.value, name, "tests", (arch.value, name, "tests"),
                                         f"{arch} × {name}: upstream's own tests on every CPU profile, with parity "
                                         "against amd64."))
-    for target in _table(data, "baremetal"):
+    for target in cfg.baremetal:
         sessions.append(Session(f"build-{target}", target, None, "baremetal", (target, "build", "baremetal"),
                                 f"{target} (bare metal): tool root, ExecuTorch per -march, the cases on every "
                                 "profile under qemu-system."))
     return sessions
+
+
+def arch_sessions(arch: str) -> list[Session]:
+    return [
+        Session(f"build-{arch}", arch, None, "build", (arch, "build"),
+                f"{arch}: setup, sysroot, build and smoke every component versions.toml lists for it."),
+        Session(f"smoke-{arch}", arch, None, "smoke", (arch, "smoke"),
+                f"{arch}: smoke what is built on every CPU profile under qemu-user."),
+    ]
+
+
+def compiles(cfg: Config, name: str) -> bool:
+    """Whether its build compiles anything: one that records a sysroot package has nothing to rebuild."""
+    spec = cfg.components[name]
+    sources = cfg.components[spec.source_of].sources if spec.source_of else spec.sources
+    entry = cfg.registries.recipes.entries.get(spec.recipe)
+    return not any(isinstance(s, SysrootPackage) for s in sources) and (entry is None or entry.compiles)
+
+
+def listed(path: Path) -> tuple[list[Session], str]:
+    """The sessions of the file at *path*, and "" — or, for a file crosslane refuses, the arch sessions of every
+    known arch and the refusal's line: nox still lists them, and the session's `invoke` names the error again."""
+    try:
+        return plan(config.load(path)), ""
+    except CrosslaneError as exc:
+        return [s for arch in KNOWN_ARCHS for s in arch_sessions(arch)], exc.one_line()
