@@ -19,6 +19,7 @@ from crosslane.process import costs
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.reports import diff as reportdiff
+from crosslane.reports import summary
 from crosslane.smokes import target
 
 # A process tree that burns ~0.4 s of CPU: a shell whose child python spins (the parent waits for it).
@@ -60,11 +61,11 @@ def test_a_rows_time_is_shown_kept_and_read_back_bounded(tmp_path: Path) -> None
               cpu=20.5)
     # the time is not the row's identity
     assert row == Row(component="c", arch=Arch.RISCV64, check=Check.BUILD, verdict=Verdict.PASS, reason="built")
-    assert "12.3s/20.5s" in report.table([row]) and "| 12.3s/20.5s |" in report.markdown([row])
+    assert "12.3s/20.5s" in summary.table([row]) and "| 12.3s/20.5s |" in summary.markdown([row])
     [timed] = report.timed([Row(component="c", arch=Scope("a"), check=Check.GATE, verdict=Verdict.PASS)], 1.0, 2.0)
     assert (timed.wall, timed.cpu) == (1.0, 2.0)
     assert report.timed([row], 1.0, 2.0) == [row] and report.timed([row], 1.0, 2.0)[0].wall == 12.345
-    report.write_json([row], tmp_path / "r.json")
+    summary.write_json([row], tmp_path / "r.json")
     [back] = report.rows_from(json.loads((tmp_path / "r.json").read_text()), "r.json")
     assert (back.wall, back.cpu) == (12.345, 20.5)
     for hostile in (-1, 1e12, True, "5", None, float("nan")):
@@ -74,11 +75,11 @@ def test_a_rows_time_is_shown_kept_and_read_back_bounded(tmp_path: Path) -> None
 
 def test_the_stage_table_and_its_markdown() -> None:
     stages = [("setup and sysroots", 3.0, 1.5), ("build and gates", 600.25, 1100.0)]
-    text = report.stage_table(stages)
+    text = summary.stage_table(stages)
     assert text.splitlines()[0].split() == ["stage", "wall", "cpu"]
     assert "build and gates        600.2s    1100.0s" in text
-    assert "| build and gates | 600.2s | 1100.0s |" in report.markdown([], stages)
-    assert report.stage_table([]) == ""
+    assert "| build and gates | 600.2s | 1100.0s |" in summary.markdown([], stages)
+    assert summary.stage_table([]) == ""
 
 
 def test_report_diff_names_the_rows_whose_time_changed_most() -> None:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import report
 from crosslane.errors import CrosslaneError
 from crosslane.policy import floors
 from crosslane.reports import build as buildreport
 from crosslane.reports import diff as reportdiff
+from crosslane.reports import summary
 from test_hostile_reports import GOOD
 
 pytestmark = [pytest.mark.hostile("reports")]
@@ -75,7 +75,7 @@ def read_everywhere(path: Path, folder: Path) -> str:
             assert "\n" not in exc.one_line()
             outcomes.append(type(exc).__name__)
     try:
-        report.merge(folder)
+        summary.merge(folder)
         buildreport.merge_facts(folder)
         outcomes.append("merged")
     except CrosslaneError as exc:

@@ -16,7 +16,8 @@ import pytest
 
 from crosslane.archs import Arch
 from crosslane.files import userpaths
-from crosslane.report import Check, Row, Verdict, to_json
+from crosslane.report import Check, Row, Verdict
+from crosslane.reports.summary import to_json
 from gatekit import make_wheel
 from hostilekit import Sandbox
 

@@ -14,7 +14,6 @@ import pytest
 import yaml
 
 import actions_local
-from crosslane import report
 from crosslane.archs import Arch
 from crosslane.cli import commands, matrix
 from crosslane.config import Config
@@ -23,6 +22,7 @@ from crosslane.errors import ConfigError, UsageError
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.report import Check, Row, Verdict
+from crosslane.reports import summary
 from crosslane.run import artifacts
 
 
@@ -118,8 +118,8 @@ def test_reports_merge_into_json_and_markdown(tmp_path: Path, repo: Path, monkey
     one = [Row(component="canary", arch=Arch.RISCV64, check=Check.BUILD, verdict=Verdict.PASS, reason="built")]
     two = [Row(component="canary", arch=Arch.RISCV64, check=Check.SMOKE, verdict=Verdict.FAIL, reason="no sentinel",
                subject="cli", profile="rvv128"), *one]
-    report.write_json(one, tmp_path / "in" / "build-riscv64-canary" / "build.json")
-    report.write_json(two, tmp_path / "in" / "smoke-riscv64-rvv128" / "smoke.json")
+    summary.write_json(one, tmp_path / "in" / "build-riscv64-canary" / "build.json")
+    summary.write_json(two, tmp_path / "in" / "smoke-riscv64-rvv128" / "smoke.json")
     (tmp_path / "in" / "other.json").write_text('{"not": "a report"}')
     facts = {"generated": "2026-11-30T00:00:00Z", "sysroots": {"riscv64": {"suite": "forky", "key": "abc",
                                                                           "versions": {"libc6": "2.43-7"}}},

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from crosslane import report
 from crosslane.archs import Arch
 from crosslane.cli import commands, gate_tasks
 from crosslane.errors import ConfigError
 from crosslane.policy import floors
 from crosslane.report import Check, Row, Verdict
+from crosslane.reports import summary
 
 P, F, S = Verdict.PASS, Verdict.FAIL, Verdict.SKIP
 
@@ -83,7 +83,7 @@ def test_record_and_read_observations(tmp_path: Path) -> None:
 
 def test_load_report_round_trip_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
-    report.write_json(rows(), path)
+    summary.write_json(rows(), path)
     assert floors.load_report(path) == rows()
     path.write_text(json.dumps([{"component": "x"}]))
     with pytest.raises(ConfigError, match="not a crosslane --json report"):
@@ -103,7 +103,7 @@ def test_floors_task_fails_below_floor_and_records(tmp_path: Path, monkeypatch: 
     old.write_text((tmp_path / "versions.toml").read_text().replace("riscv64 = 2", "riscv64 = 3"))
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     path = tmp_path / "r.json"
-    report.write_json(rows(), path)
+    summary.write_json(rows(), path)
     code = commands.run(gate_tasks.floors(str(path), True, str(old)), config_path=str(tmp_path / "versions.toml"))
     out = capsys.readouterr().out
     assert code == 1

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 import gatekit
-from crosslane import report
 from crosslane.archs import Arch
 from crosslane.errors import ConfigError
 from crosslane.gates import elf, verify
 from crosslane.gates import wheel as wheel_gate
 from crosslane.recipes import cmake
 from crosslane.report import Verdict
+from crosslane.reports import summary
 
 pytestmark = [pytest.mark.hostile("wheels and ELF files")]
 
@@ -227,4 +227,4 @@ def test_a_lone_surrogate_an_sbom_names_is_escaped_in_the_row_and_the_table_prin
     papers = [r for r in rows if "papers" in r.label]
     assert [r.verdict for r in papers] == [Verdict.FAIL], papers
     assert "sources/x/LICENSE\\ud800: a licence text the SBOM names" in papers[0].reason, papers[0].reason
-    report.table(rows).encode("utf-8")  # strict: what the summary prints
+    summary.table(rows).encode("utf-8")  # strict: what the summary prints

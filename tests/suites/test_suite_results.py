@@ -10,6 +10,7 @@ import pytest
 from crosslane.archs import Arch
 from crosslane.process.runner import Result
 from crosslane.report import Check, Verdict
+from crosslane.reports import summary
 from crosslane.suites import ctest, junit, pytest_suite, verdict
 from crosslane.suites.junit import Case, Outcome
 
@@ -270,8 +271,8 @@ def test_a_name_cannot_forge_lines_or_grow_without_bound(tmp_path: Path) -> None
     assert len(second.id) <= junit.ID_LIMIT and len(third.id) <= junit.ID_LIMIT and second.id != third.id
     row = report.Row(component="c", arch=Arch.RISCV64, check=report.Check.TESTS, verdict=report.Verdict.FAIL,
                      reason=f"failed: {first.id}")
-    assert report.table([row]).count("\n") == 2  # header, rule, one row
-    assert "\\| FAIL \\|" in report.markdown([row]) and "\n::error" not in report.markdown([row])
+    assert summary.table([row]).count("\n") == 2  # header, rule, one row
+    assert "\\| FAIL \\|" in summary.markdown([row]) and "\n::error" not in summary.markdown([row])
 
 
 def test_the_boards_results_are_its_own_file_never_a_link(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from crosslane.registry import suggestion
 from crosslane.report import Check
 from crosslane.reports import build as buildreport
 from crosslane.reports import diff as reportdiff
+from crosslane.reports import summary
 
 Action = Callable[[Context], list[report.Row]]
 
@@ -102,12 +103,12 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         rows = action(ctx)
         if stream_summary and rows:
             stages = ctx.ledger.summary()
-            print(report.table(rows))
+            print(summary.table(rows))
             if stages:
-                print("\n" + report.stage_table(stages))
-            append_step_summary(report.markdown(rows, stages))
+                print("\n" + summary.stage_table(stages))
+            append_step_summary(summary.markdown(rows, stages))
         if json_file is not None:
-            report.write_json(rows, json_file)
+            summary.write_json(rows, json_file)
     except CrosslaneError as exc:
         if debug:
             traceback.print_exc()
@@ -129,7 +130,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     except Terminated:
         log.error("terminated (SIGTERM); partial work removed")
         return Terminated.exit_code
-    failures = report.failed(rows)
+    failures = summary.failed(rows)
     if failures:
         kinds = {failure_kind(r) for r in failures}
         if StepFailed in kinds:
@@ -204,12 +205,12 @@ def merge_reports(given_folder: Path | str | None, given_output: Path | str | No
         written = (output.with_suffix(".json"), output.with_suffix(".md"))
         for each in written:
             userpaths.claim_file("--output", each)
-        merged = report.merge(folder)
+        merged = summary.merge(folder)
         rows, used = merged.rows, merged.reports
         if not used:
             raise UsageError(f"{folder}: no --json report in it", fix="run the jobs with --json FILE")
         facts = buildreport.merge_facts(folder)
-        data = {**facts, "rows": json.loads(report.to_json(rows)), "jobs": len(used)}
+        data = {**facts, "rows": json.loads(summary.to_json(rows)), "jobs": len(used)}
         userpaths.write_file("--output", written[0], json.dumps(data, indent=1, sort_keys=True) + "\n")
         userpaths.write_file("--output", written[1], f"{len(used)} job reports, {len(rows)} rows.\n\n" +
                              buildreport.markdown(data))

@@ -27,6 +27,7 @@ from crosslane.files import atomic, bounded, stamps
 from crosslane.guest import sysroot as sysroot_mod
 from crosslane.host import toolroot
 from crosslane.report import Check, Row, Verdict
+from crosslane.reports import summary
 from crosslane.suites import stage, verdict
 
 SCHEMA = 3  # 2: rows carry check, subject, profile and control instead of a step string; 3: "tests" (upstream suites)
@@ -141,7 +142,7 @@ def build(ctx: Context, arches: Iterable[Arch], names: Mapping[Arch, Sequence[st
         "components": [component_facts(ctx, arch, name, rows) for arch in arch_list for name in names.get(arch, ())],
         "asserted": asserted(ctx, arch_list, names),
         "tests": tests_facts(ctx, rows),
-        "rows": json.loads(report.to_json(rows)),
+        "rows": json.loads(summary.to_json(rows)),
         # What each stage of the run cost so far (wall and CPU seconds, children included).
         "stages": [{"stage": name, "wall": round(wall, 3), "cpu": round(cpu, 3)}
                    for name, wall, cpu in ctx.ledger.summary()],
@@ -197,7 +198,7 @@ def short_source(identity: object) -> str:
 
 def markdown(data: Mapping[str, Any]) -> str:
     rows = [Row.from_dict(entry, i) for i, entry in enumerate(data.get("rows") or [])]
-    lines = [f"# crosslane build report ({data.get('generated')})", "", report.counts_markdown(rows), "",
+    lines = [f"# crosslane build report ({data.get('generated')})", "", summary.counts_markdown(rows), "",
              "## Components", "", "| component | arch | source | patches | compiler | seconds | ccache |",
              "|---|---|---|---|---|---|---|"]
     for facts in data.get("components") or []:
@@ -228,7 +229,7 @@ def markdown(data: Mapping[str, Any]) -> str:
     stages = [(str(s.get("stage")), float(s.get("wall", 0)), float(s.get("cpu", 0))) for s in data.get("stages") or []
               if isinstance(s, dict) and isinstance(s.get("wall", 0), (int, float))
               and isinstance(s.get("cpu", 0), (int, float))]
-    return "\n".join(lines) + "\n\n## Every row\n\n" + report.markdown(rows, stages)
+    return "\n".join(lines) + "\n\n## Every row\n\n" + summary.markdown(rows, stages)
 
 
 def write(ctx: Context, arch: Arch, names: Mapping[Arch, Sequence[str]], rows: Sequence[Row]) -> Path:

@@ -1,6 +1,6 @@
 """`invoke report-diff OLD NEW`: what changed between two build reports (reports/build.py, same schema) — pins and
 versions, verdicts, sizes and timings — one line per change, so a reviewer sees a bump's whole effect. Every field
-taken from a report is printed as the summary prints a cell (report.shown): a newline in a component, package or
+taken from a report is printed as the summary prints a cell (summary.shown): a newline in a component, package or
 test name would otherwise forge lines of its own, a verdict or a `::error::` workflow command on CI among them."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any
 
 from crosslane.errors import UsageError
 from crosslane.files import bounded
-from crosslane.report import MAX_CELL, REPORT_FIX, Row, shown
+from crosslane.report import REPORT_FIX, Row
 from crosslane.reports import build as buildreport
 from crosslane.reports.build import SCHEMA
+from crosslane.reports.summary import MAX_CELL, shown
 
 # What identifies a component's build inputs in a report (the stamp's inputs) and the figures worth comparing.
 PINS = ("source", "fetchcontent", "patches", "compiler", "cmake", "ninja", "sysroot", "wheel", "cmake_args")

@@ -27,6 +27,7 @@ from crosslane.recipes import Built, cmake, cmake_cache, cmake_wheel
 from crosslane.registry import suggestion
 from crosslane.report import Check, Row, Scope, Verdict
 from crosslane.reports import build as buildreport
+from crosslane.reports import summary
 from crosslane.run import outline, overlap, plan, repro
 from crosslane.run.plan import RunPlan
 from crosslane.shipping import folder as shipping_folder
@@ -167,7 +168,7 @@ def gate_install(ctx: Context, name: str, arch: Arch, paths: Sequence[Path], bui
         pass
     rows = _gate(ctx, name, arch, paths, staging, builds)
     if all(r.verdict is not Verdict.FAIL for r in rows):
-        atomic.write_text(cache, json.dumps({"key": key, "rows": json.loads(report.to_json(rows))}))
+        atomic.write_text(cache, json.dumps({"key": key, "rows": json.loads(summary.to_json(rows))}))
     else:
         cache.unlink(missing_ok=True)
     return rows
