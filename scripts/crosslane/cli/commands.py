@@ -30,7 +30,7 @@ from crosslane.files import paths, userpaths
 from crosslane.log import Log
 from crosslane.process.runner import Runner
 from crosslane.registry import suggestion
-from crosslane.report import Check
+from crosslane.report import Check, Row
 from crosslane.reports import build as buildreport
 from crosslane.reports import diff as reportdiff
 from crosslane.reports import summary
@@ -101,14 +101,7 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
         ctx = Context(cfg, Runner(log, dry_run=dry_run), sources=parse_sources(sources, list(cfg.components)),
                       wheels=given, cases=parse_cases(cases, cfg), builds=parse_builds(builds))
         rows = action(ctx)
-        if stream_summary and rows:
-            stages = ctx.ledger.summary()
-            print(summary.table(rows))
-            if stages:
-                print("\n" + summary.stage_table(stages))
-            append_step_summary(summary.markdown(rows, stages))
-        if json_file is not None:
-            summary.write_json(rows, json_file)
+        show(ctx, rows, json_file, stream_summary=stream_summary)
     except CrosslaneError as exc:
         if debug:
             traceback.print_exc()
@@ -130,19 +123,36 @@ def run(action: Action, *, debug: bool = False, dry_run: bool = False, json_path
     except Terminated:
         log.error("terminated (SIGTERM); partial work removed")
         return Terminated.exit_code
+    return exit_code(log, rows)
+
+
+def show(ctx: Context, rows: Sequence[Row], json_file: Path | None, *, stream_summary: bool) -> None:
+    """The summary table and the run's stages on stdout, the Markdown in the step summary, the --json file."""
+    if stream_summary and rows:
+        stages = ctx.ledger.summary()
+        print(summary.table(rows))
+        if stages:
+            print("\n" + summary.stage_table(stages))
+        append_step_summary(summary.markdown(rows, stages))
+    if json_file is not None:
+        summary.write_json(rows, json_file)
+
+
+def exit_code(log: Log, rows: Sequence[Row]) -> int:
+    """0 when no row failed; else the code of the gravest kind of failure among them, said in one line."""
     failures = summary.failed(rows)
-    if failures:
-        kinds = {failure_kind(r) for r in failures}
-        if StepFailed in kinds:
-            log.error(StepFailed(f"{len(failures)} of {len(rows)} checks failed, a build among them").one_line())
-            return StepFailed.exit_code
-        if MissingPrerequisite in kinds:
-            log.error(MissingPrerequisite(f"{len(failures)} of {len(rows)} checks failed, a missing prerequisite "
-                                          "among them", fix="see the fix in its row above").one_line())
-            return MissingPrerequisite.exit_code
-        log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())
-        return VerdictFailed.exit_code
-    return 0
+    if not failures:
+        return 0
+    kinds = {failure_kind(r) for r in failures}
+    if StepFailed in kinds:
+        log.error(StepFailed(f"{len(failures)} of {len(rows)} checks failed, a build among them").one_line())
+        return StepFailed.exit_code
+    if MissingPrerequisite in kinds:
+        log.error(MissingPrerequisite(f"{len(failures)} of {len(rows)} checks failed, a missing prerequisite "
+                                      "among them", fix="see the fix in its row above").one_line())
+        return MissingPrerequisite.exit_code
+    log.error(VerdictFailed(f"{len(failures)} of {len(rows)} checks failed").one_line())
+    return VerdictFailed.exit_code
 
 
 def _terminate(signum: int, frame: object) -> None:
