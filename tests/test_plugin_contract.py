@@ -13,7 +13,8 @@ import pytest
 
 from crosslane import config, contract
 from crosslane.archs import Arch
-from crosslane.config.model import Registries, SmokeSpec
+from crosslane.config.component_model import SmokeSpec
+from crosslane.config.model import Registries
 from crosslane.contract import Kind, Outcome, Request
 from crosslane.errors import ConfigError, MissingPrerequisite
 from crosslane.recipes import Built

@@ -8,9 +8,10 @@ from dataclasses import dataclass, fields
 import pytest
 
 from crosslane.config import jsonschema, keys
+from crosslane.config.component_model import Component, WheelSpec
 from crosslane.config.declare import declared, key, per_arch_keys, read_into, section_of
 from crosslane.config.document import declaration
-from crosslane.config.model import Component, Registries, WheelSpec
+from crosslane.config.model import Registries
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.registry import SMOKES

@@ -203,8 +203,9 @@ def test_a_plug_in_kind_may_reuse_an_option_name_with_another_type(tmp_path: Pat
 def test_the_suite_timeout_says_what_the_suites_do_with_it() -> None:
     """tests.timeout is per test (ctest's and pytest-timeout's --timeout), scaled as a smoke's, and a whole run has
     its own limit: the words editors show are the numbers the suites use."""
+    from crosslane.config.component_model import SuiteSpec
     from crosslane.config.declare import section_of
-    from crosslane.config.model import Registries, SuiteSpec
+    from crosslane.config.model import Registries
     from crosslane.smokes import payload
     from crosslane.suites import ctest, pytest_suite
 

@@ -1,35 +1,38 @@
-"""versions.toml: the model (model.py), its loader and validation (load.py), the TOML reader (reader.py)."""
+"""versions.toml: the model (model.py; a component's tables in component_model.py), its loader and validation
+(load.py), the TOML reader (reader.py)."""
 
 from __future__ import annotations
 
-from crosslane.config.load import DEFAULT_FILE, SCHEMA_VERSION, find_config, load, parse
-from crosslane.config.model import (
-    ArchConfig,
+from crosslane.config.component_model import (
     ArchiveSource,
-    BareMetalBuild,
-    BareMetalTarget,
     Component,
-    Config,
     Constrained,
     DebianSource,
     GitSource,
-    Lane,
-    ModelSpec,
     PatchSpec,
     PinnedSource,
-    Profile,
-    Registries,
     SmokeSpec,
     SourceSpec,
     SuiteSpec,
     SysrootPackage,
+    TreeSource,
+    WheelSpec,
+    version_of,
+)
+from crosslane.config.load import DEFAULT_FILE, SCHEMA_VERSION, find_config, load, parse
+from crosslane.config.model import (
+    ArchConfig,
+    BareMetalBuild,
+    BareMetalTarget,
+    Config,
+    Lane,
+    ModelSpec,
+    Profile,
+    Registries,
     SysrootSpec,
     Toolchain,
     ToolRootSpec,
     Tools,
-    TreeSource,
-    WheelSpec,
-    version_of,
 )
 
 __all__ = [

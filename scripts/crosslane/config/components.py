@@ -11,6 +11,22 @@ from types import MappingProxyType
 
 from crosslane.archs import Arch
 from crosslane.config import keys, shorthand
+from crosslane.config.component_model import (
+    ArchiveSource,
+    Component,
+    Constrained,
+    DebianSource,
+    GitSource,
+    PatchSpec,
+    PinnedSource,
+    Ref,
+    SmokeSpec,
+    SourceSpec,
+    SuiteSpec,
+    SysrootPackage,
+    TreeSource,
+    WheelSpec,
+)
 from crosslane.config.declare import Reader, read_into
 from crosslane.config.fields import (
     DEBIAN_VERSION_RE,
@@ -25,23 +41,7 @@ from crosslane.config.fields import (
     sha256,
     url,
 )
-from crosslane.config.model import (
-    ArchiveSource,
-    Component,
-    Constrained,
-    DebianSource,
-    GitSource,
-    PatchSpec,
-    PinnedSource,
-    Ref,
-    Registries,
-    SmokeSpec,
-    SourceSpec,
-    SuiteSpec,
-    SysrootPackage,
-    TreeSource,
-    WheelSpec,
-)
+from crosslane.config.model import Registries
 from crosslane.config.reader import Table
 from crosslane.registry import DEFAULT_RECIPE, Option, suggestion
 

@@ -5,6 +5,7 @@ The loader reads through it and jsonschema.py writes it out."""
 from __future__ import annotations
 
 from crosslane.archs import KNOWN_ARCHS
+from crosslane.config.component_model import Component
 from crosslane.config.declare import section_of
 from crosslane.config.keys import (
     ARCH,
@@ -28,7 +29,7 @@ from crosslane.config.keys import (
     string,
     table,
 )
-from crosslane.config.model import Component, Registries, SysrootSpec, Tools
+from crosslane.config.model import Registries, SysrootSpec, Tools
 from crosslane.registry import RECIPES, SUITES, Registry
 
 EXTENDS = string("another component this one starts from (resolved before anything reads it)")

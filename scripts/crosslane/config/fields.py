@@ -117,3 +117,10 @@ def relative_paths(table: Table, key: str) -> tuple[str, ...]:
                 or pure == PurePosixPath("."):
             Table({}, table.file, table.where(key)).fail(index, f"'{value}' is not a relative path inside the tree")
     return values
+
+
+def check_package_lists(table: Table, name: str, found: Mapping[Arch, tuple[str, ...]],
+                        _read: Mapping[str, object]) -> None:
+    """A declare.key check: every per-arch list holds Debian package names."""
+    for arch, names in found.items():
+        check_package_names(table, f"{name}.{arch}", names)

@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 from crosslane.archs import Arch
 from crosslane.config import cases, document, keys, shorthand, tomlcompat  # submodules: no cycle through the package
+from crosslane.config.component_model import Component, GitSource
 from crosslane.config.components import read_component
 from crosslane.config.declare import read_into
 from crosslane.config.fields import (
@@ -25,9 +26,7 @@ from crosslane.config.model import (
     ArchConfig,
     BareMetalBuild,
     BareMetalTarget,
-    Component,
     Config,
-    GitSource,
     Lane,
     ModelSpec,
     Profile,

@@ -22,8 +22,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidName, canonicalize_name
 
 from crosslane import inherit
+from crosslane.config.component_model import Component
 from crosslane.config.declare import per_arch_keys
-from crosslane.config.model import Component
 from crosslane.config.reader import Table
 from crosslane.registry import SMOKES, Registry, suggestion
 
