@@ -25,7 +25,8 @@ from crosslane.smokes import executorch
 def setting(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> lane.Setting:
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     ctx = Context(cfg, Runner(Log(io.StringIO())))
-    root = toolroot.ToolRoot(ToolRootSpec("t", "forky", "http://x", (), ("amd64",)), tmp_path / "root", "k")
+    root = toolroot.ToolRoot(ToolRootSpec(name="t", suite="forky", mirror="http://x", packages=(),
+                                          architectures=("amd64",)), tmp_path / "root", "k")
     return lane.Setting(ctx, cfg.baremetal["rv64-elf"], root, "root", tmp_path / "build" / "rv64-elf")
 
 
@@ -106,7 +107,8 @@ def test_an_exempt_case_is_a_skip_row_with_its_reason(cfg: Config, tmp_path: Pat
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CROSSLANE_BUILD_DIR", str(tmp_path / "build"))
     ctx = Context(cfg, Runner(Log(io.StringIO())))
-    root = toolroot.ToolRoot(ToolRootSpec("t", "forky", "http://x", (), ("amd64",)), tmp_path / "root", "k")
+    root = toolroot.ToolRoot(ToolRootSpec(name="t", suite="forky", mirror="http://x", packages=(),
+                                          architectures=("amd64",)), tmp_path / "root", "k")
     setting = lane.Setting(ctx, cfg.baremetal["rv32-elf"], root, "root", tmp_path / "build" / "rv32-elf")
 
     def runtime(s: lane.Setting, build: BareMetalBuild, source: Path, ops: object) -> Row:

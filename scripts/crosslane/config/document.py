@@ -13,14 +13,11 @@ from crosslane.config.keys import (
     CASES,
     HOSTENV,
     LANE,
-    MODEL,
     NAME,
     PARITY,
     REQUIRED,
     SCHEMA_VERSION,
     STRINGS,
-    TOOLCHAIN,
-    TOOLROOT,
     Key,
     Section,
     named,
@@ -29,7 +26,7 @@ from crosslane.config.keys import (
     string,
     table,
 )
-from crosslane.config.model import Registries, SysrootSpec, Tools
+from crosslane.config.model import ModelSpec, Registries, SysrootSpec, Toolchain, ToolRootSpec, Tools
 from crosslane.registry import RECIPES, SUITES, Registry
 
 EXTENDS = string("another component this one starts from (resolved before anything reads it)")
@@ -50,15 +47,15 @@ def declaration(smokes: Registry, recipes: Registry = RECIPES, suites: Registry 
         "tools": table("build tools from PyPI", section_of(Tools, doc=""), REQUIRED),
         "host": table("the build machine", Section({"packages": packages("host packages every lane needs")})),
         "sysroot": table("the target sysroots: a Debian suite", section_of(SysrootSpec, doc=""), REQUIRED),
-        "toolchains": named("compilers by name", table("", TOOLCHAIN), NAME),
+        "toolchains": named("compilers by name", table("", section_of(Toolchain, doc="")), NAME),
         "toolroots": named("host tools newer than the host's: a Debian root made with mmdebstrap",
-                           table("", TOOLROOT), NAME),
+                           table("", section_of(ToolRootSpec, doc="")), NAME),
         "arches": table("the target arches", Section(names=table("", ARCH), name_choices=KNOWN_ARCHS), REQUIRED),
         "components": named("what is built", table("", component_section(kinds)), NAME),
         "args": named("named argument lists, spliced into cmake_args as \"@name\"", STRINGS),
         "pins": named("distribution -> version, for bare names in requirements", string("")),
         "hostenvs": named("host venvs a build or smoke runs", table("", HOSTENV), NAME),
-        "models": named("models the smokes load", table("", MODEL), NAME),
+        "models": named("models the smokes load", table("", section_of(ModelSpec, doc="")), NAME),
         "lanes": named("component -> arch -> its lane", per_arch("", table("", LANE))),
         "cases": named("ExecuTorch case matrices", table("", CASES)),
         "floors": per_arch("components that must pass their smoke, per arch", Key(

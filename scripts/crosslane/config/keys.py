@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from crosslane.archs import KNOWN_ARCHS
-from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, Option, Registry
+from crosslane.registry import Option, Registry
 
 # sysroot-package: the component is a Debian package already in the target sysroot; nothing is built.
 SOURCE_KINDS = ("tree", "git", "archive", "debian", "sysroot-package")
@@ -309,19 +309,6 @@ CASES = Section({
 })
 
 
-TOOLCHAIN = Section({
-    "family": string("the compiler family", REQUIRED, choices=TOOLCHAIN_FAMILIES, what="toolchain family"),
-    "version": Key("integer", "the major version (clang-19: 19)", 0, minimum=0, maximum=99,
-                   bounds="a compiler major version (clang-19 is 19)"),
-    "packages": per_arch("host packages per arch", STRINGS),
-    "toolroot": string("a [toolroots] name whose gcc cross compilers it runs (its packages are the root's)"),
-})
-TOOLROOT = Section({
-    "suite": suite("the Debian suite (default: the sysroot's)"),
-    "mirror": string("the archive (default: the sysroot's)"),
-    "architectures": array("Debian architectures (multiarch)", ("amd64",)),
-    "packages": packages("its packages"),
-})
 ARCH = Section({
     "toolchain": string("a [toolchains] name", REQUIRED),
     "default_profile": string("the profile a single run uses (default: the first)"),
@@ -334,17 +321,6 @@ NOT_A_VERSION = "'{value}' is not a version such as 3.31.6 (crosslane installs {
 HOSTENV = Section({
     "extends": string("another venv whose requirements it starts from"),
     "requirements": array("requirements (bare names pinned in [pins])", ()),
-})
-MODEL = Section({
-    "distribution": string("the PyPI distribution holding it", REQUIRED),
-    "version": string("its version", REQUIRED),
-    "member": string("the file inside the wheel", REQUIRED),
-    "sha256": string("the file's sha256", REQUIRED, pattern=SHA256),
-    "converter": string("how it becomes the runtime's format", REQUIRED, choices=tuple(CONVERTERS), what="converter"),
-    "precision": string("the converted precision", "fp32", choices=MODEL_PRECISIONS),
-    "requirements": array("the converter's requirements", ()),
-    "prompt": string("the prompt", REQUIRED),
-    "new_tokens": Key("integer", "tokens generated", 16, minimum=1, maximum=256, bounds="within 1..256"),
 })
 LANE = Section({
     "enabled": Key("boolean", "built at all", True),

