@@ -8,7 +8,6 @@ from crosslane.archs import KNOWN_ARCHS
 from crosslane.config.component_model import Component
 from crosslane.config.declare import section_of
 from crosslane.config.keys import (
-    ARCH,
     BAREMETAL,
     CASES,
     HOSTENV,
@@ -26,7 +25,7 @@ from crosslane.config.keys import (
     string,
     table,
 )
-from crosslane.config.model import ModelSpec, Registries, SysrootSpec, Toolchain, ToolRootSpec, Tools
+from crosslane.config.model import ArchConfig, ModelSpec, Registries, SysrootSpec, Toolchain, ToolRootSpec, Tools
 from crosslane.registry import RECIPES, SUITES, Registry
 
 EXTENDS = string("another component this one starts from (resolved before anything reads it)")
@@ -50,7 +49,8 @@ def declaration(smokes: Registry, recipes: Registry = RECIPES, suites: Registry 
         "toolchains": named("compilers by name", table("", section_of(Toolchain, doc="")), NAME),
         "toolroots": named("host tools newer than the host's: a Debian root made with mmdebstrap",
                            table("", section_of(ToolRootSpec, doc="")), NAME),
-        "arches": table("the target arches", Section(names=table("", ARCH), name_choices=KNOWN_ARCHS), REQUIRED),
+        "arches": table("the target arches", Section(names=table("", section_of(ArchConfig, doc="")),
+                                                     name_choices=KNOWN_ARCHS), REQUIRED),
         "components": named("what is built", table("", component_section(kinds)), NAME),
         "args": named("named argument lists, spliced into cmake_args as \"@name\"", STRINGS),
         "pins": named("distribution -> version, for bare names in requirements", string("")),

@@ -309,12 +309,6 @@ CASES = Section({
 })
 
 
-ARCH = Section({
-    "toolchain": string("a [toolchains] name", REQUIRED),
-    "default_profile": string("the profile a single run uses (default: the first)"),
-    "emulator": string("a [toolroots] name holding the qemu-user its programs run under"),
-    "profiles": table("name -> qemu -cpu string", PROFILES, REQUIRED),
-})
 VERSION = r"^\d+(\.\d+){1,3}$"
 # a PyPI version pin for cmake/ninja (3.31.6), checked here rather than found broken by pip or preflight
 NOT_A_VERSION = "'{value}' is not a version such as 3.31.6 (crosslane installs {key}=={value} from PyPI)"

@@ -41,34 +41,12 @@ SCHEMA_VERSION = keys.SCHEMA_VERSION
 MAX_CONFIG_BYTES = 1 << 20
 DEFAULT_FILE = "versions.toml"
 def _arch_config(arch: Arch, table: Table) -> ArchConfig:
-    profiles_table = table.table("profiles", required=True)
-    profiles = tuple(Profile(name, profiles_table.string(name)) for name in list(profiles_table.keys()))
-    for profile in profiles:
-        path_name(profiles_table, profile.name, profile.name, "profile")
-    profiles_table.finish()
-    if not profiles:
-        table.fail("profiles", "no qemu CPU profile; add at least one, e.g. default = \"max\"")
-    for profile in profiles:
-        where = f"profiles.{profile.name}"
-        if profile.vector_enabled(arch) and "vlen" not in profile.properties:
-            table.fail(where, f"'{profile.cpu}' enables the vector unit without vlen=N; state the VLEN "
-                       "(qemu versions disagree on the default)")
-        vlen = profile.properties.get("vlen", "64")
-        if not (vlen.isascii() and vlen.isdigit()) or int(vlen) < 64 or int(vlen) & (int(vlen) - 1):
-            table.fail(where, f"vlen={vlen} in '{profile.cpu}' is not a power of two >= 64")
-    default = table.string("default_profile", profiles[0].name)
-    if default not in {p.name for p in profiles}:
-        table.fail("default_profile", f"unknown profile '{default}' (known: {', '.join(p.name for p in profiles)})")
+    result = read_into(ArchConfig, table, arch, {"arch": arch})
     if table.has("components"):
         table.fail("components", "an arch's job is every component whose arches list it (components.<name>.arches); "
                                  "delete this list and name the arch there")
-    result = ArchConfig(arch=arch, toolchain=table.string("toolchain", required=True),
-                        components=(), profiles=profiles, default_profile=default,
-                        emulator=table.optional_string("emulator"))
     table.finish()
     return result
-
-
 
 
 def _toolroot(name: str, table: Table, sysroot: SysrootSpec) -> ToolRootSpec:

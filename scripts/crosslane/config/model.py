@@ -11,8 +11,16 @@ from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import keys
 from crosslane.config.cases import CaseMatrix
 from crosslane.config.component_model import Component
-from crosslane.config.declare import key, using
-from crosslane.config.fields import DEBIAN_ARCH_RE, check_package_lists, package_names, per_arch_strings, sha256, url
+from crosslane.config.declare import derived, key, using
+from crosslane.config.fields import (
+    DEBIAN_ARCH_RE,
+    check_package_lists,
+    package_names,
+    path_name,
+    per_arch_strings,
+    sha256,
+    url,
+)
 from crosslane.config.keys import Key
 from crosslane.config.reader import Table
 from crosslane.registry import CONVERTERS, MODEL_PRECISIONS, RECIPES, SMOKES, SUITES, Registry, discovered, kinds_named
@@ -172,18 +180,47 @@ class Profile:
         return int(self.properties["vlen"])
 
 
-@dataclass(frozen=True)
+def _profiles(table: Table, name: str, arch: Arch, read: Mapping[str, object]) -> Mapping[str, object]:
+    """An arch's CPU profiles, each a folder-safe name and a -cpu string whose vector unit states its VLEN, and the
+    default one (as written, or the first)."""
+    profiles_table = table.table(name, required=True)
+    profiles = tuple(Profile(entry, profiles_table.string(entry)) for entry in list(profiles_table.keys()))
+    for profile in profiles:
+        path_name(profiles_table, profile.name, profile.name, "profile")
+    profiles_table.finish()
+    if not profiles:
+        table.fail(name, "no qemu CPU profile; add at least one, e.g. default = \"max\"")
+    for profile in profiles:
+        where = f"{name}.{profile.name}"
+        if profile.vector_enabled(arch) and "vlen" not in profile.properties:
+            table.fail(where, f"'{profile.cpu}' enables the vector unit without vlen=N; state the VLEN "
+                       "(qemu versions disagree on the default)")
+        vlen = profile.properties.get("vlen", "64")
+        if not (vlen.isascii() and vlen.isdigit()) or int(vlen) < 64 or int(vlen) & (int(vlen) - 1):
+            table.fail(where, f"vlen={vlen} in '{profile.cpu}' is not a power of two >= 64")
+    default = read["default_profile"]
+    if default is None:
+        default = profiles[0].name
+    elif default not in {p.name for p in profiles}:
+        table.fail("default_profile", f"unknown profile '{default}' (known: {', '.join(p.name for p in profiles)})")
+    return {"profiles": profiles, "default_profile": default}
+
+
+@dataclass(frozen=True, kw_only=True)
 class ArchConfig:
-    """An [arches.*] table: the arch's toolchain, default components and CPU profiles."""
+    """An [arches.*] table: the arch's toolchain, default components and CPU profiles (read with the arch as
+    context; `profiles` is read last, with the default profile it names or implies)."""
 
     arch: Arch
-    toolchain: str
-    components: tuple[str, ...]
-    profiles: tuple[Profile, ...]
-    default_profile: str
+    toolchain: str = key(keys.string("a [toolchains] name", keys.REQUIRED))
+    default_profile: str = key(keys.string("the profile a single run uses (default: the first)"))
     # The [toolroots.*] whose (static) qemu-user runs every program of this arch (builds' emulator, probes,
     # smokes, suites) instead of the host's, where the host's qemu cannot run what the lanes need.
-    emulator: str | None = None
+    emulator: str | None = key(keys.string("a [toolroots] name holding the qemu-user its programs run under"))
+    profiles: tuple[Profile, ...] = derived(_profiles, profiles=keys.table("name -> qemu -cpu string", keys.PROFILES,
+                                                                            keys.REQUIRED),
+                                            fills=("default_profile",))
+    components: tuple[str, ...] = ()  # its job: filled once the components are read (load._jobs)
 
     def profile(self, name: str) -> Profile:
         for profile in self.profiles:
