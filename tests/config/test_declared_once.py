@@ -11,7 +11,7 @@ from crosslane.config import jsonschema, keys
 from crosslane.config.component_model import Component, WheelSpec
 from crosslane.config.declare import declared, key, per_arch_keys, read_into, section_of
 from crosslane.config.document import declaration
-from crosslane.config.model import Registries
+from crosslane.config.model import ArchConfig, Lane, ModelSpec, Registries, Toolchain, ToolRootSpec
 from crosslane.config.reader import Table
 from crosslane.errors import ConfigError
 from crosslane.registry import SMOKES
@@ -67,3 +67,22 @@ def test_a_derived_field_without_its_reader_is_a_bug_named_at_once() -> None:
     table = Table({}, "versions.toml", "components.x", section_of(Component, Registries(), doc=""))
     with pytest.raises(AssertionError, match=r"Component\.sources is derived"):
         read_into(Component, table, None, {"name": "x"})
+
+
+@pytest.mark.parametrize(("table", "model"), [("toolchains", Toolchain), ("toolroots", ToolRootSpec),
+                                              ("models", ModelSpec), ("arches", ArchConfig), ("lanes", Lane)])
+def test_a_named_table_s_keys_are_its_dataclass_s_declared_fields(table: str, model: type) -> None:
+    """[toolchains.*], [toolroots.*], [models.*], [arches.*] and [lanes.*.*] are declared once, by their model's
+    fields: the schema's keys are those fields in their order, and keys.py holds no hand-written copy."""
+    entries = declaration(SMOKES).keys[table].section
+    assert entries is not None and entries.names is not None
+    if table == "lanes":  # component -> arch -> its lane
+        assert entries.names.section is not None and entries.names.section.names is not None
+        entries = entries.names.section
+    assert entries.names is not None and entries.names.section is not None
+    from_fields = [name or f.name for f, decl in declared(model) for name in decl.keys]
+    assert list(entries.names.section.keys) == from_fields
+    # every field versions.toml does not write is given by the loader (the entry's name) or filled after reading
+    unread = {f.name for f in fields(model)} - {f.name for f, _ in declared(model)}
+    assert unread <= {"name", "arch", "components", "component"}
+    assert not any(hasattr(keys, old) for old in ("TOOLCHAIN", "TOOLROOT", "MODEL", "ARCH", "LANE"))

@@ -11,7 +11,6 @@ from crosslane.config.keys import (
     BAREMETAL,
     CASES,
     HOSTENV,
-    LANE,
     NAME,
     PARITY,
     REQUIRED,
@@ -25,7 +24,7 @@ from crosslane.config.keys import (
     string,
     table,
 )
-from crosslane.config.model import ArchConfig, ModelSpec, Registries, SysrootSpec, Toolchain, ToolRootSpec, Tools
+from crosslane.config.model import ArchConfig, Lane, ModelSpec, Registries, SysrootSpec, Toolchain, ToolRootSpec, Tools
 from crosslane.registry import RECIPES, SUITES, Registry
 
 EXTENDS = string("another component this one starts from (resolved before anything reads it)")
@@ -56,7 +55,7 @@ def declaration(smokes: Registry, recipes: Registry = RECIPES, suites: Registry 
         "pins": named("distribution -> version, for bare names in requirements", string("")),
         "hostenvs": named("host venvs a build or smoke runs", table("", HOSTENV), NAME),
         "models": named("models the smokes load", table("", section_of(ModelSpec, doc="")), NAME),
-        "lanes": named("component -> arch -> its lane", per_arch("", table("", LANE))),
+        "lanes": named("component -> arch -> its lane", per_arch("", table("", section_of(Lane, doc="")))),
         "cases": named("ExecuTorch case matrices", table("", CASES)),
         "floors": per_arch("components that must pass their smoke, per arch", Key(
             "integer", "", 0, minimum=0, bounds="a count of components, 0 or more")),

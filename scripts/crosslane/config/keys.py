@@ -316,11 +316,6 @@ HOSTENV = Section({
     "extends": string("another venv whose requirements it starts from"),
     "requirements": array("requirements (bare names pinned in [pins])", ()),
 })
-LANE = Section({
-    "enabled": Key("boolean", "built at all", True),
-    "experimental": Key("boolean", "built only when asked", False),
-    "reason": string("why", ""),
-})
 BAREMETAL = Section({
     "toolroot": string("the [toolroots] name with the bare-metal toolchain and qemu-system", REQUIRED),
     "qemu": string("the system emulator", REQUIRED, choices=("qemu-system-riscv32", "qemu-system-riscv64"),

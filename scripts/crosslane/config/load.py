@@ -173,9 +173,7 @@ def _lanes(table: Table, components: Mapping[str, Component]) -> Mapping[tuple[s
             table.fail(component, f"unknown component '{component}' (known: {', '.join(components)})")
         for arch_name, lane in per_arch.subtables():
             arch = read_arch(per_arch, arch_name, arch_name)
-            lanes[(component, arch)] = Lane(component, arch, enabled=lane.boolean("enabled"),
-                                            experimental=lane.boolean("experimental"),
-                                            reason=lane.string("reason"))
+            lanes[(component, arch)] = read_into(Lane, lane, None, {"component": component, "arch": arch})
             lane.finish()
     return MappingProxyType(lanes)
 

@@ -269,9 +269,9 @@ class Lane:
 
     component: str
     arch: Arch
-    enabled: bool
-    experimental: bool
-    reason: str
+    enabled: bool = key(Key("boolean", "built at all", True))
+    experimental: bool = key(Key("boolean", "built only when asked", False))
+    reason: str = key(keys.string("why", ""))
 
 
 @dataclass(frozen=True)
