@@ -195,7 +195,8 @@ def _tests(table: Table, reading: _Reading) -> SuiteSpec | None:
         return None
     sub = table.table("tests")
     spec = read_into(SuiteSpec, sub, reading, {}, _SUITE_READERS)
-    sub.finish()
+    # Every kind's options are known keys (another kind's refused as such), read or not.
+    sub.finish(tuple(sub.section.keys) if sub.section is not None else None)
     return spec
 
 
