@@ -141,6 +141,19 @@ def test_a_plug_in_suite_kind_may_read_a_built_in_kind_s_option_too(tmp_path: Pa
         app_suite(tmp_path, 'kind = "ctest", args = ["-v"]', registries)
 
 
+def test_a_built_in_suite_kind_s_options_are_of_the_type_its_fields_read() -> None:
+    """ctest's and pytest's options are SuiteSpec fields (read and described there): their declared types agree."""
+    from crosslane.config.keys import option_key
+    from crosslane.config.model import suite_section
+
+    section = suite_section(Registries())
+    for kind, entry in SUITES.entries.items():
+        assert entry.options, kind
+        for name, option in entry.options.items():
+            assert option_key(kind, option).type == section.keys[name].type, (kind, name)
+            assert section.keys[name].doc == f"{kind}: {option.doc}", (kind, name)
+
+
 def test_a_plug_in_suite_kind_s_options_are_in_its_schema() -> None:
     from crosslane.config import jsonschema
     from crosslane.config.document import declaration
