@@ -13,7 +13,7 @@ import pytest
 
 from crosslane import config, contract
 from crosslane.archs import Arch
-from crosslane.config.component_model import SmokeSpec
+from crosslane.config.component_model import SmokeSpec, SuiteSpec
 from crosslane.config.model import Registries
 from crosslane.contract import Kind, Outcome, Request
 from crosslane.errors import ConfigError, MissingPrerequisite
@@ -81,6 +81,94 @@ def test_a_plug_in_states_its_evidence_and_its_patterns_as_the_command_kind_does
     assert smoke.options == {"match": "ran in {where}"}
 
 
+def suite_plugged(options: dict[str, Option]) -> Registries:
+    return Registries(suites=SUITES.with_entry("plugged", Entry("plugin.suite:run", options=options)))
+
+
+SUITE_OPTIONS = {"shards": Option("number", doc="how many shards"),
+                 "groups": Option("strings", nonempty="a plugged suite names its groups"),
+                 "select": Option("regex", placeholders=("arch",), evidence=True),
+                 "mode": Option("string", required=True, choices=("fast", "full"))}
+
+
+def app_suite(tmp_path: Path, tests: str, registries: Registries) -> SuiteSpec:
+    (tmp_path / "components" / "app").mkdir(parents=True, exist_ok=True)
+    text = versions_header() + COMPONENT.format(name="app", extra=f"tests = {{ {tests} }}")
+    spec = config.parse(text, tmp_path / "versions.toml", registries=registries).components["app"].tests
+    assert spec is not None
+    return spec
+
+
+def test_a_plug_in_suite_kind_s_own_options_are_read_as_its_entry_declares(tmp_path: Path) -> None:
+    registries = suite_plugged(SUITE_OPTIONS)
+    spec = app_suite(tmp_path, 'kind = "plugged", mode = "fast", shards = 4, groups = ["a", "b"], '
+                                'select = "on {arch}"', registries)
+    assert (spec.kind, dict(spec.options)) == ("plugged", {"mode": "fast", "shards": 4, "groups": ("a", "b"),
+                                                           "select": "on {arch}"})
+    # What a built-in kind reads is its own fields: a plug-in's options are not among them.
+    assert app_suite(tmp_path, 'kind = "ctest", label = "unit"', registries).options == {}
+
+
+@pytest.mark.parametrize(("tests", "words"), [
+    ('kind = "plugged"', "components.app.tests: missing required key 'mode'"),
+    ('kind = "plugged", mode = "slow"', "tests.mode: 'slow' is not one of fast, full"),
+    ('kind = "plugged", mode = "fast", shards = "x"', "tests.shards: expected a number, got string 'x'"),
+    ('kind = "plugged", mode = "fast", groups = []', "tests.groups: a plugged suite names its groups"),
+    ('kind = "plugged", mode = "fast", select = ".*"', "tests.select: /.*/ matches an empty output"),
+    ('kind = "plugged", mode = "fast", shard = 2', "tests.shard: unknown key; did you mean 'shards'?"),
+], ids=["required", "choices", "type", "nonempty", "evidence", "suggestion"])
+def test_a_plug_in_suite_kind_s_options_are_checked_as_a_built_in_s(tmp_path: Path, tests: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        app_suite(tmp_path, tests, suite_plugged(SUITE_OPTIONS))
+
+
+@pytest.mark.parametrize(("tests", "words"), [
+    ('kind = "ctest", shards = 2', "tests.shards: 'shards' is read by kind = \"plugged\" only"),
+    ('kind = "pytest", paths = ["t.py"], mode = "fast"', "tests.mode: 'mode' is read by kind = \"plugged\" only"),
+    ('kind = "plugged", mode = "fast", paths = ["t.py"]', "tests.paths: 'paths' is read by kind = \"pytest\" only"),
+    ('kind = "plugged", mode = "fast", label = "x"', "tests.label: 'label' is read by kind = \"ctest\" only"),
+], ids=["on-ctest", "on-pytest", "pytest-s-on-plugged", "ctest-s-on-plugged"])
+def test_a_suite_kind_s_options_are_refused_for_another_kind_a_plug_in_s_as_a_built_in_s(
+        tmp_path: Path, tests: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        app_suite(tmp_path, tests, suite_plugged(SUITE_OPTIONS))
+
+
+def test_a_plug_in_suite_kind_may_read_a_built_in_kind_s_option_too(tmp_path: Path) -> None:
+    registries = suite_plugged({"args": Option("strings")})
+    assert app_suite(tmp_path, 'kind = "plugged", args = ["-v"]', registries).args == ("-v",)
+    with pytest.raises(ConfigError, match=re.escape("'args' is read by kind = \"pytest\" or kind = \"plugged\" "
+                                                    "only")):
+        app_suite(tmp_path, 'kind = "ctest", args = ["-v"]', registries)
+
+
+def test_a_built_in_suite_kind_s_options_are_of_the_type_its_fields_read() -> None:
+    """ctest's and pytest's options are SuiteSpec fields (read and described there): their declared types agree."""
+    from crosslane.config.component_model import suite_section
+    from crosslane.config.keys import option_key
+
+    section = suite_section(Registries())
+    for kind, entry in SUITES.entries.items():
+        assert entry.options, kind
+        for name, option in entry.options.items():
+            assert option_key(kind, option).type == section.keys[name].type, (kind, name)
+            assert section.keys[name].doc == f"{kind}: {option.doc}", (kind, name)
+
+
+def test_a_plug_in_suite_kind_s_options_are_in_its_schema() -> None:
+    from crosslane.config import jsonschema
+    from crosslane.config.document import declaration
+
+    component = declaration(SMOKES, suites=suite_plugged(SUITE_OPTIONS).suites).keys["components"].section
+    assert component is not None and component.names is not None and component.names.section is not None
+    tests = component.names.section.keys["tests"].section
+    assert tests is not None
+    assert jsonschema.key_schema(tests.keys["shards"]) == {"type": "number", "description": "how many shards",
+                                                           "maximum": jsonschema.FINITE}
+    assert jsonschema.key_schema(tests.keys["mode"])["enum"] == ["fast", "full"]
+    assert "shards" not in jsonschema.render(SMOKES)
+
+
 def test_a_recipe_that_builds_wheels_says_so_in_its_entry() -> None:
     cfg = config.load(REPO / "versions.toml")
     assert pipeline.makes_wheels(cfg, "onnxruntime-genai") and not pipeline.makes_wheels(cfg, "canary")
@@ -99,21 +187,32 @@ def names_a_kind(node: ast.expr) -> bool:
     return node.attr == "recipe" or (node.attr == "kind" and ("smoke" in called or "spec" in called))
 
 
+def strings_in(node: ast.expr) -> list[str]:
+    """The string constants *node* is or holds (a tuple, list or set of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [value for item in node.elts for value in strings_in(item)]
+    return []
+
+
 def kind_name_tests(path: Path) -> list[str]:
-    """Comparisons of a recipe's or smoke kind's name with a string, in one module."""
+    """Comparisons of a recipe's or smoke kind's name with a string, or of anything with a suite kind's name (its
+    options say what a kind reads: `kind == "pytest"`, `read["kind"] == "ctest"`), in one module."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
         named = any(names_a_kind(s) for s in sides)
+        literals = [value for s in sides for value in strings_in(s)]
         literal = any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides)
-        if named and literal:
+        if (named and literal) or set(literals) & set(SUITES.names()):
             found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     return found
 
 
-def test_no_module_tests_a_recipe_or_smoke_kind_by_its_name() -> None:
+def test_no_module_tests_a_recipe_smoke_or_suite_kind_by_its_name() -> None:
     """A kind's behaviour is its entry's declaration; a module that compared a kind's name would treat a plug-in
     with the same needs differently (suites test their own `kind` values, source kinds are not plug-ins)."""
     own = {"smokes", "recipes", "suites", "sources", "baremetal", "shipping", "localci"}

@@ -52,7 +52,7 @@ class Option:
     # A string that names an entry of this top-level table (REFERABLE): the loader checks it is there, and what the
     # entry brings (a model's host requirements, a case matrix's exemptions) follows the component.
     refers: str = ""
-    # A string option: why an empty one is refused (e.g. a sentinel line with no text is no evidence); "": allowed.
+    # A string or list option: why an empty one is refused (a sentinel line with no text is no evidence); "": allowed.
     nonempty: str = ""
     # A regex option: the {placeholders} the kind fills per run (compiled with them filled), and whether it is
     # evidence, so a pattern matching an empty output is refused.
@@ -74,7 +74,7 @@ class Entry:
     """One name: the "package.module:attribute" that implements it, and what versions.toml may say of it."""
 
     target: str
-    # smoke kinds: the keys of its own beyond kind, timeout and profiles
+    # smoke and suite kinds: the keys of its own beyond those every kind has (kind, timeout, profiles…)
     options: Mapping[str, Option] = field(default_factory=dict)
     # smoke kinds: whether it compares with the amd64 control (so the control builds the component); a string
     # names the option whose presence makes it compare
@@ -236,9 +236,23 @@ SMOKES = Registry("smoke kind", _entries({
 }))
 
 # Upstream test suites by kind (versions.toml `tests.kind`): the payload is a suites.SuiteCases.
+# A suite kind's options are the keys of components.<c>.tests it alone reads (another kind's are refused); those the
+# model has a field for (config/model.SuiteSpec) are read and described there, a plug-in's others as smoke options.
 SUITES = Registry("test suite kind", _entries({
-    "ctest": "crosslane.suites.ctest:run",
-    "pytest": "crosslane.suites.pytest_suite:run",
+    "ctest": Entry("crosslane.suites.ctest:run", options=MappingProxyType({
+        "cmake_args": Option("strings", doc="configure options of the test build"),
+        "targets": Option("strings", doc="the targets to build"),
+        "regex": Option("regex", doc="the tests to run (-R)"),
+        "label": Option("string", doc="the label to run (-L)"),
+    })),
+    "pytest": Entry("crosslane.suites.pytest_suite:run", options=MappingProxyType({
+        "paths": Option("strings", doc="the test files, inside the source",
+                        nonempty="a pytest suite names its test files (paths = [\"test/python/test_x.py\"])"),
+        "args": Option("strings", doc="extra arguments"),
+        "requirements": Option("strings", doc="what the target venv installs (bare names pinned in [pins])"),
+        "packages": Option("strings", doc="Debian packages the board needs"),
+        "arch_packages": Option("table", doc="per-arch Debian packages"),
+    })),
 }))
 
 # Per-component feature options (components.<name>.options) and the rule (features/rules.py) that decides each.

@@ -3,6 +3,7 @@ that sit beside the fields they check."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from typing import ClassVar
 
 from crosslane.archs import Arch, info
 from crosslane.config import keys
-from crosslane.config.declare import derived, key, section_of, using
+from crosslane.config.declare import Kinds, derived, key, section_of, using
 from crosslane.config.fields import (
     NAME_RE,
     arch_list,
@@ -24,7 +25,7 @@ from crosslane.config.fields import (
 )
 from crosslane.config.keys import Key, Section
 from crosslane.config.reader import Table
-from crosslane.registry import OPTIONS
+from crosslane.registry import OPTIONS, Option
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,15 +150,17 @@ class SmokeSpec:
         return value if isinstance(value, str) else None
 
 
-# Which suite kind reads which of its keys (the others are read by both).
-_SUITE_KEYS = {"cmake_args": "ctest", "targets": "ctest", "regex": "ctest", "label": "ctest", "paths": "pytest",
-               "args": "pytest", "requirements": "pytest", "packages": "pytest", "arch_packages": "pytest"}
+def _kind_options(table: Table) -> Mapping[str, Mapping[str, Option]]:
+    """Each suite kind's options (registry.Entry.options), as the tests table's section (suite_section) carries them."""
+    return table.section.kind_options if table.section is not None else {}
 
 
 def _other_kind(table: Table, written: str, kind: str) -> None:
-    ctest, pytest = kind == "ctest", kind == "pytest"
-    if table.has(written) and not (ctest if _SUITE_KEYS[written] == "ctest" else pytest):
-        table.fail(written, f"'{written}' is read by kind = \"{'pytest' if ctest else 'ctest'}\" only")
+    """*written* refused when it is another suite kind's option and not *kind*'s."""
+    readers = [name for name, options in _kind_options(table).items() if written in options]
+    if table.has(written) and readers and kind not in readers:
+        named = " or ".join(f'kind = "{name}"' for name in readers)
+        table.fail(written, f"'{written}' is read by {named} only")
 
 
 # regex and paths are refused for the other kind once their value is read (a mistyped value is named first).
@@ -165,7 +168,7 @@ _CHECKED_AFTER_READING = ("regex", "paths")
 
 
 def _suite_keys(table: Table, _name: str, kind: str, _read: Mapping[str, object]) -> None:
-    for written in _SUITE_KEYS:
+    for written in dict.fromkeys(name for options in _kind_options(table).values() for name in options):
         if written not in _CHECKED_AFTER_READING:
             _other_kind(table, written, kind)
 
@@ -174,6 +177,11 @@ def _suite_regex(table: Table, name: str, _regex: str, read: Mapping[str, object
     kind = read["kind"]
     assert isinstance(kind, str)
     _other_kind(table, name, kind)
+
+
+def suite_option(table: Table, kind: str, name: str) -> Option | None:
+    """The option *kind*'s entry declares under *name*, if it does."""
+    return _kind_options(table).get(kind, {}).get(name)
 
 
 TEST_FILE = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*\.py$"
@@ -185,8 +193,11 @@ def _test_files(table: Table, name: str, paths: tuple[str, ...], read: Mapping[s
             Table({}, table.file, table.where(name)).fail(index, f"'{path}' is not a test file inside the source "
                                                                  "(a relative path ending in .py)")
     _suite_regex(table, name, "", read)
-    if read["kind"] == "pytest" and not paths:
-        table.fail(name, "a pytest suite names its test files (paths = [\"test/python/test_x.py\"])")
+    kind = read["kind"]
+    assert isinstance(kind, str)
+    option = suite_option(table, kind, name)
+    if option is not None and option.nonempty and not paths:
+        table.fail(name, option.nonempty)
 
 
 TEST_ID = r"^[^\s\x00-\x1f]{1,400}$"
@@ -252,6 +263,22 @@ class SuiteSpec:
     # FetchContent-style pinned dependencies only the test build reads (googletest), {fetchcontent[name]} there;
     # the component's own build neither fetches nor sees them.
     fetchcontent: Mapping[str, tuple[PinnedSource, ...]] = derived(fetchcontent=keys.FETCHCONTENT, default_factory=dict)
+    # The options a plug-in kind declares beyond the fields above (registry.Entry.options), as read.
+    options: Mapping[str, object] = derived(default_factory=dict)
+
+
+def suite_section(kinds: Kinds) -> Section:
+    """components.<c>.tests: SuiteSpec's keys, then the options of the suite kinds in use that no field reads (a
+    plug-in's), each kind's options refused for another kind."""
+    section = section_of(SuiteSpec, kinds, doc="the project's own test suite, built and run under qemu per profile")
+    extra: dict[str, Key] = {}
+    for kind, entry in kinds.suites.entries.items():
+        for name, option in entry.options.items():
+            if name not in section.keys:
+                declared = keys.option_key(kind, option, required=False, what="suite kind")
+                extra[name] = declared if name not in extra else keys.either(extra[name], declared)
+    return dataclasses.replace(section, keys=MappingProxyType({**section.keys, **extra}), kind_options=MappingProxyType(
+        {kind: entry.options for kind, entry in kinds.suites.entries.items()}))
 
 
 def _matches(pattern: str, value: str) -> bool:
@@ -523,7 +550,7 @@ class Component:
     # Upstream's own tests (crosslane/suites/): None when the component declares none.
     tests: SuiteSpec | None = key(lambda kinds: Key(
         "table", "its own test suite (false: a variant that does not run its parent's)",
-        section=section_of(SuiteSpec, kinds, doc="the project's own test suite, built and run under qemu per profile"),
+        section=suite_section(kinds),
         also=(Key("boolean", ""),)), default=None)
 
     def cmake_args_for(self, arch: Arch) -> tuple[str, ...]:

@@ -3,6 +3,7 @@ options, links and provenance."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -194,7 +195,8 @@ def _tests(table: Table, reading: _Reading) -> SuiteSpec | None:
         return None
     sub = table.table("tests")
     spec = read_into(SuiteSpec, sub, reading, {}, _SUITE_READERS)
-    sub.finish()
+    # Every kind's options are known keys (another kind's refused as such), read or not.
+    sub.finish(tuple(sub.section.keys) if sub.section is not None else None)
     return spec
 
 
@@ -209,9 +211,31 @@ def _suite_requirements(table: Table, key: str, reading: _Reading, _read: Mappin
     return shorthand.pinned_requirements(table.strings(key), reading.pins, Table({}, table.file, table.where(key)))
 
 
+def _suite_options(table: Table, _key: str, reading: _Reading, read: Mapping[str, object]) -> Mapping[str, object]:
+    """A suite kind's options that no SuiteSpec field reads (a plug-in's), each read as a smoke kind's option is."""
+    kind = read["kind"]
+    assert isinstance(kind, str)
+    fields = {f.name for f in dataclasses.fields(SuiteSpec)}
+    found: dict[str, object] = {}
+    for name, option in reading.registries.suites.entries[kind].options.items():
+        if name in fields:
+            continue
+        if option.required and not table.has(name):
+            table.fail(None, f"missing required key '{name}'")
+        if not table.has(name):
+            continue
+        found[name] = value = smoke_option(table, name, option)
+        if option.nonempty and not value:
+            table.fail(name, option.nonempty)
+        if option.placeholders and isinstance(value, str):
+            _evidence_pattern(table, name, option, value)
+    return MappingProxyType(found)
+
+
 # The suite's fields that need the registries, the pins or the sources' readers (declare.read_into).
 _SUITE_READERS: Mapping[str, Reader] = MappingProxyType({
     "kind": _suite_kind,
+    "options": _suite_options,
     "requirements": _suite_requirements,
     "fetchcontent": lambda table, _key, reading, _read: _test_fetchcontent(table, reading.root),
 })

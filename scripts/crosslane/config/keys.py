@@ -89,6 +89,9 @@ class Section:
     variant_required: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind -> keys it must have
     # kind -> (keys, why): a value of that kind has at least one of the keys (JSON Schema anyOf of required)
     variant_any: Mapping[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    # kind -> the options its entry declares (registry.Entry.options), the keys that kind alone reads: the loader
+    # refuses them for another kind, which the JSON Schema does not state (a suite's tests table).
+    kind_options: Mapping[str, Mapping[str, Option]] = field(default_factory=dict)
     doc: str = ""
 
     def key(self, name: str) -> Key | None:
@@ -199,10 +202,10 @@ FETCHCONTENT = named("CMake FetchContent name -> its pinned source (no download 
 SIGNALS = ("SIGILL", "SIGSEGV", "SIGBUS", "SIGFPE", "SIGABRT", "SIGTRAP", "SIGKILL")
 
 
-def option_key(name: str, option: Option, *, required: bool | None = None) -> Key:
-    """A smoke kind's option (registry.Option) as a declared key; *required*: whether the key must be written
+def option_key(name: str, option: Option, *, required: bool | None = None, what: str = "smoke kind") -> Key:
+    """A smoke or suite kind's option (registry.Option) as a declared key; *required*: whether the key must be written
     (default: the option's own; smoke_section passes False, its kind's variant requires it)."""
-    doc = option.doc or f"read by this smoke kind ({name})"
+    doc = option.doc or f"read by this {what} ({name})"
     default = REQUIRED if (option.required if required is None else required) else None
     match option.type:
         case "strings":
@@ -231,7 +234,7 @@ def option_key(name: str, option: Option, *, required: bool | None = None) -> Ke
             return Key("string", doc, default, choices=option.choices, empty=option.nonempty)
 
 
-def _either(first: Key, other: Key) -> Key:
+def either(first: Key, other: Key) -> Key:
     """One name two smoke kinds declare (a plug-in's and crosslane's): either form is read; each kind's own reader
     checks its values."""
     if other.type == first.type and other.choices == first.choices and other.section == first.section:
@@ -269,7 +272,7 @@ def smoke_section(smokes: Registry) -> Section:
         for key, option in entry.options.items():
             # required by its kind only (variant_required): the key itself is optional among all kinds' keys
             declared = option_key(name, option, required=False)
-            keys[key] = declared if key not in keys else _either(keys[key], declared)
+            keys[key] = declared if key not in keys else either(keys[key], declared)
     variants = {name: (*COMMON_SMOKE, *entry.options) for name, entry in smokes.entries.items()}
     required = {name: tuple(k for k, option in entry.options.items() if option.required)
                 for name, entry in smokes.entries.items()}
