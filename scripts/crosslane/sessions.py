@@ -12,7 +12,7 @@ from pathlib import Path
 
 from crosslane import config
 from crosslane.archs import KNOWN_ARCHS
-from crosslane.config import Config, SysrootPackage
+from crosslane.config import Config
 from crosslane.errors import CrosslaneError
 
 
@@ -55,7 +55,7 @@ def plan(cfg: Config) -> list[Session]:
                 Session(f"smoke-{arch}-{name}", arch.value, name, "smoke", (arch.value, name, "smoke"),
                         f"{arch} × {name}: smoke the built {name} on every CPU profile."),
             ]
-            if compiles(cfg, name):
+            if cfg.compiles(name):
                 sessions.append(Session(f"repro-{arch}-{name}", arch.value, name, "repro", (arch.value, name, "repro"),
                                         f"{arch} × {name}: build it twice from two clones under varied conditions "
                                         "and compare every output (reproducible builds)."))
@@ -77,14 +77,6 @@ def arch_sessions(arch: str) -> list[Session]:
         Session(f"smoke-{arch}", arch, None, "smoke", (arch, "smoke"),
                 f"{arch}: smoke what is built on every CPU profile under qemu-user."),
     ]
-
-
-def compiles(cfg: Config, name: str) -> bool:
-    """Whether its build compiles anything: one that records a sysroot package has nothing to rebuild."""
-    spec = cfg.components[name]
-    sources = cfg.components[spec.source_of].sources if spec.source_of else spec.sources
-    entry = cfg.registries.recipes.entries.get(spec.recipe)
-    return not any(isinstance(s, SysrootPackage) for s in sources) and (entry is None or entry.compiles)
 
 
 def listed(path: Path) -> tuple[list[Session], str]:

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
-from crosslane.archs import KNOWN_ARCHS, Arch
+from crosslane.archs import KNOWN_ARCHS
+from crosslane.config.fields import read_arch
 from crosslane.config.keys import Key, Section
 from crosslane.config.reader import Table
 from crosslane.registry import Registry
@@ -140,9 +141,7 @@ def _strings_table(table: Table, name: str) -> Mapping[Any, object]:
     read = Table.strings if sub.section.names.type == "array" else Table.string
     found: dict[Any, object] = {}
     for entry in list(sub.keys()):
-        if arches and entry not in KNOWN_ARCHS:
-            sub.fail(entry, f"unknown arch '{entry}' (known: {', '.join(KNOWN_ARCHS)})")
-        found[Arch(entry) if arches else entry] = read(sub, entry)
+        found[read_arch(sub, entry, entry) if arches else entry] = read(sub, entry)
     sub.finish()
     return MappingProxyType(found)
 

@@ -325,6 +325,12 @@ class Config:
         return tuple(n for n in names if (spec := self.components[n].smoke)
                      and self.registries.smokes.compares_with_control(spec.kind, spec.options))
 
+    def compiles(self, name: str) -> bool:
+        """Whether *name*'s recipe compiles (registry.Entry.compiles): one that records a sysroot package has nothing
+        to build or rebuild."""
+        entry = self.registries.recipes.entries.get(self.components[name].recipe)
+        return entry is None or entry.compiles
+
     def builds(self, name: str, arch: Arch) -> bool:
         """Is *name* built on *arch*: the arch is one of its arches, or the control builds it (and what it needs)
         because a smoke compares with it."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from crosslane.archs import Arch
-from crosslane.config import ArchiveSource, Component, Config, DebianSource, GitSource, SysrootPackage, TreeSource
+from crosslane.config import ArchiveSource, Component, DebianSource, GitSource, SysrootPackage, TreeSource
 from crosslane.context import Context
 from crosslane.files import stamps
 from crosslane.guest import sysroot
@@ -70,16 +70,11 @@ def source_text(ctx: Context, component: Component) -> str:
             assert_never(first)
 
 
-def compiles(config: Config, component: Component) -> bool:
-    entry = config.registries.recipes.entries.get(component.recipe)
-    return entry is None or entry.compiles
-
-
 def build_status(ctx: Context, component: Component, arch: Arch, state: LaneState) -> str:
     """What the build step would do, as the stamp already written says: the step itself compares every input."""
     if not state.enabled:
         return f"lane off by {state.setting} (a placeholder, nothing built)"
-    if not compiles(ctx.config, component):
+    if not ctx.config.compiles(component.name):
         return "would record the sysroot's package"
     folder = ctx.component_dir(arch, component.name)
     stamp = stamps.read(folder) or {}
@@ -109,7 +104,7 @@ def outline(ctx: Context, job: RunPlan, arch: Arch, names: Sequence[str]) -> lis
     for name in names:
         component = ctx.config.components[name]
         found.append(BuildOutline(
-            component=name, arch=arch, recipe=component.recipe, compiles=compiles(ctx.config, component),
+            component=name, arch=arch, recipe=component.recipe, compiles=ctx.config.compiles(name),
             toolchain=ctx.config.toolchain_for(name, arch).name,
             source=source_text(ctx, component),
             patches=tuple(spec.path.name for spec in component.patches if arch in spec.arches),

@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import Profile, controls
 from crosslane.context import Context
-from crosslane.contract import Outcome, Request
 from crosslane.guest import cpython
 from crosslane.policy import lanes
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import sentinel, target
+from crosslane.smokes import contract_call, sentinel, target
 from crosslane.smokes.payloads import path as payload_path
 
 CLI = "bin/canary-cli"
@@ -132,6 +130,4 @@ def _describe(result: dict[str, object] | None, versus: str = "= control") -> st
     return f"kernel={result.get('kernel')} {vector} checksum={result.get('checksum_bits')} {versus}".rstrip()
 
 
-def run(request: Request) -> Outcome[None]:
-    """The contract's call (registry.SMOKES)."""
-    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))
+run = contract_call(smoke)  # the contract's call (registry.SMOKES)

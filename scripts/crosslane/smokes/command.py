@@ -25,17 +25,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile, controls
 from crosslane.context import Context
-from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError
 from crosslane.policy import lanes
 from crosslane.process.runner import OUTPUT_LINES, Result
 from crosslane.recipes.cmake import substitute
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import compare, sentinel, target
+from crosslane.smokes import compare, contract_call, sentinel, target
 
 OUTPUT_LIMIT = 16 << 20  # a JSON output file read back: bounded
 
@@ -223,6 +221,4 @@ def parity(ctx: Context, arch: Arch, component: str, chosen: Sequence[Profile],
     return rows
 
 
-def run(request: Request) -> Outcome[None]:
-    """The contract's call (registry.SMOKES)."""
-    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))
+run = contract_call(smoke)  # the contract's call (registry.SMOKES)

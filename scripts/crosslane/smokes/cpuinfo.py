@@ -12,13 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from crosslane import contract
 from crosslane.archs import Arch, info
 from crosslane.config import Profile
 from crosslane.context import Context
-from crosslane.contract import Outcome, Request
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import sentinel, target
+from crosslane.smokes import contract_call, sentinel, target
 
 ISA_INFO = "bin/isa-info"
 FEATURE = re.compile(r"^\t[^\t:]+: (yes|no)$")
@@ -72,6 +70,4 @@ def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile])
     return target.per_profile(profiles, one)
 
 
-def run(request: Request) -> Outcome[None]:
-    """The contract's call (registry.SMOKES)."""
-    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))
+run = contract_call(smoke)  # the contract's call (registry.SMOKES)

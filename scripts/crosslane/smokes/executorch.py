@@ -22,12 +22,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import contract
 from crosslane.archs import Arch
 from crosslane.config import Profile
 from crosslane.config.cases import Case
 from crosslane.context import Context
-from crosslane.contract import Outcome, Request
 from crosslane.errors import ConfigError, StepFailed
 from crosslane.files import atomic
 from crosslane.files.paths import cache_dir
@@ -35,7 +33,7 @@ from crosslane.log import Progress
 from crosslane.models import executorch_export, hostenv
 from crosslane.process import costs
 from crosslane.report import Check, Row, Verdict
-from crosslane.smokes import payload, sentinel, target
+from crosslane.smokes import contract_call, payload, sentinel, target
 
 MIN_MAGNITUDE = 0.01
 # A quantized case's reference is the host's own int8 run (models/executorch_export.py); it must still point where
@@ -256,6 +254,4 @@ def op_timing(ctx: Context, arch: Arch, component: str, timed: Sequence[Timed]) 
                 cpu=meter.cpu)]
 
 
-def run(request: Request) -> Outcome[None]:
-    """The contract's call (registry.SMOKES)."""
-    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))
+run = contract_call(smoke)  # the contract's call (registry.SMOKES)

@@ -16,11 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch, info
 from crosslane.config import ArchConfig, Component, Constrained, Profile, controls, keys, version_of
 from crosslane.context import Context
-from crosslane.contract import Outcome, Request
 from crosslane.files.paths import cache_dir
 from crosslane.gates import compiled, provenance, vector_code
 from crosslane.guest import cpython
@@ -29,7 +27,7 @@ from crosslane.process import costs
 from crosslane.recipes import cmake_wheel
 from crosslane.report import Check, Row, Verdict
 from crosslane.shipping import folder as shipping_folder
-from crosslane.smokes import payload, site, wheel_install
+from crosslane.smokes import contract_call, payload, site, wheel_install
 from crosslane.smokes.compare import EXACT
 from crosslane.sources import pinned
 
@@ -260,6 +258,4 @@ def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile])
         payload.parity(ctx, component, short, control, TOLERANCES, first=wheel_install.SHORT_TOKENS) + features
 
 
-def run(request: Request) -> Outcome[None]:
-    """The contract's call (registry.SMOKES)."""
-    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))
+run = contract_call(smoke)  # the contract's call (registry.SMOKES)

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from crosslane import contract
 from crosslane.archs import CONTROL_ARCH, Arch
 from crosslane.config import Profile
 from crosslane.context import Context
-from crosslane.contract import Outcome, Request
 from crosslane.report import Row
-from crosslane.smokes import ort_models, payload
+from crosslane.smokes import contract_call, ort_models, payload
 from crosslane.smokes.compare import EXACT, Tolerance
 
 TOLERANCES = {"add": EXACT, "mlp": Tolerance(rel=1e-5, abs=1e-6)}
@@ -41,6 +39,4 @@ def smoke(ctx: Context, arch: Arch, component: str, profiles: Sequence[Profile])
     return rows + payload.parity(ctx, component, mine, control, TOLERANCES)
 
 
-def run(request: Request) -> Outcome[None]:
-    """The contract's call (registry.SMOKES)."""
-    return contract.rows(smoke(request.ctx, request.arch, request.component, request.profiles))
+run = contract_call(smoke)  # the contract's call (registry.SMOKES)
